@@ -2,4 +2,6 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
-__all__: list[str] = []
+from mha.explorers.scaling import scaling_explorer
+
+__all__ = ["scaling_explorer"]

@@ -7,5 +7,18 @@ colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these f
 """
 
 from mha.plotting.heads import plot_attention, plot_heads
+from mha.plotting.scaling import (
+    plot_saturation,
+    plot_scaling_frame,
+    plot_score_variance,
+    plot_scores_and_weights,
+)
 
-__all__ = ["plot_attention", "plot_heads"]
+__all__ = [
+    "plot_attention",
+    "plot_heads",
+    "plot_scores_and_weights",
+    "plot_score_variance",
+    "plot_saturation",
+    "plot_scaling_frame",
+]
