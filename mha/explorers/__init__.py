@@ -2,6 +2,7 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
+from mha.explorers.heads import head_explorer
 from mha.explorers.scaling import scaling_explorer
 
-__all__ = ["scaling_explorer"]
+__all__ = ["head_explorer", "scaling_explorer"]

@@ -13,6 +13,7 @@ from mha.plotting.scaling import (
     plot_score_variance,
     plot_scores_and_weights,
 )
+from mha.plotting.tradeoff import plot_pattern_tradeoff
 
 __all__ = [
     "plot_attention",
@@ -21,4 +22,5 @@ __all__ = [
     "plot_score_variance",
     "plot_saturation",
     "plot_scaling_frame",
+    "plot_pattern_tradeoff",
 ]
