@@ -21,6 +21,7 @@ from mha.classroom.sandbox import CellOutcome, Limits, ProgramCell, RunReport, r
 from mha.classroom.source import Assignment, AssignmentError, instructor_source, parse_header
 
 MAX_SUBMISSION_BYTES = 50 * 2**20
+DEFAULT_LIMITS = Limits()
 CSV_FIELDS = ("student", "question", "points", "max_points", "feedback")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
 
@@ -168,7 +169,7 @@ def run_resilient(program: list[ProgramCell], limits: Limits, retries: int = 2) 
 
 
 def grade_submission(assignment: Assignment, student: str, path: Path | None,
-                     limits: Limits = Limits(), problem: str = "") -> StudentResult:
+                     limits: Limits = DEFAULT_LIMITS, problem: str = "") -> StudentResult:
     """Grade one student's notebook in the sandbox; never raises for anything the student did."""
     try:
         if path is None:
@@ -213,7 +214,7 @@ def find_submissions(folder: Path, assignment: Assignment) -> list[tuple[str, Pa
     return [(student, notebook, problem) for student, (notebook, problem) in found.items()]
 
 
-def grade_folder(assignment: Assignment, folder: Path, limits: Limits = Limits(),
+def grade_folder(assignment: Assignment, folder: Path, limits: Limits = DEFAULT_LIMITS,
                  jobs: int = 2) -> list[StudentResult]:
     """Grade every submission in ``folder``, ``jobs`` sandboxes at a time, in student order."""
     if not (isinstance(jobs, int) and jobs >= 1):

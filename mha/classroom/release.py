@@ -2,8 +2,8 @@
 
 The student version replaces each solution region by ``# YOUR CODE HERE`` and
 ``raise NotImplementedError()`` (at the region's indentation) and drops hidden tests, markers
-included. Each cell carries ``metadata.mha_classroom = {"role": ..., "grade_id": ...}`` so the grader
-can find the test cells again, even if a student moves them.
+included. Each cell carries ``metadata.mha_classroom = {"role": ..., "grade_id": ...}`` so the
+grader can find the test cells again, even if a student moves them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def student_source(cell: Cell) -> str:
         if segment.kind == "plain":
             lines.extend(segment.lines)
         elif segment.kind == "solution":
-            lines += [f"{segment.indent}# YOUR CODE HERE", f"{segment.indent}raise NotImplementedError()"]
+            lines += [f"{segment.indent}# YOUR CODE HERE",
+                      f"{segment.indent}raise NotImplementedError()"]
     return "\n".join(lines)
 
 
@@ -103,7 +104,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 def write_notebook(notebook: dict, path: Path) -> Path:
     """Write a notebook dict as pretty JSON (stable key order, trailing newline)."""
-    write_atomically(path, json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    text = json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False)
+    write_atomically(path, text + "\n")
     return path
 
 

@@ -136,7 +136,7 @@ def _files_left(workdir: Path) -> list[str]:
                   if path.is_file() and path.relative_to(workdir).parts[0] not in ignored)
 
 
-def run_cells(cells: list[ProgramCell], limits: Limits = Limits()) -> RunReport:
+def run_cells(cells: list[ProgramCell], limits: Limits | None = None) -> RunReport:
     """Run ``cells`` in a sandboxed Python process and report each cell's outcome.
 
     Parameters
@@ -151,6 +151,7 @@ def run_cells(cells: list[ProgramCell], limits: Limits = Limits()) -> RunReport:
     RunReport
         One :class:`CellOutcome` per cell (cells after an early end are "not run"), plus notes.
     """
+    limits = Limits() if limits is None else limits
     key = secrets.token_bytes(32)
     job = {
         "key": key.hex(), "package_root": PACKAGE_ROOT, "cell_timeout": limits.cell_timeout,

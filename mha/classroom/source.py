@@ -146,7 +146,7 @@ def split_regions(source: str) -> tuple[Segment, ...]:
         else:
             current.append(line)
     if open_kind is not None:
-        raise AssignmentError(f"line {open_line}: region opened here is never closed ({open_end!r})")
+        raise AssignmentError(f"line {open_line}: region opened here never closed ({open_end!r})")
     if current:
         segments.append(Segment("plain", tuple(current)))
     return tuple(segments)
@@ -187,7 +187,7 @@ def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
 
         notebook = jupytext.read(path, fmt="md:myst")
         return [(cell.cell_type, cell.source) for cell in notebook.cells]
-    raise AssignmentError(f"{path}: expected a MyST .md or an .ipynb assignment, got {path.suffix!r}")
+    raise AssignmentError(f"{path}: expected a MyST .md or .ipynb assignment, got {path.suffix!r}")
 
 
 def load_assignment(path: str | Path) -> Assignment:
