@@ -6,8 +6,14 @@ PYTHON ?= python
 install:
 	$(PYTHON) -m pip install -q -r requirements.txt -e .
 
-book: install
-	$(PYTHON) -m jupyter_book build . --warningiserror --keep-going
+# The book loads require.js, the ipywidgets html-manager and MathJax from the site itself:
+# npm fetches them (pinned in package-lock.json), scripts/vendor_js.py copies what pages use.
+book: install node_modules/.package-lock.json
+	$(PYTHON) scripts/vendor_js.py
+	$(PYTHON) -m jupyter book build . --all --warningiserror --keep-going
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
 
 test: install
 	$(PYTHON) -m pip install -q -r requirements-test.txt

@@ -1,0 +1,239 @@
+"""What multi-head attention costs: parameters, floating-point operations and bytes, from the sizes alone.
+
+Conventions, so that the numbers can be checked by hand:
+
+* a matrix product ``(m, n) @ (n, p)`` costs ``2 * m * n * p`` FLOPs (one multiply and one add per term);
+* an element-wise operation costs 1 FLOP per element (a bias add, the ``1/√d_head`` scale);
+* the softmax costs ``SOFTMAX_FLOPS_PER_SCORE = 5`` FLOPs per score: a comparison for the maximum, a
+  subtraction, an exponential, an addition for the sum and a division.
+
+Sizes use the course's names: ``batch, seq_q, seq_k, d_model, n_heads, d_head``; ``kdim``/``vdim`` are the
+widths of key and value inputs (cross-attention) and ``n_kv_heads`` the number of key/value heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from mha._validation import check_positive_int
+
+__all__ = [
+    "SOFTMAX_FLOPS_PER_SCORE",
+    "FlopCount",
+    "MemoryCount",
+    "parameter_count",
+    "flops",
+    "memory_bytes",
+    "kv_cache_bytes",
+    "decode_step_flops",
+]
+
+SOFTMAX_FLOPS_PER_SCORE = 5
+
+
+@dataclass(frozen=True)
+class FlopCount:
+    """FLOPs of one forward pass, item by item."""
+
+    q_projection: int
+    k_projection: int
+    v_projection: int
+    scores: int  # q kᵀ, plus the scale applied to q
+    softmax: int
+    weighted_sum: int  # weights @ v
+    output_projection: int
+
+    @property
+    def projections(self) -> int:
+        """Input projections: q, k and v."""
+        return self.q_projection + self.k_projection + self.v_projection
+
+    @property
+    def matmul(self) -> int:
+        """Everything but the softmax: the work a matrix-multiply unit does."""
+        return self.total - self.softmax
+
+    @property
+    def total(self) -> int:
+        return sum(asdict(self).values())
+
+    def as_dict(self) -> dict[str, int]:
+        """Items and total, e.g. to print as a table."""
+        return {**asdict(self), "total": self.total}
+
+
+@dataclass(frozen=True)
+class MemoryCount:
+    """Bytes of the arrays of one forward pass (weights excluded)."""
+
+    inputs: int  # query, key and value inputs
+    qkv: int  # projected queries, keys and values
+    scores: int  # the score/weight matrices alive at once (in place: scores become weights)
+    context: int  # concatenated head outputs
+    output: int
+    kv_cache: int  # keys and values a decoder keeps per layer
+
+    @property
+    def peak(self) -> int:
+        """Forward-pass arrays alive together at the attention step (inputs, qkv, scores, context)."""
+        return self.inputs + self.qkv + self.scores + self.context
+
+    def as_dict(self) -> dict[str, int]:
+        return {**asdict(self), "peak": self.peak}
+
+
+def _sizes(d_model, n_heads, kdim, vdim, n_kv_heads):
+    d_model = check_positive_int(d_model, "d_model")
+    n_heads = check_positive_int(n_heads, "n_heads")
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+    n_kv_heads = n_heads if n_kv_heads is None else check_positive_int(n_kv_heads, "n_kv_heads")
+    if n_heads % n_kv_heads:
+        raise ValueError(f"n_heads={n_heads} is not a multiple of n_kv_heads={n_kv_heads}")
+    kdim = d_model if kdim is None else check_positive_int(kdim, "kdim")
+    vdim = d_model if vdim is None else check_positive_int(vdim, "vdim")
+    d_head = d_model // n_heads
+    return d_model, n_heads, kdim, vdim, n_kv_heads, d_head, n_kv_heads * d_head
+
+
+def parameter_count(d_model, n_heads, *, kdim=None, vdim=None, n_kv_heads=None, bias=True) -> int:
+    """Number of learned numbers in a :class:`~mha.MultiHeadAttention` layer.
+
+    ``W_q`` and ``W_o`` are ``d_model × d_model``; ``W_k`` and ``W_v`` map ``kdim``/``vdim`` to
+    ``n_kv_heads * d_head``. The number of heads does not change the count unless it changes ``n_kv_heads``.
+
+    Examples
+    --------
+    >>> parameter_count(512, 8)  # 4 * 512 * 512 weights + 4 * 512 biases
+    1050624
+    >>> parameter_count(512, 8) == parameter_count(512, 1)
+    True
+    """
+    d_model, _, kdim, vdim, _, _, kv_dim = _sizes(d_model, n_heads, kdim, vdim, n_kv_heads)
+    weights = 2 * d_model * d_model + (kdim + vdim) * kv_dim
+    biases = 2 * d_model + 2 * kv_dim if bias else 0
+    return weights + biases
+
+
+def flops(batch, seq_q, d_model, n_heads, *, seq_k=None, kdim=None, vdim=None, n_kv_heads=None,
+          bias=True) -> FlopCount:
+    """FLOPs of one forward pass of the layer, itemised.
+
+    Parameters
+    ----------
+    batch, seq_q, d_model, n_heads : int
+    seq_k : int, optional
+        Number of keys; defaults to ``seq_q`` (self-attention).
+    kdim, vdim, n_kv_heads, bias
+        As for :class:`~mha.MultiHeadAttention`.
+
+    Examples
+    --------
+    >>> f = flops(batch=1, seq_q=3, d_model=512, n_heads=8)
+    >>> f.q_projection == 2 * 3 * 512 * 512 + 3 * 512  # matmul + bias add
+    True
+    >>> f.scores == 2 * 8 * 3 * 3 * 64 + 3 * 512  # eight 3x64 @ 64x3 products + the scale
+    True
+    """
+    d_model, n_heads, kdim, vdim, _, d_head, kv_dim = _sizes(d_model, n_heads, kdim, vdim, n_kv_heads)
+    batch = check_positive_int(batch, "batch")
+    seq_q = check_positive_int(seq_q, "seq_q")
+    seq_k = seq_q if seq_k is None else check_positive_int(seq_k, "seq_k")
+
+    def linear(rows, fan_in, fan_out):
+        return 2 * rows * fan_in * fan_out + (rows * fan_out if bias else 0)
+
+    n_scores = batch * n_heads * seq_q * seq_k
+    return FlopCount(
+        q_projection=linear(batch * seq_q, d_model, d_model),
+        k_projection=linear(batch * seq_k, kdim, kv_dim),
+        v_projection=linear(batch * seq_k, vdim, kv_dim),
+        scores=2 * n_scores * d_head + batch * seq_q * d_model,
+        softmax=SOFTMAX_FLOPS_PER_SCORE * n_scores,
+        weighted_sum=2 * n_scores * d_head,
+        output_projection=linear(batch * seq_q, d_model, d_model),
+    )
+
+
+def memory_bytes(batch, seq_q, d_model, n_heads, *, seq_k=None, kdim=None, vdim=None, n_kv_heads=None,
+                 dtype=np.float32, block_size=None) -> MemoryCount:
+    """Bytes of the activations of one forward pass, full or chunked.
+
+    Parameters
+    ----------
+    batch, seq_q, d_model, n_heads, seq_k, kdim, vdim, n_kv_heads
+        As for :func:`flops`.
+    dtype : numpy dtype, default float32
+    block_size : int, optional
+        With a block size, scores are those of :func:`mha.chunked_attention`: one
+        ``block_size × block_size`` tile per head, plus its running maximum and sum.
+
+    Examples
+    --------
+    >>> full = memory_bytes(1, 16384, 512, 8)
+    >>> full.scores / 2**30  # GiB of float32 scores for 8 heads at 16k tokens
+    8.0
+    >>> memory_bytes(1, 16384, 512, 8, block_size=256).scores / 2**20  # MiB per tile set
+    2.015625
+    """
+    d_model, n_heads, kdim, vdim, _, _, kv_dim = _sizes(d_model, n_heads, kdim, vdim, n_kv_heads)
+    batch = check_positive_int(batch, "batch")
+    seq_q = check_positive_int(seq_q, "seq_q")
+    seq_k = seq_q if seq_k is None else check_positive_int(seq_k, "seq_k")
+    item = np.dtype(dtype).itemsize
+    if block_size is None:
+        scores = batch * n_heads * seq_q * seq_k
+    else:
+        block = check_positive_int(block_size, "block_size")
+        tile_q, tile_k = min(block, seq_q), min(block, seq_k)
+        scores = batch * n_heads * (tile_q * tile_k + 2 * tile_q)  # tile + running max and sum
+    is_self = seq_k == seq_q and kdim == vdim == d_model
+    inputs = batch * seq_q * d_model if is_self else batch * (seq_q * d_model + seq_k * (kdim + vdim))
+    return MemoryCount(
+        inputs=item * inputs,
+        qkv=item * batch * (seq_q * d_model + 2 * seq_k * kv_dim),
+        scores=item * scores,
+        context=item * batch * seq_q * d_model,
+        output=item * batch * seq_q * d_model,
+        kv_cache=kv_cache_bytes(batch, seq_k, d_model, n_heads, n_kv_heads=n_kv_heads, dtype=dtype),
+    )
+
+
+def kv_cache_bytes(batch, seq, d_model, n_heads, *, n_kv_heads=None, dtype=np.float32) -> int:
+    """Bytes a decoder keeps per attention layer: keys and values of ``seq`` tokens.
+
+    Examples
+    --------
+    >>> kv_cache_bytes(1, 1024, 512, 8) // 2**20  # MiB, float32, plain multi-head
+    4
+    >>> kv_cache_bytes(1, 1024, 512, 8, n_kv_heads=1) // 2**10  # multi-query: 8x smaller
+    512
+    """
+    _, _, _, _, _, _, kv_dim = _sizes(d_model, n_heads, None, None, n_kv_heads)
+    batch = check_positive_int(batch, "batch")
+    seq = check_positive_int(seq, "seq")
+    return 2 * batch * seq * kv_dim * np.dtype(dtype).itemsize
+
+
+def decode_step_flops(position, d_model, n_heads, *, n_kv_heads=None, cached=True, batch=1) -> int:
+    """FLOPs to produce the output of token number ``position`` (1-based) while decoding.
+
+    With a KV cache only the new token is projected and attends to ``position`` keys. Without one the
+    whole prefix is run again: a full causal forward pass over ``position`` tokens (computed densely,
+    as :class:`~mha.MultiHeadAttention` does).
+
+    Examples
+    --------
+    >>> round(decode_step_flops(1000, 512, 8, cached=False) / decode_step_flops(1000, 512, 8))
+    1000
+    """
+    position = check_positive_int(position, "position")
+    if not cached:
+        return flops(batch, position, d_model, n_heads, n_kv_heads=n_kv_heads).total
+    attend = flops(batch, 1, d_model, n_heads, seq_k=position, n_kv_heads=n_kv_heads)
+    new_token = flops(batch, 1, d_model, n_heads, n_kv_heads=n_kv_heads)
+    # Only the new token's key and value are projected; the other position - 1 come from the cache.
+    return attend.total - attend.k_projection - attend.v_projection + new_token.k_projection \
+        + new_token.v_projection

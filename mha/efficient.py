@@ -1,0 +1,195 @@
+"""Attention that saves memory or work: online-softmax (flash-style) tiling and a KV cache for decoding."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mha._validation import (
+    check_bool_mask,
+    check_broadcastable,
+    check_dtype_argument,
+    check_positive_int,
+    result_float_dtype,
+)
+from mha.attention import _check_qkv
+
+__all__ = ["chunked_attention", "KVCache"]
+
+
+def chunked_attention(q, k, v, mask=None, *, causal=False, block_size: int = 256):
+    """Exact attention computed tile by tile, never holding the full score matrix.
+
+    Queries and keys are cut into blocks of ``block_size``. For each query block, key blocks are visited in
+    turn while a running maximum, a running softmax denominator and a running weighted sum of values are
+    kept ("online softmax"): when a new block raises the maximum, the earlier sums are rescaled by
+    ``exp(old_max - new_max)``. The result equals :func:`mha.scaled_dot_product_attention` up to rounding,
+    and at most ``block_size × block_size`` scores exist per head at any time.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., seq_q, d_head)
+    k : array_like, shape (..., seq_k, d_head)
+    v : array_like, shape (..., seq_k, d_v)
+    mask : bool array_like broadcastable to (..., seq_q, seq_k), optional
+        True where a query may attend; never materialised in full (blocks are sliced from a broadcast view).
+    causal : bool, default False
+        Apply the end-aligned causal mask, generated per block; key blocks entirely in the future are skipped.
+    block_size : int, default 256
+        Tile edge, >= 1.
+
+    Returns
+    -------
+    ndarray, shape (..., seq_q, d_v), dtype of the inputs
+        Fully masked queries get zeros, as in the full computation.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> q, k, v = (rng.standard_normal((2, 10, 4)) for _ in range(3))
+    >>> from mha.attention import scaled_dot_product_attention
+    >>> np.allclose(chunked_attention(q, k, v, block_size=3), scaled_dot_product_attention(q, k, v))
+    True
+    """
+    q, k, v = _check_qkv(q, k, v)
+    block_size = check_positive_int(block_size, "block_size")
+    dtype = result_float_dtype(q, k, v)
+    q = q.astype(dtype, copy=False) * dtype.type(1.0 / math.sqrt(q.shape[-1]))
+    k, v = k.astype(dtype, copy=False), v.astype(dtype, copy=False)
+    seq_q, seq_k = q.shape[-2], k.shape[-2]
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if mask is not None:
+        scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (seq_q, seq_k)
+        mask = check_broadcastable(check_bool_mask(mask), scores_shape)
+        mask = np.broadcast_to(mask, scores_shape)  # a view: blocks are sliced, never copied whole
+    offset = seq_k - seq_q  # end alignment: query i sits at position i + offset
+    out = np.empty(lead + (seq_q, v.shape[-1]), dtype=dtype)  # (..., seq_q, d_v)
+    for i0 in range(0, seq_q, block_size):
+        i1 = min(i0 + block_size, seq_q)
+        # causal: the last query of this block sees keys up to position (i1 - 1) + offset
+        last_key = min(seq_k, i1 + offset) if causal else seq_k
+        out[..., i0:i1, :] = _attend_query_block(
+            q[..., i0:i1, :], k, v, mask, i0, i1, last_key, causal, offset, block_size, lead
+        )
+    return out
+
+
+def _attend_query_block(q_blk, k, v, mask, i0, i1, last_key, causal, offset, block_size, lead):
+    """Online softmax of one query block over the key blocks it can see."""
+    n_q, seq_k, d_v, dtype = i1 - i0, k.shape[-2], v.shape[-1], q_blk.dtype
+    run_max = np.full(lead + (n_q, 1), -np.inf, dtype=dtype)  # (..., n_q, 1)
+    run_sum = np.zeros(lead + (n_q, 1), dtype=dtype)  # (..., n_q, 1)
+    acc = np.zeros(lead + (n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
+    for j0 in range(0, last_key, block_size):
+        j1 = min(j0 + block_size, seq_k)
+        scores = q_blk @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., n_q, n_k), at most block²
+        if mask is not None:
+            np.copyto(scores, -np.inf, where=np.logical_not(mask[..., i0:i1, j0:j1]))
+        if causal and j1 - 1 > i0 + offset:  # this block reaches into some query's future
+            future = np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None] + offset  # (n_q, n_k)
+            np.copyto(scores, -np.inf, where=future)
+        new_max = np.maximum(run_max, scores.max(axis=-1, keepdims=True))
+        shift = np.where(np.isneginf(new_max), 0, new_max).astype(dtype, copy=False)
+        scores -= shift
+        np.exp(scores, out=scores)  # unnormalised weights of this block
+        rescale = np.exp(run_max - shift)  # shrinks earlier sums when the maximum grew; 0 when none yet
+        run_sum *= rescale
+        run_sum += scores.sum(axis=-1, keepdims=True)
+        acc *= rescale
+        acc += scores @ v[..., j0:j1, :]
+        run_max = new_max
+    run_sum[run_sum == 0] = 1  # queries that saw no key keep a zero output
+    acc /= run_sum
+    return acc
+
+
+class KVCache:
+    """Keys and values of the tokens decoded so far, for one attention layer.
+
+    Autoregressive decoding feeds one new token at a time; its query must attend to every earlier token's
+    key and value. Recomputing them costs a full forward pass per token; keeping them costs memory:
+    ``2 * batch * length * n_kv_heads * d_head`` numbers (see :func:`mha.cost.kv_cache_bytes`).
+    Storage grows by doubling, so appending is amortised O(1).
+
+    Parameters
+    ----------
+    batch, n_kv_heads, d_head : int
+    dtype : np.float32 or np.float64, default np.float64
+    capacity : int, default 16
+        Initial number of positions reserved.
+
+    Examples
+    --------
+    >>> cache = KVCache(batch=1, n_kv_heads=2, d_head=4)
+    >>> cache.append(np.ones((1, 3, 8)), np.ones((1, 3, 8)))
+    >>> cache.length, cache.keys.shape
+    (3, (1, 2, 3, 4))
+    """
+
+    def __init__(self, batch, n_kv_heads, d_head, *, dtype=np.float64, capacity: int = 16):
+        self.batch = check_positive_int(batch, "batch")
+        self.n_kv_heads = check_positive_int(n_kv_heads, "n_kv_heads")
+        self.d_head = check_positive_int(d_head, "d_head")
+        self.dtype = check_dtype_argument(dtype)
+        capacity = check_positive_int(capacity, "capacity")
+        kv_dim = self.n_kv_heads * self.d_head
+        # Flat layout (batch, position, n_kv_heads * d_head): the projection output is appended as is.
+        self._k = np.empty((self.batch, capacity, kv_dim), dtype=self.dtype)
+        self._v = np.empty((self.batch, capacity, kv_dim), dtype=self.dtype)
+        self.length = 0
+
+    def append(self, k_new, v_new) -> None:
+        """Add projected keys and values of new tokens, each of shape (batch, n_new, n_kv_heads * d_head)."""
+        expected = (self.batch, self.n_kv_heads * self.d_head)
+        for name, arr in (("k_new", k_new), ("v_new", v_new)):
+            if np.ndim(arr) != 3 or (arr.shape[0], arr.shape[2]) != expected:
+                raise ValueError(
+                    f"{name} must have shape (batch={self.batch}, n_new, {expected[1]}), got {np.shape(arr)}"
+                )
+        if k_new.shape != v_new.shape:
+            raise ValueError(f"k_new {k_new.shape} and v_new {v_new.shape} must have the same shape")
+        end = self.length + k_new.shape[1]
+        if end > self._k.shape[1]:
+            self._grow(max(end, 2 * self._k.shape[1]))
+        self._k[:, self.length:end] = k_new
+        self._v[:, self.length:end] = v_new
+        self.length = end
+
+    def _grow(self, capacity: int) -> None:
+        for name in ("_k", "_v"):
+            old = getattr(self, name)
+            new = np.empty((self.batch, capacity, old.shape[2]), dtype=self.dtype)
+            new[:, :self.length] = old[:, :self.length]
+            setattr(self, name, new)
+
+    @property
+    def flat_keys(self) -> np.ndarray:
+        """Cached keys, shape (batch, length, n_kv_heads * d_head) (a view)."""
+        return self._k[:, :self.length]
+
+    @property
+    def flat_values(self) -> np.ndarray:
+        """Cached values, shape (batch, length, n_kv_heads * d_head) (a view)."""
+        return self._v[:, :self.length]
+
+    @property
+    def keys(self) -> np.ndarray:
+        """Cached keys per head, shape (batch, n_kv_heads, length, d_head) (a view)."""
+        per_head = self.flat_keys.reshape(self.batch, self.length, self.n_kv_heads, self.d_head)
+        return per_head.transpose(0, 2, 1, 3)  # (batch, n_kv_heads, length, d_head)
+
+    @property
+    def values(self) -> np.ndarray:
+        """Cached values per head, shape (batch, n_kv_heads, length, d_head) (a view)."""
+        per_head = self.flat_values.reshape(self.batch, self.length, self.n_kv_heads, self.d_head)
+        return per_head.transpose(0, 2, 1, 3)  # (batch, n_kv_heads, length, d_head)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the cached keys and values (the used part, not the reserve)."""
+        return 2 * self.batch * self.length * self.n_kv_heads * self.d_head * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        return (f"KVCache(batch={self.batch}, n_kv_heads={self.n_kv_heads}, d_head={self.d_head}, "
+                f"length={self.length}, dtype={self.dtype.name})")

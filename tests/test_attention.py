@@ -1,0 +1,211 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import mha
+from tests.reference import attention_loop, softmax_row
+
+finite_floats = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
+
+
+# ---------------------------------------------------------------- softmax
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=6), elements=finite_floats),
+       st.floats(-1e3, 1e3))
+def test_softmax_rows_sum_to_one_and_ignore_a_shift(x, shift):
+    w = mha.softmax(x)
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=1e-12)
+    assert (w >= 0).all()
+    np.testing.assert_allclose(mha.softmax(x + shift), w, rtol=1e-9, atol=1e-12)
+
+
+def test_softmax_matches_textbook_formula_on_every_row():
+    x = np.random.default_rng(0).standard_normal((4, 7)) * 3
+    expected = np.stack([softmax_row(row) for row in x])
+    np.testing.assert_allclose(mha.softmax(x), expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_softmax_normalises_the_requested_axis(axis):
+    x = np.random.default_rng(1).standard_normal((3, 4, 5))
+    w = mha.softmax(x, axis=axis)
+    np.testing.assert_allclose(w.sum(axis=axis), 1.0)
+    moved = np.moveaxis(x, axis, -1)
+    np.testing.assert_allclose(np.moveaxis(w, axis, -1), mha.softmax(moved))
+
+
+def test_softmax_of_huge_scores_does_not_overflow():
+    with np.errstate(over="raise", invalid="raise"):
+        w = mha.softmax(np.array([[1e4, 0.0, -1e4], [-1e4, -1e4, -1e4]]))
+    assert np.isfinite(w).all()
+    np.testing.assert_array_equal(w[0], [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(w[1], [1 / 3] * 3)
+
+
+def test_softmax_gives_minus_inf_zero_weight_and_an_all_minus_inf_row_zeros():
+    w = mha.softmax(np.array([[0.0, -np.inf, 0.0], [-np.inf, -np.inf, -np.inf]]))
+    np.testing.assert_allclose(w, [[0.5, 0.0, 0.5], [0.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_keeps_dtype_and_does_not_modify_its_input(dtype):
+    x = np.arange(6, dtype=dtype).reshape(2, 3)
+    before = x.copy()
+    assert mha.softmax(x).dtype == dtype
+    np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize(
+    ("bad", "error", "words"),
+    [
+        (np.array([1.0, np.nan]), ValueError, "NaN"),
+        (np.array([1.0, np.inf]), ValueError, "infinite"),
+        (np.array(["a", "b"]), TypeError, "strings"),
+        (np.array([True, False]), TypeError, "booleans"),
+        (np.float64(3.0), ValueError, "scalar"),
+    ],
+)
+def test_softmax_rejects_bad_input_with_a_clear_message(bad, error, words):
+    with pytest.raises(error, match=words):
+        mha.softmax(bad)
+
+
+# ---------------------------------------------------------------- scaled dot-product attention
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_attention_matches_loop_reference(seed):
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 2))
+    mask = rng.random((3, 5)) < 0.7
+    out, w = mha.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    ref_out, ref_w = attention_loop(q, k, v, mask)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(w, ref_w, rtol=1e-12, atol=1e-14)
+
+
+def test_attention_broadcasts_leading_dimensions_like_matmul():
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((2, 3, 4, 8))  # (batch, heads, seq_q, d_head)
+    kv = rng.standard_normal((2, 1, 6, 8))  # one key/value head shared by the three query heads
+    out = mha.scaled_dot_product_attention(q, kv, kv)
+    for b in range(2):
+        for h in range(3):
+            np.testing.assert_allclose(out[b, h], attention_loop(q[b, h], kv[b, 0], kv[b, 0])[0], rtol=1e-12)
+
+
+def test_fully_masked_query_gets_zero_weights_and_zero_output_not_nan():
+    rng = np.random.default_rng(4)
+    q, k, v = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 4)) + 10
+    mask = np.ones((3, 5), dtype=bool)
+    mask[1] = False
+    out, w = mha.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(w[1], 0.0)
+    np.testing.assert_array_equal(out[1], 0.0)
+    np.testing.assert_allclose(w[[0, 2]].sum(-1), 1.0)
+
+
+def test_output_without_weights_equals_output_with_weights():
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 6, 8)) for _ in range(3))
+    mask = mha.causal_mask(6)
+    out, _ = mha.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    np.testing.assert_allclose(mha.scaled_dot_product_attention(q, k, v, mask), out, rtol=1e-13)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 7), st.integers(0, 1000))
+def test_attention_without_mask_is_permutation_equivariant(seq, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((seq, 4))
+    perm = rng.permutation(seq)
+    out = mha.scaled_dot_product_attention(x, x, x)
+    np.testing.assert_allclose(mha.scaled_dot_product_attention(x[perm], x[perm], x[perm]), out[perm],
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_bias_is_added_to_the_scaled_scores():
+    rng = np.random.default_rng(6)
+    q, k, v = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 2))
+    bias = rng.standard_normal((3, 5))
+    _, w = mha.scaled_dot_product_attention(q, k, v, bias=bias, return_weights=True)
+    expected = np.stack([softmax_row(row) for row in q @ k.T / 2.0 + bias])
+    np.testing.assert_allclose(w, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_keeps_float32_as_float32(dtype):
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((2, 5, 8)).astype(dtype) for _ in range(3))
+    out, w = mha.scaled_dot_product_attention(q, k, v, mha.causal_mask(5), return_weights=True)
+    assert out.dtype == dtype and w.dtype == dtype
+
+
+def test_integer_inputs_are_computed_in_float64():
+    q = np.ones((2, 3), dtype=int)
+    assert mha.scaled_dot_product_attention(q, q, q).dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"k": np.ones((5, 3))}, ValueError, "last dimension d_head"),
+        ({"v": np.ones((4, 2))}, ValueError, "same number of keys"),
+        ({"q": np.ones(4)}, ValueError, r"shape \(\.\.\., seq_q, d_head\)"),
+        ({"mask": np.ones((3, 5))}, TypeError, "boolean"),
+        ({"mask": np.ones((4, 5), dtype=bool)}, ValueError, "cannot be broadcast"),
+        ({"q": np.full((3, 4), np.nan)}, ValueError, "NaN"),
+        ({"q": [["a"] * 4] * 3}, TypeError, "strings"),
+        ({"q": np.ones((2, 3, 4)), "k": np.ones((3, 5, 4)), "v": np.ones((3, 5, 2))},
+         ValueError, "broadcast"),
+    ],
+)
+def test_attention_errors_name_what_was_expected(kwargs, error, words):
+    args = {"q": np.ones((3, 4)), "k": np.ones((5, 4)), "v": np.ones((5, 2)), "mask": None}
+    args.update(kwargs)
+    with pytest.raises(error, match=words):
+        mha.scaled_dot_product_attention(**args)
+
+
+# ---------------------------------------------------------------- heads
+def test_split_heads_puts_each_slice_of_features_in_its_head():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 5, 12))
+    heads = mha.split_heads(x, 3)
+    assert heads.shape == (2, 3, 5, 4)
+    for h in range(3):
+        np.testing.assert_array_equal(heads[:, h], x[:, :, 4 * h:4 * (h + 1)])
+
+
+def test_merge_heads_inverts_split_heads_and_orders_heads_left_to_right():
+    rng = np.random.default_rng(9)
+    heads = rng.standard_normal((2, 4, 3, 5))
+    merged = mha.merge_heads(heads)
+    np.testing.assert_array_equal(merged, np.concatenate([heads[:, h] for h in range(4)], axis=-1))
+    np.testing.assert_array_equal(mha.split_heads(merged, 4), heads)
+
+
+def test_split_heads_error_names_the_sizes():
+    with pytest.raises(ValueError, match="10 is not divisible by n_heads=4"):
+        mha.split_heads(np.ones((1, 2, 10)), 4)
+    with pytest.raises(ValueError, match=r"\(\.\.\., n_heads, seq, d_head\)"):
+        mha.merge_heads(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="n_heads must be an integer"):
+        mha.split_heads(np.ones((1, 2, 8)), 2.0)
+
+
+def test_threaded_softmax_on_large_scores_equals_single_threaded(monkeypatch):
+    rng = np.random.default_rng(10)
+    q = rng.standard_normal((4, 2, 384, 16))
+    kv = rng.standard_normal((4, 2, 384, 16))
+    mask = rng.random((4, 1, 384, 384)) < 0.5
+    mask[0, 0, 7] = False  # a fully masked query inside the threaded path
+    assert q.shape[0] * q.shape[1] * 384 * 384 >= 1 << 20  # large enough to be split across threads
+    monkeypatch.setenv("MHA_NUM_THREADS", "3")
+    threaded = mha.scaled_dot_product_attention(q, kv, kv, mask, return_weights=True)
+    monkeypatch.setenv("MHA_NUM_THREADS", "1")
+    single = mha.scaled_dot_product_attention(q, kv, kv, mask, return_weights=True)
+    for a, b in zip(threaded, single, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(threaded[1][0, :, 7], 0.0)

@@ -1,0 +1,109 @@
+"""The cost model, tied to the arrays the package really creates."""
+
+import numpy as np
+import pytest
+
+import mha
+from mha import cost
+
+CONFIGS = [
+    {},
+    {"bias": False},
+    {"n_kv_heads": 2},
+    {"n_kv_heads": 1, "bias": False},
+    {"kdim": 5, "vdim": 7},
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_parameter_count_equals_the_size_of_the_real_arrays(config):
+    layer = mha.MultiHeadAttention(16, 4, rng=0, **config)
+    real = sum(arr.size for arr in layer.parameters().values())
+    assert cost.parameter_count(16, 4, **config) == real
+
+
+def test_heads_do_not_change_parameter_count_at_fixed_d_model():
+    counts = {h: cost.parameter_count(512, h) for h in (1, 2, 4, 8, 16)}
+    assert len(set(counts.values())) == 1
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_flops_match_the_shapes_of_the_matrix_products(config):
+    """Recount every matmul from the operand shapes of an actual forward pass."""
+    layer = mha.MultiHeadAttention(16, 4, rng=0, **config)
+    batch, seq_q, seq_k = 2, 5, 7
+    rng = np.random.default_rng(0)
+    query = rng.standard_normal((batch, seq_q, 16))
+    key = rng.standard_normal((batch, seq_k, layer.kdim))
+    value = rng.standard_normal((batch, seq_k, layer.vdim))
+    q, k, v = layer.project(query, key, value)
+    _, weights = layer(query, key, value, return_weights=True)
+    bias = layer.bias
+
+    def matmul(a_rows, inner, b_cols):
+        return 2 * a_rows * inner * b_cols
+
+    f = cost.flops(batch, seq_q, 16, 4, seq_k=seq_k, **config)
+    assert f.q_projection == matmul(batch * seq_q, *layer.W_q.shape) + bias * q.size
+    assert f.k_projection == matmul(batch * seq_k, *layer.W_k.shape) + bias * k.size
+    assert f.v_projection == matmul(batch * seq_k, *layer.W_v.shape) + bias * v.size
+    # every score is a dot product of length d_head, for each of the n_heads query heads
+    assert f.scores == weights.size * 2 * layer.d_head + q.size
+    assert f.softmax == 5 * weights.size
+    assert f.weighted_sum == weights.size * 2 * layer.d_head
+    assert f.output_projection == matmul(batch * seq_q, *layer.W_o.shape) + bias * q.size
+    assert f.total == sum(f.as_dict()[k] for k in f.as_dict() if k != "total")
+    assert f.matmul == f.total - f.softmax
+
+
+def test_score_work_is_quadratic_in_sequence_length_and_projections_linear():
+    short, long = cost.flops(1, 256, 64, 4), cost.flops(1, 1024, 64, 4)
+    assert long.softmax == 16 * short.softmax
+    assert long.weighted_sum == 16 * short.weighted_sum
+    assert long.q_projection == 4 * short.q_projection
+
+
+def test_score_memory_equals_the_weights_array_and_grows_with_heads():
+    for n_heads in (1, 4, 8):
+        layer = mha.MultiHeadAttention(32, n_heads, rng=0, dtype=np.float32)
+        _, w = layer(np.zeros((2, 9, 32), np.float32), return_weights=True)
+        assert cost.memory_bytes(2, 9, 32, n_heads, dtype=np.float32).scores == w.nbytes
+
+
+def test_memory_items_match_projection_arrays():
+    layer = mha.MultiHeadAttention(16, 4, rng=0)
+    x = np.zeros((3, 6, 16))
+    q, k, v = layer.project(x)
+    m = cost.memory_bytes(3, 6, 16, 4, dtype=np.float64)
+    assert m.qkv == q.nbytes + k.nbytes + v.nbytes
+    assert m.inputs == x.nbytes and m.output == layer(x).nbytes
+    assert m.peak == m.inputs + m.qkv + m.scores + m.context
+
+
+def test_chunked_scores_are_one_tile_per_head():
+    full = cost.memory_bytes(1, 4096, 512, 8, dtype=np.float32)
+    tiled = cost.memory_bytes(1, 4096, 512, 8, dtype=np.float32, block_size=128)
+    assert full.scores == 8 * 4096 * 4096 * 4
+    assert tiled.scores == 8 * (128 * 128 + 2 * 128) * 4
+    assert tiled.qkv == full.qkv
+
+
+def test_cached_decoding_is_cheaper_and_the_gap_grows_with_position():
+    ratios = [cost.decode_step_flops(p, 64, 4, cached=False) / cost.decode_step_flops(p, 64, 4)
+              for p in (1, 16, 256)]
+    assert ratios[0] == pytest.approx(1.0)
+    assert ratios[0] < ratios[1] < ratios[2]
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: cost.parameter_count(10, 4), "not divisible"),
+        (lambda: cost.flops(1, 0, 8, 2), "seq_q must be >= 1"),
+        (lambda: cost.memory_bytes(1, 4, 8, 2, block_size=0), "block_size must be >= 1"),
+        (lambda: cost.kv_cache_bytes(1, 4, 8, 4, n_kv_heads=3), "not a multiple"),
+    ],
+)
+def test_cost_errors(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()

@@ -1,0 +1,77 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import mha
+
+
+@given(st.integers(1, 12), st.integers(1, 12))
+def test_causal_mask_lets_query_i_see_keys_up_to_its_own_position(seq_q, seq_k):
+    mask = mha.causal_mask(seq_q, seq_k)
+    assert mask.shape == (seq_q, seq_k) and mask.dtype == bool
+    for i in range(seq_q):
+        position = seq_k - seq_q + i  # queries are the last seq_q tokens
+        for j in range(seq_k):
+            assert mask[i, j] == (j <= position)
+
+
+def test_causal_mask_with_a_cache_lets_the_last_query_see_every_key():
+    mask = mha.causal_mask(3, 10)
+    assert mask[-1].all()
+    assert mask[0].sum() == 8
+
+
+def test_causal_mask_defaults_to_square():
+    np.testing.assert_array_equal(mha.causal_mask(4), np.tril(np.ones((4, 4), dtype=bool)))
+
+
+def test_padding_mask_hides_positions_past_each_length():
+    mask = mha.padding_mask([3, 0, 5], 5)
+    assert mask.shape == (3, 1, 1, 5)
+    for b, length in enumerate([3, 0, 5]):
+        assert mask[b, 0, 0].tolist() == [j < length for j in range(5)]
+
+
+def test_padding_and_causal_masks_combine_by_broadcasting():
+    combined = mha.padding_mask([2, 4], 4) & mha.causal_mask(4)
+    assert combined.shape == (2, 1, 4, 4)
+    assert not combined[0, 0, 3, 2] and combined[1, 0, 3, 2]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: mha.causal_mask(0), ValueError, "seq_q must be >= 1"),
+        (lambda: mha.causal_mask(3, 2.5), TypeError, "seq_k must be an integer"),
+        (lambda: mha.padding_mask([1, 6], 5), ValueError, r"\[0, seq_k=5\]"),
+        (lambda: mha.padding_mask([1.5], 5), TypeError, "integers"),
+        (lambda: mha.padding_mask([[1]], 5), TypeError, "1-D"),
+    ],
+)
+def test_mask_errors(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_torch_masks_are_translated_with_opposite_polarity():
+    blocked = np.array([[False, True], [False, False]])
+    padding = np.array([[False, False], [False, True]])
+    allowed = mha.torch_masks_to_mask(blocked, padding)
+    assert allowed.shape == (2, 1, 2, 2)
+    np.testing.assert_array_equal(allowed[0, 0], ~blocked)
+    np.testing.assert_array_equal(allowed[1, 0], ~blocked & np.array([True, False]))
+
+
+def test_torch_float_and_per_head_masks():
+    additive = np.where(np.triu(np.ones((3, 3)), 1) > 0, -np.inf, 0.0)
+    np.testing.assert_array_equal(mha.torch_masks_to_mask(additive), mha.causal_mask(3))
+    per_head = np.zeros((2 * 4, 3, 3), dtype=bool)
+    per_head[5, 0, 1] = True  # batch 1, head 1
+    allowed = mha.torch_masks_to_mask(per_head, n_heads=4)
+    assert allowed.shape == (2, 4, 3, 3) and not allowed[1, 1, 0, 1] and allowed.sum() == 2 * 4 * 9 - 1
+    assert mha.torch_masks_to_mask() is None
+    with pytest.raises(ValueError, match="additive bias"):
+        mha.torch_masks_to_mask(np.full((2, 2), -1e9))
+    with pytest.raises(ValueError, match="needs n_heads"):
+        mha.torch_masks_to_mask(per_head)
