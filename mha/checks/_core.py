@@ -78,8 +78,9 @@ class Checker:
                 return self.fn(*args, **kwargs)
             except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
                 extra = hint(error) if hint else ""
-                self.fail(f"your {self.what} raised {type(error).__name__}: {str(error).strip()} "
-                          f"(on {case}).{' ' + extra if extra else ''}")
+                detail = str(error).strip()
+                raised = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+                self.fail(f"your {self.what} raised {raised} (on {case}).{' ' + extra if extra else ''}")
 
     def as_array(self, result, case: str) -> np.ndarray:
         if isinstance(result, np.ndarray):

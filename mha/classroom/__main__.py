@@ -1,4 +1,4 @@
-"""Command line: ``python -m mha.classroom {release,grade,nbgrader} --help``."""
+"""Command line: ``python -m mha.classroom {release,grade,validate,nbgrader} --help``."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from mha.classroom.grade import grade_folder, write_reports
 from mha.classroom.release import export_nbgrader, release
 from mha.classroom.sandbox import Limits
 from mha.classroom.source import AssignmentError, load_assignment
+from mha.classroom.validate import validate
 
 EPILOG = """\
 examples:
   python -m mha.classroom release assignments/*.md --out release/
   python -m mha.classroom grade assignments/01-self-attention.md submitted/ --out grades/
+  python -m mha.classroom validate assignments/*.md
   python -m mha.classroom nbgrader assignments/*.md --out source/
 
 The assignment format (nbgrader markers, '# grade_id: <id>  points: <n>' test headers) is described
@@ -56,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
                        help="address-space limit per submission in MiB (default %(default)s)")
 
+    val = commands.add_parser(
+        "validate", help="check sources before release: full marks, zero for the stub, no leak",
+        description="Grade each source's instructor version (must score every point) and "
+                    "released version (must score 0) in the sandbox, and look for solution or "
+                    "hidden-test lines in the released notebook. Exit status 1 if anything is off.")
+    val.add_argument("sources", nargs="+", type=Path, help="assignment sources (.md or .ipynb)")
+
     nbg = commands.add_parser(
         "nbgrader", help="write instructor notebooks with nbgrader metadata",
         description="For teachers who use nbgrader: write <out>/<assignment>/<assignment>.ipynb "
@@ -66,6 +75,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _validate(sources: list[Path]) -> int:
+    failures = 0
+    for source in sources:
+        assignment = load_assignment(source)
+        problems = validate(assignment)
+        failures += bool(problems)
+        status = "ok" if not problems else "NOT READY"
+        print(f"{source}: {status} ({len(assignment.tests)} tests, "
+              f"{assignment.max_points:g} points)")
+        for problem in problems:
+            print(f"  - {problem}")
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -74,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             for source in args.sources:
                 print(f"wrote {write(load_assignment(source), args.out)}")
             return 0
+        if args.command == "validate":
+            return _validate(args.sources)
         limits = Limits(args.cell_timeout, args.timeout, args.memory_mb)
         assignment = load_assignment(args.source)
         start = time.perf_counter()
