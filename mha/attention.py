@@ -21,6 +21,7 @@ from mha._validation import (
     check_finite,
     check_ndim,
     check_positive_int,
+    check_score_bias,
     result_float_dtype,
 )
 
@@ -181,10 +182,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, return_weight
     scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
     if mask is not None:
         mask = check_broadcastable(check_bool_mask(mask), scores_shape)
-    if bias is not None:
-        bias = as_float_array(bias, "bias")
-        check_finite(bias, "bias", allow_neg_inf=True)
-        bias = check_broadcastable(bias, scores_shape, name="bias").astype(dtype, copy=False)
+    bias = check_score_bias(bias, scores_shape, dtype)
     q_scaled = q.astype(dtype, copy=False) * scale  # scaling q is cheaper than scaling the scores
     out, weights = attend(q_scaled, k.astype(dtype, copy=False), v.astype(dtype, copy=False),
                           mask, bias, return_weights=return_weights)
