@@ -100,7 +100,10 @@ def _ending(returncode: int | None, timed_out: bool, limits: Limits) -> str:
     if timed_out:
         return f"the submission ran past its {limits.timeout:g} s time limit and was stopped"
     if returncode is not None and returncode < 0:
-        name = signal.Signals(-returncode).name
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
         return f"the grading process was killed by {name} (a crash, or the memory limit)"
     return (f"the grading process ended early with exit code {returncode} "
             "(os._exit, or a crash) and nothing after this point ran")
@@ -150,6 +153,12 @@ def run_cells(cells: list[ProgramCell], limits: Limits | None = None) -> RunRepo
     -------
     RunReport
         One :class:`CellOutcome` per cell (cells after an early end are "not run"), plus notes.
+
+    Examples
+    --------
+    >>> report = run_cells([ProgramCell(1, "x = 1"), ProgramCell(2, "assert x == 2", "t")])
+    >>> [(o.status, o.message) for o in report.outcomes.values()]
+    [('ok', ''), ('error', 'AssertionError (cell 2, line 1)')]
     """
     limits = Limits() if limits is None else limits
     key = secrets.token_bytes(32)
