@@ -27,6 +27,7 @@ import resource
 import signal
 import sys
 import traceback
+from types import FunctionType
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _DENIED_EVENTS = frozenset({
@@ -43,7 +44,8 @@ _PATH_EVENTS = frozenset({
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _MESSAGE_CHARS = 3000
 _OUTPUT_CHARS = 20_000
-_WATCHED_MODULES = ("builtins", "numpy", "numpy.testing", "mha", "mha.checks")
+_WATCHED_PACKAGES = ("numpy", "mha")
+_PRELOADED = ("numpy", "numpy.testing", "mha", "mha.checks", "mha.classroom.integrity")
 
 
 class CellTimeout(BaseException):  # noqa: N818 - a BaseException, so `except Exception` can't eat it
@@ -115,26 +117,55 @@ def _audit_hook(workdir):
     return hook
 
 
+def _watched(name):
+    return name == "builtins" or name.split(".", 1)[0] in _WATCHED_PACKAGES
+
+
+def _public(name, module_name):
+    return module_name == "builtins" or not name.startswith("_")
+
+
 def _snapshot():
-    """The attributes a test relies on, to put back before each test cell."""
-    return {name: dict(vars(sys.modules[name])) for name in _WATCHED_MODULES if name in sys.modules}
+    """What tests rely on, to put back before each test cell: the public attributes of builtins,
+    NumPy and mha modules, the code of their functions, and the attributes of mha's classes."""
+    modules, attributes, codes = {}, {}, {}
+    for name, module in list(sys.modules.items()):
+        if not _watched(name) or module is None:
+            continue
+        modules[name] = module
+        saved = {key: value for key, value in vars(module).items() if _public(key, name)}
+        attributes[module] = saved
+        for value in saved.values():
+            if isinstance(value, type) and value.__module__.split(".", 1)[0] == "mha":
+                attributes[value] = dict(vars(value))
+    for owner in attributes.values():
+        for value in owner.values():
+            if isinstance(value, FunctionType):
+                codes[value] = value.__code__
+    return modules, attributes, codes
 
 
-def _restore(snapshot, modules, vars=vars, sys_modules=sys.modules):  # noqa: A002
-    """Undo replaced or deleted attributes; return the names that had been touched.
+def _restore(snapshot, vars=vars, getattr=getattr, setattr=setattr):  # noqa: A002
+    """Undo what a submission replaced; return the names it had touched.
 
     The builtins it uses are bound as defaults, when nothing has been replaced yet.
     """
+    modules, attributes, codes = snapshot
     touched = []
-    for name, saved in snapshot.items():
-        if sys_modules.get(name) is not modules[name]:
-            sys_modules[name] = modules[name]
+    for name, module in modules.items():
+        if sys.modules.get(name) is not module:
+            sys.modules[name] = module
             touched.append(f"sys.modules[{name!r}]")
-        current = vars(modules[name])
-        for attribute, value in saved.items():
-            if current.get(attribute, _restore) is not value:
-                current[attribute] = value
-                touched.append(f"{name}.{attribute}")
+    for owner, saved in attributes.items():
+        current = vars(owner)
+        for key, value in saved.items():
+            if current.get(key, _restore) is not value:
+                setattr(owner, key, value)
+                touched.append(f"{getattr(owner, '__name__', '?')}.{key}")
+    for function, code in codes.items():
+        if function.__code__ is not code:
+            function.__code__ = code
+            touched.append(f"{function.__module__}.{function.__qualname__}.__code__")
     return touched
 
 
@@ -232,13 +263,12 @@ def main():
     _set_limits(job)
     import numpy
 
-    for name in _WATCHED_MODULES:  # imported now so that the snapshot covers them
+    for name in _PRELOADED:  # imported now so that the snapshot covers them
         try:
             __import__(name)
         except ImportError:
             pass
 
-    modules = {name: sys.modules[name] for name in _WATCHED_MODULES if name in sys.modules}
     snapshot, numpy_errors, seterr = _snapshot(), numpy.geterr(), numpy.seterr
     restore, capped, sorted_, join, strip = _restore, _CappedText, sorted, ", ".join, _strip_magics
     workdir = os.path.realpath(os.getcwd())
@@ -249,7 +279,7 @@ def main():
     for cell in job["cells"]:
         index, grade_id = cell["index"], cell.get("grade_id") or "-"
         if grade_id != "-":
-            touched = restore(snapshot, modules)
+            touched = restore(snapshot)
             seterr(**numpy_errors)
             if touched:
                 report("note", index, grade_id, "-", "before this test the grader put back what "

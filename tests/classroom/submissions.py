@@ -146,12 +146,15 @@ CASES = [
     Case("monkeypatch",
          answers={"softmax": "def softmax(x, axis=-1):\n"
                              "    return np.exp(x) / np.exp(x).sum(axis=axis, keepdims=True)"},
-         scratch=("import mha.checks\n"
+         scratch=("import mha.checks._core\n"
                   "np.testing.assert_allclose = lambda *args, **kwargs: None\n"
-                  "mha.checks.check_softmax = lambda *args, **kwargs: None",),
+                  "mha.checks.check_softmax = lambda *args, **kwargs: None\n"
+                  "mha.checks._core.Checker.compare = lambda self, got, *args, **kwargs: got\n"
+                  "mha.attention.softmax.__code__ = softmax.__code__",),
          lost={"softmax_stable": 0},
          messages={"softmax_stable": r"overflow",
-                   "notes": r"put back.*mha.checks.check_softmax.*numpy.testing.assert_allclose"}),
+                   "notes": r"had replaced: Checker.compare, mha.attention.softmax.__code__, "
+                            r"mha.checks.check_softmax, numpy.testing.assert_allclose$"}),
     Case("partial", answers={
         "attention": ATTENTION.replace(" / math.sqrt(q.shape[-1])", ""),
         "causal_mask": CAUSAL.replace("return np.tril(", "return ~np.tril("),
