@@ -142,6 +142,8 @@ SOFTMAX_BUGS = {
     "raises": (lambda x: 1 / 0, r"your softmax raised ZeroDivisionError"),
     "returns a list": (lambda x: [1, 2], r"shape \(2,\), expected \(3, 5\)"),
     "plain wrong": (lambda x: softmax(x) + 0.01, r"values differ, the first at index \(0, 0\)"),
+    "edits its input": (lambda x: softmax(np.subtract(x, x.max(-1, keepdims=True), out=x)),
+                        r"changed its input array number 1 in place"),
 }
 
 

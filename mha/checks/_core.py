@@ -71,16 +71,24 @@ class Checker:
         raise CheckFailed(f"{self.name}: {message}")
 
     def call(self, *args, case: str, hint: Callable[[Exception], str] | None = None, **kwargs):
-        """Call the learner's function with NumPy warnings silenced; report any exception."""
+        """Call the learner's function on copies of the arrays, with NumPy warnings silenced;
+        report any exception, and any input the function changed in place."""
+        copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
-                return self.fn(*args, **kwargs)
+                result = self.fn(*copies, **kwargs)
             except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
                 extra = hint(error) if hint else ""
                 detail = str(error).strip()
                 raised = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
                 self.fail(f"your {self.what} raised {raised} (on {case}).{' ' + extra if extra else ''}")
+        for position, (original, copy) in enumerate(zip(args, copies, strict=True)):
+            if isinstance(original, np.ndarray) and not np.array_equal(original, copy, equal_nan=True):
+                self.fail(f"your {self.what} changed its input array number {position + 1} in place "
+                          f"(on {case}); e.g. `x -= x.max(...)` edits the caller's array: compute into "
+                          "a new array instead, `shifted = x - x.max(...)`.")
+        return result
 
     def as_array(self, result, case: str) -> np.ndarray:
         if isinstance(result, np.ndarray):
