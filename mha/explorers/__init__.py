@@ -4,5 +4,6 @@ and its slider values to :func:`mha.widgets.frame_explorer`. One module per topi
 
 from mha.explorers.heads import head_explorer
 from mha.explorers.scaling import scaling_explorer
+from mha.explorers.shapes import shape_explorer
 
-__all__ = ["head_explorer", "scaling_explorer"]
+__all__ = ["head_explorer", "scaling_explorer", "shape_explorer"]

@@ -13,6 +13,13 @@ from mha.plotting.scaling import (
     plot_score_variance,
     plot_scores_and_weights,
 )
+from mha.plotting.shapes import (
+    memory_layout_html,
+    plot_head_assignment,
+    plot_influence,
+    plot_masks,
+    shape_table_html,
+)
 from mha.plotting.tradeoff import plot_pattern_tradeoff
 
 __all__ = [
@@ -23,4 +30,9 @@ __all__ = [
     "plot_saturation",
     "plot_scaling_frame",
     "plot_pattern_tradeoff",
+    "shape_table_html",
+    "memory_layout_html",
+    "plot_head_assignment",
+    "plot_influence",
+    "plot_masks",
 ]
