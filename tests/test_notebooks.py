@@ -93,6 +93,7 @@ def test_harness_fails_when_a_cell_raises(tmp_path):
 
 def test_stale_build_is_not_compared(tmp_path):
     import nbformat
+
     from tests.conftest import convert_page
 
     executed_root = _build(tmp_path, _page(tmp_path, 10))

@@ -94,7 +94,7 @@ class _Refs(HTMLParser):
             self.images.append(attributes)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse(path: Path) -> _Refs:
     refs = _Refs()
     refs.feed(path.read_text(encoding="utf8"))
