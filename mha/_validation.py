@@ -97,6 +97,18 @@ def check_broadcastable(arr: np.ndarray, target_shape: tuple[int, ...], name: st
     return arr
 
 
+def check_score_bias(bias, scores_shape: tuple[int, ...], dtype) -> np.ndarray | None:
+    """Validate an additive score bias (finite or -inf, broadcastable, at most 4-D) and cast it."""
+    if bias is None:
+        return None
+    bias = as_float_array(bias, "bias")
+    check_finite(bias, "bias", allow_neg_inf=True)
+    check_broadcastable(bias, scores_shape, name="bias")
+    if bias.ndim > len(scores_shape):
+        raise ValueError(f"bias must have at most {len(scores_shape)} dimensions, got shape {bias.shape}")
+    return bias.astype(dtype, copy=False)
+
+
 def result_float_dtype(*arrays: np.ndarray) -> np.dtype:
     """The floating dtype NumPy would compute in for these arrays (float32 stays float32)."""
     return np.result_type(*arrays)

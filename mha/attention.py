@@ -9,6 +9,8 @@ The public functions validate their input once; ``attend`` is the trusted fast p
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -19,6 +21,7 @@ from mha._validation import (
     check_finite,
     check_ndim,
     check_positive_int,
+    check_score_bias,
     result_float_dtype,
 )
 
@@ -54,21 +57,68 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     check_finite(x, "softmax input", allow_neg_inf=True)
     if x.ndim == 0:
         raise ValueError("softmax needs at least one axis to normalise over, got a scalar")
-    out = np.array(x, copy=True)
-    return _softmax_inplace(out, axis=axis)
+    rows_last = np.array(np.moveaxis(x, axis, -1), copy=True, order="C")  # (..., n), n = x.shape[axis]
+    shifted_exp_inplace(rows_last, normalize=True)
+    return np.moveaxis(rows_last, -1, axis)
 
 
-def _softmax_inplace(scores: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Stable softmax that overwrites ``scores``; all ``-inf`` slices become zeros."""
-    row_max = scores.max(axis=axis, keepdims=True)
-    # A slice that is all -inf has max -inf; shifting by 0 instead keeps exp(-inf) = 0 rather than NaN.
-    row_max[np.isneginf(row_max)] = 0
-    scores -= row_max
-    np.exp(scores, out=scores)
-    row_sum = scores.sum(axis=axis, keepdims=True)
-    row_sum[row_sum == 0] = 1  # only all -inf slices sum to 0; they stay all zeros
-    scores /= row_sum
-    return scores
+# Element-wise NumPy runs on one core while BLAS uses them all; rows of scores are independent, so large
+# score arrays are split into row chunks handled by threads (ufuncs release the GIL). Small arrays, and
+# platforms without threads (Pyodide in JupyterLite), take the single-threaded path. Results are identical.
+_PARALLEL_MIN_ELEMENTS = 1 << 20
+_pool: ThreadPoolExecutor | None = None
+
+
+def _worker_count() -> int:
+    override = os.environ.get("MHA_NUM_THREADS")
+    if override:
+        return max(1, int(override))
+    try:
+        return min(8, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return min(8, os.cpu_count() or 1)
+
+
+def _thread_pool(workers: int) -> ThreadPoolExecutor | None:
+    global _pool
+    if _pool is None or _pool._max_workers != workers:
+        try:
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mha-softmax")
+        except RuntimeError:  # no threads on this platform
+            return None
+    return _pool
+
+
+def _shifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> None:
+    """exp(row - max(row)) in place for a 2-D block of rows, writing each row's sum into ``sums``."""
+    row_max = rows.max(axis=1, keepdims=True)  # (n_rows, 1)
+    row_max[np.isneginf(row_max)] = 0  # an all -inf row (fully masked) keeps exp(-inf) = 0, not NaN
+    rows -= row_max
+    np.exp(rows, out=rows)
+    np.sum(rows, axis=1, keepdims=True, out=sums)
+    sums[sums == 0] = 1  # only all -inf rows sum to 0: they stay all zeros
+    if normalize:
+        rows /= sums
+
+
+def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool) -> np.ndarray:
+    """Stable softmax numerator along the last axis of a C-contiguous array, in place.
+
+    Overwrites ``scores`` with ``exp(scores - row max)`` (divided by the row sum when ``normalize``) and
+    returns the row sums, shape ``(..., 1)``. Rows that are entirely ``-inf`` become zeros with sum 1.
+    """
+    rows = scores.reshape(-1, scores.shape[-1])  # (n_rows, seq_k), a view of the contiguous scores
+    sums = np.empty((rows.shape[0], 1), dtype=scores.dtype)
+    workers = _worker_count() if scores.size >= _PARALLEL_MIN_ELEMENTS else 1
+    pool = _thread_pool(workers) if workers > 1 else None
+    if pool is None:
+        _shifted_exp_rows(rows, sums, normalize)
+    else:
+        bounds = np.linspace(0, rows.shape[0], workers + 1).astype(int)
+        chunks = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        for done in [pool.submit(_shifted_exp_rows, rows[c], sums[c], normalize) for c in chunks]:
+            done.result()  # re-raises a worker's exception here
+    return sums.reshape(scores.shape[:-1] + (1,))
 
 
 def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False):
@@ -83,14 +133,8 @@ def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False):
         scores += bias
     if mask is not None:
         np.copyto(scores, -np.inf, where=np.logical_not(mask))
-    row_max = scores.max(axis=-1, keepdims=True)  # (..., seq_q, 1)
-    row_max[np.isneginf(row_max)] = 0  # fully masked query: keep exp(-inf) = 0, not NaN
-    scores -= row_max
-    np.exp(scores, out=scores)
-    row_sum = scores.sum(axis=-1, keepdims=True)  # (..., seq_q, 1)
-    row_sum[row_sum == 0] = 1  # fully masked query: zero weights, zero output
+    row_sum = shifted_exp_inplace(scores, normalize=return_weights)  # (..., seq_q, 1)
     if return_weights:
-        scores /= row_sum
         return scores @ v, scores
     # Normalise the (seq_q, d_v) output instead of the (seq_q, seq_k) weights: same numbers, fewer operations.
     out = scores @ v  # (..., seq_q, d_v)
@@ -138,10 +182,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, return_weight
     scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
     if mask is not None:
         mask = check_broadcastable(check_bool_mask(mask), scores_shape)
-    if bias is not None:
-        bias = as_float_array(bias, "bias")
-        check_finite(bias, "bias", allow_neg_inf=True)
-        bias = check_broadcastable(bias, scores_shape, name="bias").astype(dtype, copy=False)
+    bias = check_score_bias(bias, scores_shape, dtype)
     q_scaled = q.astype(dtype, copy=False) * scale  # scaling q is cheaper than scaling the scores
     out, weights = attend(q_scaled, k.astype(dtype, copy=False), v.astype(dtype, copy=False),
                           mask, bias, return_weights=return_weights)

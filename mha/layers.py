@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from mha._parameters import Parameter
 from mha._validation import (
     as_float_array,
     as_generator,
@@ -18,6 +19,7 @@ from mha._validation import (
     check_dtype_argument,
     check_finite,
     check_positive_int,
+    check_score_bias,
 )
 from mha.attention import attend
 from mha.efficient import KVCache
@@ -25,32 +27,6 @@ from mha.masks import causal_mask
 from mha.torch_format import from_torch_state_dict, to_torch_state_dict
 
 __all__ = ["MultiHeadAttention"]
-
-
-class _Parameter:
-    """A weight attribute whose assignment copies into the layer's storage after a shape check.
-
-    Assigning (``layer.W_q = new``) writes into the existing array, so views such as the fused
-    ``[W_q | W_k | W_v]`` matrix stay in sync; in-place edits (``layer.W_q[0, 0] = 1``) work the same way.
-    """
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, layer, owner=None):
-        return self if layer is None else layer._params[self.name]
-
-    def __set__(self, layer, value):
-        target = layer._params[self.name]
-        if target is None:
-            if value is None:
-                return
-            raise ValueError(f"{self.name} does not exist: the layer was built with bias=False")
-        value = as_float_array(value, self.name)
-        if value.shape != target.shape:
-            raise ValueError(f"{self.name} must have shape {target.shape}, got {value.shape}")
-        check_finite(value, self.name)
-        target[...] = value
 
 
 class MultiHeadAttention:
@@ -95,14 +71,14 @@ class MultiHeadAttention:
     (3, 16)
     """
 
-    W_q = _Parameter()
-    W_k = _Parameter()
-    W_v = _Parameter()
-    W_o = _Parameter()
-    b_q = _Parameter()
-    b_k = _Parameter()
-    b_v = _Parameter()
-    b_o = _Parameter()
+    W_q = Parameter()
+    W_k = Parameter()
+    W_v = Parameter()
+    W_o = Parameter()
+    b_q = Parameter()
+    b_k = Parameter()
+    b_v = Parameter()
+    b_o = Parameter()
 
     def __init__(self, d_model, n_heads, *, kdim=None, vdim=None, bias=True, n_kv_heads=None, rng=None,
                  dtype=np.float64):
@@ -170,7 +146,8 @@ class MultiHeadAttention:
         return sum(arr.size for arr in self.parameters().values())
 
     # ------------------------------------------------------------------ forward
-    def __call__(self, query, key=None, value=None, *, mask=None, causal=False, return_weights=False):
+    def __call__(self, query, key=None, value=None, *, mask=None, causal=False, bias=None, head_mask=None,
+                 return_weights=False):
         """Attend from ``query`` to ``key``/``value`` (to ``query`` itself when both are omitted).
 
         Parameters
@@ -185,6 +162,10 @@ class MultiHeadAttention:
             (so the layer returns ``b_o`` for them), never NaN.
         causal : bool, default False
             Also apply :func:`mha.causal_mask` (end-aligned).
+        bias : array_like broadcastable to (batch, n_heads, seq_q, seq_k), optional
+            Added to every head's scaled scores before the softmax (e.g. a relative-position bias).
+        head_mask : array_like, shape (n_heads,), optional
+            Multiplies each head's output before concatenation: 0 switches a head off (ablation).
         return_weights : bool, default False
 
         Returns
@@ -197,7 +178,9 @@ class MultiHeadAttention:
         q, k, v = self._project(query, key, value)
         seq_q, seq_k = q.shape[1], k.shape[1]
         mask = self._combine_masks(mask, causal, q.shape[0], seq_q, seq_k)
-        out, weights = self._attend_heads(q, k, v, mask, return_weights)
+        bias = check_score_bias(bias, (q.shape[0], self.n_heads, seq_q, seq_k), q.dtype)
+        head_mask = self._check_head_mask(head_mask, q.dtype)
+        out, weights = self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask)
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
@@ -251,7 +234,7 @@ class MultiHeadAttention:
             y += b
         return y
 
-    def _attend_heads(self, q, k, v, mask, return_weights):
+    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None):
         """Heads attend in one batched matmul; grouped key/value heads broadcast, never copied."""
         batch, seq_q, _ = q.shape
         seq_k = k.shape[1]
@@ -262,15 +245,17 @@ class MultiHeadAttention:
         k5 = k.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         v5 = v.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         # k5, v5: (batch, n_kv_heads, 1, seq_k, d_head), shared by the group's query heads
-        out5, w5 = attend(q5, k5, v5, self._mask_5d(mask), return_weights=return_weights)
+        out5, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights)
+        if head_mask is not None:
+            out5 = out5 * head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
         # out5: (batch, n_kv_heads, group, seq_q, d_head) -> (batch, seq_q, n_heads * d_head)
         concat = out5.transpose(0, 3, 1, 2, 4).reshape(batch, seq_q, self.d_model)
         out = self._linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
         weights = None if w5 is None else w5.reshape(batch, self.n_heads, seq_q, seq_k)
         return out, weights
 
-    def _mask_5d(self, mask):
-        """Reshape a (batch|1, n_heads|1, seq_q|1, seq_k|1) mask to the grouped 5-D layout."""
+    def _to_5d(self, mask):
+        """Reshape a (batch|1, n_heads|1, seq_q|1, seq_k|1) mask or bias to the grouped 5-D layout."""
         if mask is None:
             return None
         m4 = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)  # (batch|1, n_heads|1, seq_q|1, seq_k|1)
@@ -288,6 +273,16 @@ class MultiHeadAttention:
         if causal:
             mask = causal_mask(seq_q, seq_k) if mask is None else mask & causal_mask(seq_q, seq_k)
         return mask
+
+    def _check_head_mask(self, head_mask, dtype):
+        if head_mask is None:
+            return None
+        head_mask = as_float_array(head_mask, "head_mask")
+        if head_mask.shape != (self.n_heads,):
+            raise ValueError(f"head_mask must have shape (n_heads,) = ({self.n_heads},), "
+                             f"got {head_mask.shape}")
+        check_finite(head_mask, "head_mask")
+        return head_mask.astype(dtype, copy=False)
 
     def _check_inputs(self, query, key, value):
         if key is None and value is not None:

@@ -193,3 +193,19 @@ def test_split_heads_error_names_the_sizes():
         mha.merge_heads(np.ones((2, 3)))
     with pytest.raises(TypeError, match="n_heads must be an integer"):
         mha.split_heads(np.ones((1, 2, 8)), 2.0)
+
+
+def test_threaded_softmax_on_large_scores_equals_single_threaded(monkeypatch):
+    rng = np.random.default_rng(10)
+    q = rng.standard_normal((4, 2, 384, 16))
+    kv = rng.standard_normal((4, 2, 384, 16))
+    mask = rng.random((4, 1, 384, 384)) < 0.5
+    mask[0, 0, 7] = False  # a fully masked query inside the threaded path
+    assert q.shape[0] * q.shape[1] * 384 * 384 >= 1 << 20  # large enough to be split across threads
+    monkeypatch.setenv("MHA_NUM_THREADS", "3")
+    threaded = mha.scaled_dot_product_attention(q, kv, kv, mask, return_weights=True)
+    monkeypatch.setenv("MHA_NUM_THREADS", "1")
+    single = mha.scaled_dot_product_attention(q, kv, kv, mask, return_weights=True)
+    for a, b in zip(threaded, single, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(threaded[1][0, :, 7], 0.0)

@@ -216,3 +216,42 @@ def test_cross_attention_layer_needs_key_and_value():
         layer(np.ones((3, 16)), np.ones((4, 6)))
     assert layer(np.ones((3, 16)), np.ones((4, 6)), np.ones((4, 10))).shape == (3, 16)
     assert "kdim=6" in repr(layer)
+
+
+def test_score_bias_reaches_each_head_like_scaled_dot_product_attention():
+    layer = random_layer(seed=13)
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((2, 5, 16))
+    bias = rng.standard_normal((4, 5, 5))  # one bias matrix per head
+    out, w = layer(x, bias=bias, return_weights=True)
+    q, k, v = (mha.split_heads(a, 4) for a in layer.project(x))
+    heads, ref_w = mha.scaled_dot_product_attention(q, k, v, bias=bias, return_weights=True)
+    np.testing.assert_allclose(w, ref_w, rtol=1e-12)
+    np.testing.assert_allclose(out, mha.merge_heads(heads) @ layer.W_o + layer.b_o, rtol=1e-12)
+
+
+def test_minus_inf_bias_acts_as_a_mask_and_constant_bias_changes_nothing():
+    layer = random_layer(seed=15)
+    x = np.random.default_rng(16).standard_normal((1, 6, 16))
+    blocked = np.where(mha.causal_mask(6), 0.0, -np.inf)
+    np.testing.assert_allclose(layer(x, bias=blocked), layer(x, causal=True), rtol=1e-13)
+    np.testing.assert_allclose(layer(x, bias=np.full((1, 4, 6, 1), 7.0)), layer(x), rtol=1e-12)
+
+
+def test_head_mask_zero_equals_removing_the_heads_rows_of_W_o():
+    layer = random_layer(seed=17)
+    x = np.random.default_rng(18).standard_normal((2, 5, 16))
+    masked = layer(x, head_mask=np.array([1.0, 0.0, 1.0, 1.0]))
+    layer.W_o[4:8] = 0  # head 1 feeds W_o through rows 4..7
+    np.testing.assert_allclose(masked, layer(x), rtol=1e-12)
+
+
+def test_bias_and_head_mask_errors():
+    layer = random_layer()
+    x = np.ones((2, 3, 16))
+    with pytest.raises(ValueError, match="bias of shape"):
+        layer(x, bias=np.ones((5, 3, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        layer(x, bias=np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match=r"head_mask must have shape \(n_heads,\) = \(4,\)"):
+        layer(x, head_mask=np.ones(3))

@@ -1,0 +1,126 @@
+"""How fast is the layer's forward pass, relative to the machine's own matrix multiply?
+
+Every number is a ratio measured in this one run, so the result does not depend on how fast the machine
+is today. The reference is NumPy's ``(batch*seq, d_model) @ (d_model, d_model)`` matmul; the layer's FLOPs
+are the matrix products of ``mha.cost.flops`` (projections, q kᵀ, weights @ v, output projection).
+Where PyTorch is installed, ``torch.nn.MultiheadAttention`` (need_weights=False) is timed at the same shape,
+dtype and thread count.
+
+Run: ``python benchmarks/bench_forward.py`` (add ``--quick`` for a smaller shape).
+Targets from issue 2: >= 60 % of the matmul rate in float32, >= 45 % in float64, <= 1.1x PyTorch's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+
+import numpy as np
+
+import mha
+
+TARGETS = {"float32": 0.60, "float64": 0.45}
+TORCH_TARGET = 1.1
+
+
+def median_times(fns, repeats: int) -> list[float]:
+    """Median seconds of each function, calls interleaved so that machine noise hits all of them alike."""
+    for fn in fns:
+        fn()  # warm up: first-touch allocations, BLAS thread start
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, bucket in zip(fns, times, strict=True):
+            start = time.perf_counter()
+            fn()
+            bucket.append(time.perf_counter() - start)
+    return [statistics.median(bucket) for bucket in times]
+
+
+def lesson_style_forward(x, W_q, W_k, W_v, W_o, n_heads):
+    """The lessons' way, for context: separate projections, scale by np.sqrt, softmax on fresh arrays."""
+    batch, seq, d_model = x.shape
+    d_k = d_model // n_heads
+    Q = (x @ W_q).reshape(batch, seq, n_heads, d_k).transpose(0, 2, 1, 3)
+    K = (x @ W_k).reshape(batch, seq, n_heads, d_k).transpose(0, 2, 1, 3)
+    V = (x @ W_v).reshape(batch, seq, n_heads, d_k).transpose(0, 2, 1, 3)
+    scores = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d_k)  # NumPy 2: float32 / float64 scalar -> float64
+    exp = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = exp / np.sum(exp, axis=-1, keepdims=True)
+    context = (weights @ V).transpose(0, 2, 1, 3).reshape(batch, seq, d_model)
+    return context @ W_o
+
+
+def bench_dtype(dtype, batch, seq, d_model, n_heads, repeats, torch):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, seq, d_model)).astype(dtype)
+    layer = mha.MultiHeadAttention(d_model, n_heads, rng=rng, dtype=dtype)
+    flat, square = x.reshape(batch * seq, d_model), layer.W_o.copy()
+
+    f = mha.cost.flops(batch, seq, d_model, n_heads, bias=False)
+    layer_flops = f.projections + f.scores + f.weighted_sum + f.output_projection
+    matmul_flops = 2 * batch * seq * d_model * d_model
+
+    fns = [lambda: flat @ square, lambda: layer(x),
+           lambda: lesson_style_forward(x, layer.W_q, layer.W_k, layer.W_v, layer.W_o, n_heads)]
+    if torch is not None:
+        module = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True,
+                                             dtype=getattr(torch, np.dtype(dtype).name)).eval()
+        tx = torch.from_numpy(x)
+
+        def torch_forward():
+            with torch.inference_mode():
+                module(tx, tx, tx, need_weights=False)
+
+        fns.append(torch_forward)
+    t_matmul, t_layer, t_lesson, *t_torch = median_times(fns, repeats)
+    row = {
+        "dtype": np.dtype(dtype).name,
+        "matmul GF/s": matmul_flops / t_matmul / 1e9,
+        "layer ms": t_layer * 1e3,
+        "layer GF/s": layer_flops / t_layer / 1e9,
+        "layer/matmul rate": (layer_flops / t_layer) / (matmul_flops / t_matmul),
+        "lesson-style/matmul rate": (layer_flops / t_lesson) / (matmul_flops / t_matmul),
+    }
+    if t_torch:
+        row["torch ms"] = t_torch[0] * 1e3
+        row["layer/torch time"] = t_layer / t_torch[0]
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="batch 2, seq 256 instead of batch 8, seq 512")
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    batch, seq = (2, 256) if args.quick else (8, 512)
+    d_model, n_heads = 512, 8
+    try:
+        import torch
+    except ImportError:
+        torch = None
+        print("PyTorch not installed: skipping the PyTorch comparison.")
+    else:
+        print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"Forward pass, batch {batch}, seq {seq}, d_model {d_model}, {n_heads} heads, "
+          "no weights returned\n")
+    for dtype in (np.float32, np.float64):
+        row = bench_dtype(dtype, batch, seq, d_model, n_heads, args.repeats, torch)
+        name = row["dtype"]
+        ok = "meets" if row["layer/matmul rate"] >= TARGETS[name] else "MISSES"
+        print(f"{name}: matmul {row['matmul GF/s']:.0f} GF/s; layer {row['layer ms']:.1f} ms = "
+              f"{row['layer GF/s']:.0f} GF/s")
+        print(f"  layer / matmul FLOP rate  {row['layer/matmul rate']:.2f}  "
+              f"({ok} target {TARGETS[name]:.2f})")
+        print(f"  lesson-style / matmul     {row['lesson-style/matmul rate']:.2f}")
+        if "layer/torch time" in row:
+            ok = "meets" if row["layer/torch time"] <= TORCH_TARGET else "MISSES"
+            print(f"  layer / PyTorch time      {row['layer/torch time']:.2f}  "
+                  f"(PyTorch {row['torch ms']:.1f} ms; {ok} target <= {TORCH_TARGET})")
+        if not math.isfinite(row["layer GF/s"]):
+            raise SystemExit("non-finite timing")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""Weight attributes that keep shared storage in sync."""
+
+from __future__ import annotations
+
+from mha._validation import as_float_array, check_finite
+
+
+class Parameter:
+    """A weight attribute whose assignment copies into the layer's storage after a shape check.
+
+    Assigning (``layer.W_q = new``) writes into the existing array, so views such as the fused
+    ``[W_q | W_k | W_v]`` matrix stay in sync; in-place edits (``layer.W_q[0, 0] = 1``) work the same way.
+    """
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, layer, owner=None):
+        return self if layer is None else layer._params[self.name]
+
+    def __set__(self, layer, value):
+        target = layer._params[self.name]
+        if target is None:
+            if value is None:
+                return
+            raise ValueError(f"{self.name} does not exist: the layer was built with bias=False")
+        value = as_float_array(value, self.name)
+        if value.shape != target.shape:
+            raise ValueError(f"{self.name} must have shape {target.shape}, got {value.shape}")
+        check_finite(value, self.name)
+        target[...] = value

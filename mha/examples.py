@@ -1,0 +1,71 @@
+"""The sentences the course returns to, and deterministic toy embeddings for them.
+
+Toy embeddings are not learned: each word gets a fixed random vector derived from the word itself, so the
+same word has the same vector in every sentence and every run. They are enough to watch shapes, masks and
+heads at work; the chapter on heads that learn trains real ones.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+import numpy as np
+
+from mha._validation import check_dtype_argument, check_positive_int
+
+__all__ = ["SENTENCES", "tokenize", "toy_embeddings"]
+
+#: Sentences from the lessons, by a short name.
+SENTENCES = {
+    "animal": "The animal didn't cross the street because it was too tired",
+    "telescope": "She saw the man with the telescope",
+    "keys": "The keys on the table belong to Sara",
+    "cat": "The cat sat on the mat",
+    "fox": "The quick brown fox jumps over the lazy dog",
+    "apple": "I love Apple phones",
+}
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Split a sentence into word tokens (apostrophes stay inside words, punctuation is dropped).
+
+    Examples
+    --------
+    >>> tokenize("The animal didn't cross the street.")
+    ['The', 'animal', "didn't", 'cross', 'the', 'street']
+    """
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+    return re.findall(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?", sentence)
+
+
+def toy_embeddings(tokens, d_model: int, *, seed: int = 0, dtype=np.float64) -> np.ndarray:
+    """One fixed random vector per word, shape (len(tokens), d_model), with unit variance per entry.
+
+    Case is ignored ("The" and "the" share a vector), so repeated words really are identical inputs.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+    d_model : int
+    seed : int, default 0
+        Changes every word's vector together.
+    dtype : np.float32 or np.float64
+
+    Examples
+    --------
+    >>> x = toy_embeddings(["The", "cat", "the"], 4)
+    >>> x.shape, bool(np.array_equal(x[0], x[2]))
+    ((3, 4), True)
+    """
+    d_model = check_positive_int(d_model, "d_model")
+    dtype = check_dtype_argument(dtype)
+    tokens = list(tokens)
+    if not tokens or not all(isinstance(t, str) for t in tokens):
+        raise TypeError("tokens must be a non-empty sequence of str")
+    rows = []
+    for token in tokens:
+        word_seed = zlib.crc32(token.lower().encode("utf8"))  # stable across runs, unlike hash()
+        rows.append(np.random.default_rng([seed, word_seed]).standard_normal(d_model))
+    return np.stack(rows).astype(dtype)
