@@ -42,20 +42,36 @@ INSTALL_NOTE = (
 INSTALL_CELL = "%pip install -q ipywidgets mha-course"
 
 
-@functools.lru_cache(maxsize=4)
-def notebook_pages(srcdir: Path) -> dict[str, Path]:
-    """docname -> source path for every notebook page in ``_toc.yml`` (kernelspec in header)."""
+def toc_docnames(root: Path) -> list[str]:
+    """Every page in ``root/_toc.yml``, in book order (root page first)."""
     from sphinx_external_toc.parsing import parse_toc_yaml
 
+    return list(parse_toc_yaml(Path(root) / "_toc.yml"))
+
+
+def is_notebook(path: Path) -> bool:
+    """An ``.ipynb``, or a MyST ``.md`` whose front matter declares a ``kernelspec``."""
+    if path.suffix == ".ipynb":
+        return True
+    text = path.read_text(encoding="utf8") if path.suffix == ".md" else ""
+    return text.startswith("---") and "kernelspec:" in text.split("---", 2)[1]
+
+
+@functools.lru_cache(maxsize=4)
+def notebook_pages(root: Path) -> dict[str, Path]:
+    """docname -> source file for every notebook page of the toc, in book order.
+
+    The one place that decides which pages are notebooks: the JupyterLite contents, the launch
+    buttons and the test harness (tests/conftest.py) all use it.
+    """
     pages = {}
-    for docname in parse_toc_yaml(srcdir / "_toc.yml"):
-        for suffix in (".md", ".ipynb"):
-            path = srcdir / f"{docname}{suffix}"
-            if not path.is_file():
-                continue
-            if suffix == ".ipynb" or "kernelspec:" in path.read_text(encoding="utf8")[:2000]:
-                pages[docname] = path
-            break
+    for docname in toc_docnames(root):
+        sources = [Path(root) / f"{docname}{suffix}" for suffix in (".md", ".ipynb")]
+        existing = [path for path in sources if path.is_file()]
+        if not existing:
+            raise FileNotFoundError(f"_toc.yml lists {docname!r} but no .md/.ipynb file exists")
+        if is_notebook(existing[0]):
+            pages[docname] = existing[0]
     return pages
 
 
