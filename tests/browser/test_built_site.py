@@ -218,3 +218,25 @@ def test_every_notebook_page_links_to_its_live_notebook(site, site_pages, lite):
         app, _, query = links[0].partition("?")
         assert (html.parent / app).resolve() == (lite / "notebooks" / "index.html").resolve()
         assert query == f"path={page.docname}.ipynb"
+
+
+def test_every_displayed_figure_has_an_image(site):
+    """A Figure shown before matplotlib's inline backend is active appears as bare text.
+
+    ``mha.plotting`` returns ``matplotlib.figure.Figure`` objects; IPython draws them only once the
+    inline backend is set up (``%matplotlib inline``, or importing ``matplotlib.pyplot``). Without
+    it the page shows ``<Figure size 640x480 with 1 Axes>`` instead of the picture.
+    """
+    import nbformat
+
+    executed = site.parent / "jupyter_execute"
+    textual = []
+    for path in sorted(executed.rglob("*.ipynb")):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                if str(data.get("text/plain", "")).startswith("<Figure size") and not any(
+                    key.startswith("image/") for key in data
+                ):
+                    textual.append(f"{path.relative_to(executed)} cell {index}")
+    assert textual == [], "add `%matplotlib inline` (or import matplotlib.pyplot) first"
