@@ -113,6 +113,9 @@ def prepare_lite(app, config) -> None:
 
     srcdir = Path(app.srcdir)
     lite_dir = srcdir / config.jupyterlite_dir
+    # JupyterLite caches wheel metadata by file name; a rebuilt wheel keeps its name, so a stale
+    # cache would publish the old wheel's hash. Start clean.
+    shutil.rmtree(lite_dir / ".cache", ignore_errors=True)
     wheel = build_wheel(srcdir, lite_dir / "pypi")
     LOGGER.info(f"[lite_site] built {wheel.name} for JupyterLite")
     contents = srcdir / config.jupyterlite_content_dir
