@@ -1,11 +1,13 @@
 """Pure plotting functions: arrays in, a ``matplotlib.figure.Figure`` out.
 
-Figures are built with ``matplotlib.figure.Figure`` rather than ``pyplot``, so nothing is shown twice in
-a notebook and nothing needs closing; a notebook cell displays the returned figure. Every figure has a
+Figures are :class:`~mha.plotting._style.CourseFigure` objects built without ``pyplot``, so nothing is
+shown twice in a notebook and nothing needs closing; a notebook cell displays the returned figure, with
+its alt text. Every figure has a
 white background (readable on the site's dark theme), labelled axes, titled heads and a perceptual
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
+from mha.plotting._style import CourseFigure, register_ipython_display
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.scaling import (
     plot_saturation,
@@ -22,7 +24,10 @@ from mha.plotting.shapes import (
 )
 from mha.plotting.tradeoff import plot_pattern_tradeoff
 
+register_ipython_display()
+
 __all__ = [
+    "CourseFigure",
     "plot_attention",
     "plot_heads",
     "plot_scores_and_weights",
