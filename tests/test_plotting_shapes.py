@@ -31,15 +31,19 @@ def strips(page):
             for s in found]
 
 
-def test_table_has_one_row_per_step_with_its_shape_and_strides():
+@pytest.mark.parametrize("show_code", [True, False])
+def test_table_has_one_row_per_step_with_its_shape_and_strides(show_code):
     steps = trace_shapes(2, 3, 8, 2)
-    table = cells(shape_table_html(steps, title="sizes"))
-    assert table[0][0] == "step"
+    table = cells(shape_table_html(steps, title="sizes", show_code=show_code))
+    assert table[0][0] == "step" and ("computed as" in table[0]) == show_code
     assert len(table) == 1 + len(steps)
     for row, step in zip(table[1:], steps, strict=True):
+        shape, strides, memory = row[-3:]
         assert step.name in row[0]
-        assert row[3] == str(step.shape) and row[4] == str(step.strides)
-        assert ("view of" in row[5]) == (step.view_of is not None)
+        assert shape.endswith(f'<span class="nowrap">{step.shape}</span>') and step.dims in shape
+        assert strides == f'<span class="nowrap">{step.strides}</span>'
+        assert ("view of" in memory) == (step.view_of is not None)
+        assert ("strided" in memory) == (not step.contiguous)
 
 
 def test_table_escapes_text():

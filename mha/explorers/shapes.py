@@ -27,7 +27,7 @@ def render_shapes(batch: int, seq: int, d_model: int, n_heads: int) -> str:
     steps = trace_shapes(batch, seq, d_model, n_heads, rng=0)
     title = (f"batch = {batch}, seq = {seq}, d_model = {d_model}, n_heads = {n_heads} "
              f"→ d_head = {d_model // n_heads}")
-    return shape_table_html(steps, title=title) + memory_layout_html(steps)
+    return shape_table_html(steps, title=title, show_code=False) + memory_layout_html(steps)
 
 
 def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts=HEAD_COUNTS):

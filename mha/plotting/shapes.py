@@ -22,8 +22,11 @@ _STYLE = (
     "<style>"
     ".mha-shapes{background:#fff;color:#111;font-family:system-ui,sans-serif;font-size:13px;padding:6px}"
     ".mha-shapes table{border-collapse:collapse}"
-    ".mha-shapes td,.mha-shapes th{border:1px solid #ccc;padding:2px 6px;text-align:left;color:#111}"
-    ".mha-shapes td:nth-child(4),.mha-shapes td:nth-child(5){white-space:nowrap}"
+    ".mha-shapes td,.mha-shapes th{border:1px solid #ccc;padding:2px 5px;text-align:left;color:#111;"
+    "font-size:12px;line-height:1.3;vertical-align:top}"
+    ".mha-shapes code{color:#8b1a1a;background:none;font-size:11.5px;padding:0}"
+    ".mha-shapes .dims{color:#555}"
+    ".mha-shapes .nowrap{white-space:nowrap}"
     ".mha-shapes caption{caption-side:top;color:#111}"
     ".mha-shapes .strip{line-height:1.1}"
     ".mha-shapes .strip span{display:inline-block;min-width:22px;margin:1px;padding:1px 2px;"
@@ -54,12 +57,11 @@ def _text_color(background: str) -> str:
 
 
 def _memory_note(step) -> str:
-    if step.view_of is None:
-        return "new array" + ("" if step.contiguous else " (not contiguous)")
-    return f"view of {step.view_of}" + (", contiguous" if step.contiguous else ", not contiguous")
+    owner = "new array" if step.view_of is None else f"view of {step.view_of}"
+    return owner + ("" if step.contiguous else " (strided)")
 
 
-def shape_table_html(steps, *, title: str | None = None) -> str:
+def shape_table_html(steps, *, title: str | None = None, show_code: bool = True) -> str:
     """An HTML table of traced steps: name, formula, shape in words and numbers, strides, memory.
 
     Parameters
@@ -68,6 +70,8 @@ def shape_table_html(steps, *, title: str | None = None) -> str:
         From :func:`mha.shapes.trace_layer` or :func:`mha.shapes.trace_shapes`.
     title : str, optional
         Caption above the table.
+    show_code : bool, default True
+        Include the column with the NumPy expression of each step (leave it out for a narrow table).
 
     Returns
     -------
@@ -80,11 +84,17 @@ def shape_table_html(steps, *, title: str | None = None) -> str:
     >>> table.count("<tr>"), "(1, 2, 3, 4)" in table
     (18, True)
     """
-    header = ("step", "computed as", "shape", "sizes", "strides (elements)", "memory")
+    header = ["step", "computed as", "shape", "strides (elements)", "memory"]
+    if not show_code:
+        header.remove("computed as")
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr>"]
     for step in steps:
-        cells = (f"<b>{html.escape(step.name)}</b>", f"<code>{html.escape(step.code)}</code>",
-                 html.escape(step.dims), str(step.shape), str(step.strides), html.escape(_memory_note(step)))
+        cells = [f"<b>{html.escape(step.name)}</b>",
+                 f'<span class="dims">{html.escape(step.dims)}</span><br>'
+                 f'<span class="nowrap">{step.shape}</span>',
+                 f'<span class="nowrap">{step.strides}</span>', html.escape(_memory_note(step))]
+        if show_code:
+            cells.insert(1, f"<code>{html.escape(step.code)}</code>")
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     caption = f"<caption>{html.escape(title)}</caption>" if title else ""
     return f'{_STYLE}<div class="mha-shapes"><table>{caption}{"".join(rows)}</table></div>'
