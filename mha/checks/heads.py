@@ -142,6 +142,12 @@ def _layer_mistakes(x, w: _Weights) -> list[Mistake]:
                 for f, m in SPLIT_MISTAKES.items()]
     mistakes += [Mistake(m, lambda f=f: _layer_output(x, w, N_HEADS, merge=f))
                  for f, m in MERGE_MISTAKES.items()]
+    mistakes.append(Mistake(
+        "you reshaped without transposing both when splitting and when merging the heads: the shapes "
+        "work out, but each 'head' holds a slice of the *sequence* instead of a slice of the features, "
+        "so the numbers are wrong. Split with reshape(batch, seq, n_heads, d_head).transpose(0, 2, 1, 3) "
+        "and undo that transpose before merging.",
+        lambda: _layer_output(x, w, N_HEADS, split=_split_no_transpose, merge=_merge_no_transpose)))
     transposed = _Weights(w.W_q.T, w.W_k.T, w.W_v.T, w.W_o.T, w.b_q, w.b_k, w.b_v, w.b_o)
     return mistakes + [
         Mistake(f"the scores were not scaled: divide them by √d_head = √{D_HEAD}.",
