@@ -2,4 +2,6 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
-__all__: list[str] = []
+from mha.explorers.cross import alignment_explorer
+
+__all__ = ["alignment_explorer"]
