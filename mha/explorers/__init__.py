@@ -2,6 +2,7 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
+from mha.explorers.cost import cost_explorer
 from mha.explorers.cross import alignment_explorer
 
-__all__ = ["alignment_explorer"]
+__all__ = ["alignment_explorer", "cost_explorer"]

@@ -6,7 +6,9 @@ white background (readable on the site's dark theme), labelled axes, titled head
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
+from mha.plotting.cost import plot_cost_breakdown, plot_heads_tradeoff, plot_scaling
 from mha.plotting.cross import plot_alignment, plot_links
 from mha.plotting.heads import plot_attention, plot_heads
 
-__all__ = ["plot_attention", "plot_heads", "plot_alignment", "plot_links"]
+__all__ = ["plot_attention", "plot_heads", "plot_alignment", "plot_links",
+           "plot_cost_breakdown", "plot_scaling", "plot_heads_tradeoff"]
