@@ -19,7 +19,7 @@ from mha.plotting.cost import (  # noqa: E402
     loglog_slope,
     plot_cost_breakdown,
     plot_heads_tradeoff,
-    plot_scaling,
+    plot_growth,
 )
 
 
@@ -97,7 +97,7 @@ def test_cost_breakdown_keeps_given_axis_ranges():
 
 def test_plot_scaling_panels_slopes_and_styles():
     x = np.array([64, 128, 256, 512])
-    fig = plot_scaling(x, {"time": {"measured": 2.0 * x**1.5, "predicted": x**2.0},
+    fig = plot_growth(x, {"time": {"measured": 2.0 * x**1.5, "predicted": x**2.0},
                            "bytes": {"measured": 5.0 * x}}, dashed={"predicted"}, title="s")
     ax_time, ax_bytes = fig.axes
     labels = [t.get_text() for t in ax_time.get_legend().get_texts()]
@@ -111,7 +111,7 @@ def test_plot_scaling_panels_slopes_and_styles():
 
 def test_plot_scaling_needs_a_panel():
     with pytest.raises(ValueError, match="at least one"):
-        plot_scaling([1, 2], {})
+        plot_growth([1, 2], {})
 
 
 def test_heads_tradeoff_scales_each_panel_to_a_readable_unit():

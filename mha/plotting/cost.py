@@ -15,7 +15,7 @@ __all__ = [
     "format_flops",
     "loglog_slope",
     "plot_cost_breakdown",
-    "plot_scaling",
+    "plot_growth",
     "plot_heads_tradeoff",
     "QUADRATIC_ITEMS",
 ]
@@ -156,7 +156,7 @@ def plot_cost_breakdown(flop_count, memory_count, *, title: str | None = None,
     return fig
 
 
-def plot_scaling(x, panels: Mapping[str, Mapping[str, Sequence[float]]], *, dashed: Collection[str] = (),
+def plot_growth(x, panels: Mapping[str, Mapping[str, Sequence[float]]], *, dashed: Collection[str] = (),
                  xlabel: str = "sequence length (tokens)", title: str | None = None, fit_last: int = 3):
     """Log-log curves, one panel per quantity, each legend entry with its fitted slope.
 
@@ -178,7 +178,7 @@ def plot_scaling(x, panels: Mapping[str, Mapping[str, Sequence[float]]], *, dash
     Examples
     --------
     >>> n = np.array([128, 256, 512])
-    >>> fig = plot_scaling(n, {"FLOPs": {"scores": n**2, "projections": 10 * n}})
+    >>> fig = plot_growth(n, {"FLOPs": {"scores": n**2, "projections": 10 * n}})
     >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     ['scores (slope 2.00)', 'projections (slope 1.00)']
     """
