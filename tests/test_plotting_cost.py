@@ -18,8 +18,8 @@ from mha.plotting.cost import (  # noqa: E402
     format_flops,
     loglog_slope,
     plot_cost_breakdown,
-    plot_heads_tradeoff,
     plot_growth,
+    plot_heads_tradeoff,
 )
 
 
