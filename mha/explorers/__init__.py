@@ -2,8 +2,10 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
+from mha.explorers.cost import cost_explorer
+from mha.explorers.cross import alignment_explorer
 from mha.explorers.heads import head_explorer
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 
-__all__ = ["head_explorer", "scaling_explorer", "shape_explorer"]
+__all__ = ["head_explorer", "scaling_explorer", "shape_explorer", "alignment_explorer", "cost_explorer"]

@@ -8,6 +8,8 @@ colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these f
 """
 
 from mha.plotting._style import CourseFigure, register_ipython_display
+from mha.plotting.cost import plot_cost_breakdown, plot_growth, plot_heads_tradeoff
+from mha.plotting.cross import plot_alignment, plot_links
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.scaling import (
     plot_saturation,
@@ -40,4 +42,9 @@ __all__ = [
     "plot_head_assignment",
     "plot_influence",
     "plot_masks",
+    "plot_alignment",
+    "plot_links",
+    "plot_cost_breakdown",
+    "plot_growth",
+    "plot_heads_tradeoff",
 ]

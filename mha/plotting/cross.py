@@ -1,0 +1,121 @@
+"""Cross-attention pictures: which source word each target word reads, per head or as links between words."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mha._validation import as_float_array
+from mha.plotting._style import SERIES_COLORS, new_figure
+from mha.plotting.heads import plot_heads
+
+__all__ = ["plot_alignment", "plot_links"]
+
+#: Links lighter than this are not drawn: they would only grey the picture.
+MIN_LINK_WEIGHT = 0.02
+#: The reference marker: a hollow square in a colour that stands out on every viridis shade.
+REFERENCE_COLOR = SERIES_COLORS[1]
+
+
+def _check_reference(reference, seq_q: int, seq_k: int) -> np.ndarray | None:
+    if reference is None:
+        return None
+    reference = np.asarray(reference)
+    if reference.shape != (seq_q,) or reference.dtype.kind not in "iu":
+        raise ValueError(f"reference must hold one key index per query, shape ({seq_q},) of int, "
+                         f"got shape {reference.shape} and dtype {reference.dtype}")
+    if reference.size and (reference.min() < 0 or reference.max() >= seq_k):
+        raise ValueError(f"reference indices must lie in [0, {seq_k}), got {reference.tolist()}")
+    return reference
+
+
+def plot_alignment(weights, tokens_q, tokens_k, *, reference=None, head_titles: Sequence[str] | None = None,
+                   title: str | None = None):
+    """Every head's cross-attention weights, with the expected alignment marked by hollow squares.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n_heads, seq_q, seq_k)
+        Target (query) words down, source (key) words across.
+    tokens_q, tokens_k : sequence of str
+        Target and source words.
+    reference : array_like of int, shape (seq_q,), optional
+        For each target word, the index of the source word it should read; marked on every head.
+    head_titles : sequence of str, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> w = np.full((2, 2, 3), 1 / 3)
+    >>> fig = plot_alignment(w, ["le", "chat"], ["the", "black", "cat"], reference=[0, 2])
+    >>> len(fig.axes[0].lines)  # one marker line per head
+    1
+    """
+    weights = as_float_array(weights, "weights")
+    if weights.ndim != 3:
+        raise ValueError(f"weights must have shape (n_heads, seq_q, seq_k), got {weights.shape}")
+    n_heads, seq_q, seq_k = weights.shape
+    reference = _check_reference(reference, seq_q, seq_k)
+    fig = plot_heads(weights, tokens_q, tokens_k, title=title, head_titles=head_titles)
+    if reference is not None:
+        for ax in fig.axes[:n_heads]:  # plot_heads creates the head panels first, the colour bar last
+            ax.plot(reference, np.arange(seq_q), linestyle="none", marker="s", markersize=9,
+                    markerfacecolor="none", markeredgecolor=REFERENCE_COLOR, markeredgewidth=1.8)
+    return fig
+
+
+def plot_links(weights, tokens_q, tokens_k, *, title: str = "Who reads whom",
+               query_label: str = "decoder (queries)", key_label: str = "encoder (keys, values)"):
+    """One head's weights as lines from each target word (top) to the source words it reads (bottom).
+
+    Line width and opacity grow with the weight; weights under ``MIN_LINK_WEIGHT`` are not drawn.
+
+    Parameters
+    ----------
+    weights : array_like, shape (seq_q, seq_k)
+    tokens_q, tokens_k : sequence of str
+    title, query_label, key_label : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = plot_links(np.eye(2), ["le", "chat"], ["the", "cat"])
+    >>> len(fig.axes[0].lines)  # two links of weight 1, the zeros are skipped
+    2
+    """
+    weights = as_float_array(weights, "weights")
+    if weights.ndim != 2:
+        raise ValueError(f"weights must have shape (seq_q, seq_k), got {weights.shape}")
+    seq_q, seq_k = weights.shape
+    tokens_q, tokens_k = list(tokens_q), list(tokens_k)
+    if len(tokens_q) != seq_q or len(tokens_k) != seq_k:
+        raise ValueError(f"need {seq_q} query and {seq_k} key tokens for weights of shape {weights.shape}, "
+                         f"got {len(tokens_q)} and {len(tokens_k)}")
+    width = max(seq_q, seq_k)
+    fig = new_figure(1.0 + 0.9 * width, 2.6)
+    ax = fig.add_subplot()
+    # Centre the shorter row under the longer one.
+    x_q = np.arange(seq_q) + (width - seq_q) / 2
+    x_k = np.arange(seq_k) + (width - seq_k) / 2
+    for i, j in zip(*np.nonzero(weights >= MIN_LINK_WEIGHT), strict=True):
+        w = float(weights[i, j])
+        ax.plot([x_q[i], x_k[j]], [1.0, 0.0], color=SERIES_COLORS[0], linewidth=0.5 + 3.5 * w,
+                alpha=0.25 + 0.75 * w, solid_capstyle="round")
+    for xs, tokens, y, va in ((x_q, tokens_q, 1.05, "bottom"), (x_k, tokens_k, -0.05, "top")):
+        for x, token in zip(xs, tokens, strict=True):
+            ax.text(x, y, token, ha="center", va=va, fontsize=11)
+    ax.set_xlim(-0.7, width - 0.3)
+    ax.set_ylim(-0.45, 1.45)
+    ax.set_yticks([0.0, 1.0], labels=[key_label, query_label])
+    ax.set_xticks([])
+    ax.spines[["top", "right", "bottom"]].set_visible(False)
+    ax.set_title(title)
+    return fig
