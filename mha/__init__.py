@@ -11,7 +11,7 @@ parameters, FLOPs and bytes.
 (2, 3, 512)
 """
 
-from mha import cost
+from mha import checks, cost
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
 from mha.efficient import KVCache, chunked_attention
 from mha.layers import MultiHeadAttention
@@ -31,4 +31,5 @@ __all__ = [
     "chunked_attention",
     "KVCache",
     "cost",
+    "checks",
 ]
