@@ -271,8 +271,6 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     -------
     TrainingHistory
     """
-    from tqdm.auto import tqdm
-
     steps = check_positive_int(steps, "steps")
     rng = as_generator(rng)
     snapshot_steps = set(snapshot_steps)
@@ -285,7 +283,7 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     rates = learning_rates(lr, steps, warmup)
     start = time.perf_counter()
     with _blas_limit(blas_threads):
-        for step in tqdm(range(steps + 1), desc="training", disable=not progress, mininterval=0.5):
+        for step in _progress_bar(steps + 1, progress):
             if step in snapshot_steps:
                 _, weights = model(probe, return_weights=True)
                 history.snapshots[step] = [w[0] for w in weights]  # (n_heads, seq, seq) per layer
@@ -314,6 +312,14 @@ def learning_rates(lr: float, steps: int, warmup: int = 50) -> np.ndarray:
     rise = np.minimum(1.0, (step + 1) / warmup) if warmup else np.ones(steps)
     decay = 0.55 + 0.45 * np.cos(np.pi * step / steps)  # 1 at the start, 0.1 at the end
     return lr * rise * decay
+
+
+def _progress_bar(total: int, show: bool):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # e.g. in a browser kernel without tqdm: train silently
+        return range(total)
+    return tqdm(range(total), desc="training", disable=not show, mininterval=0.5)
 
 
 def _blas_limit(threads):

@@ -2,4 +2,6 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
-__all__: list[str] = []
+from mha.explorers.training import pruning_explorer, training_explorer
+
+__all__: list[str] = ["training_explorer", "pruning_explorer"]

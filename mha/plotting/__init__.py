@@ -7,5 +7,6 @@ colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these f
 """
 
 from mha.plotting.heads import plot_attention, plot_heads
+from mha.plotting.training import plot_head_scores, plot_pruning, plot_training_curve
 
-__all__ = ["plot_attention", "plot_heads"]
+__all__ = ["plot_attention", "plot_heads", "plot_training_curve", "plot_head_scores", "plot_pruning"]
