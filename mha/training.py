@@ -8,7 +8,6 @@ model learns to do, its attention heads do. Inference and ablation go through th
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from mha._validation import as_float_array, as_generator, check_dtype_argument, 
 from mha.grad import cross_entropy, mha_backward, mha_forward
 from mha.layers import MultiHeadAttention
 from mha.tasks import Batch
+from mha.threads import blas_threads as blas_threads_limit
 
 __all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
 
@@ -68,6 +68,22 @@ class AttentionOnlyModel:
         readout = rng.standard_normal((d_model, vocab_size)) / math.sqrt(d_model)  # logits of unit scale
         self.unembedding = readout.astype(self.dtype)
         self.d_model, self.n_heads = d_model, self.layers[0].n_heads
+
+    def copy(self) -> AttentionOnlyModel:
+        """An independent copy: same weights, own arrays (training one does not change the other)."""
+        twin = AttentionOnlyModel.__new__(AttentionOnlyModel)
+        twin.__dict__.update(self.__dict__)
+        twin.token_embedding = self.token_embedding.copy()
+        twin.position_embedding = self.position_embedding.copy()
+        twin.unembedding = self.unembedding.copy()
+        twin.layers = []
+        for layer in self.layers:
+            clone = MultiHeadAttention(layer.d_model, layer.n_heads, kdim=layer.kdim, vdim=layer.vdim,
+                                       bias=layer.bias, n_kv_heads=layer.n_kv_heads, rng=0, dtype=layer.dtype)
+            for name, arr in layer.parameters().items():
+                setattr(clone, name, arr)  # copies into the clone's own (fused) storage
+            twin.layers.append(clone)
+        return twin
 
     def parameters(self) -> dict[str, np.ndarray]:
         """Every learned array by name (``layers.0.W_q``, ...); editing one edits the model."""
@@ -237,11 +253,13 @@ class TrainingHistory:
     accuracy: list[float] = field(default_factory=list)
     #: step -> one (n_heads, seq, seq) weight array per layer, on the probe sequence
     snapshots: dict[int, list[np.ndarray]] = field(default_factory=dict)
+    #: step -> (loss, accuracy) on the held-out batch, at the snapshot steps
+    evaluations: dict[int, tuple[float, float]] = field(default_factory=dict)
     seconds: float = 0.0
 
 
 def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-2, warmup: int = 50,
-          probe=None, snapshot_steps=(), progress: bool = True,
+          probe=None, snapshot_steps=(), held_out: Batch | None = None, progress: bool = True,
           blas_threads: int | None = 1) -> TrainingHistory:
     """Train ``model`` with Adam on fresh batches from ``sample(rng)``, with a progress bar.
 
@@ -260,12 +278,13 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     probe : int array_like, shape (seq,), optional
         A sequence whose attention weights are recorded at ``snapshot_steps`` (step 0 = before training).
     snapshot_steps : iterable of int
+    held_out : Batch, optional
+        Evaluated (loss and accuracy) at ``snapshot_steps``, into ``history.evaluations``.
     progress : bool, default True
         Show a tqdm progress bar (a widget in notebooks).
     blas_threads : int or None, default 1
-        BLAS threads while training (needs ``threadpoolctl``; ignored without it). The model's matrices
-        are tiny: waking threads costs more than they save, and far more on a busy machine. None leaves
-        the setting alone.
+        BLAS threads while training (see :mod:`mha.threads`): the model's matrices are tiny, and
+        waking threads costs more than they save. None leaves the setting alone.
 
     Returns
     -------
@@ -276,17 +295,19 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     snapshot_steps = set(snapshot_steps)
     if probe is not None:
         probe = model._check_tokens(np.asarray(probe)[None])
-    elif snapshot_steps:
-        raise ValueError("snapshot_steps need a probe sequence")
+    elif snapshot_steps and held_out is None:
+        raise ValueError("snapshot_steps need a probe sequence, a held_out batch, or both")
     history = TrainingHistory()
     optimizer = Adam(model.parameters(), lr=lr)
     rates = learning_rates(lr, steps, warmup)
     start = time.perf_counter()
-    with _blas_limit(blas_threads):
+    with blas_threads_limit(blas_threads):
         for step in _progress_bar(steps + 1, progress):
-            if step in snapshot_steps:
+            if step in snapshot_steps and probe is not None:
                 _, weights = model(probe, return_weights=True)
                 history.snapshots[step] = [w[0] for w in weights]  # (n_heads, seq, seq) per layer
+            if step in snapshot_steps and held_out is not None:
+                history.evaluations[step] = evaluate(model, held_out)
             if step == steps:
                 break
             batch = sample(rng)
@@ -320,14 +341,3 @@ def _progress_bar(total: int, show: bool):
     except ImportError:  # e.g. in a browser kernel without tqdm: train silently
         return range(total)
     return tqdm(range(total), desc="training", disable=not show, mininterval=0.5)
-
-
-def _blas_limit(threads):
-    if threads is None:
-        return contextlib.nullcontext()
-    threads = check_positive_int(threads, "blas_threads")
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: training is only slower without it
-        return contextlib.nullcontext()
-    return threadpool_limits(threads, user_api="blas")

@@ -2,6 +2,12 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
+from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
 
-__all__: list[str] = ["training_explorer", "pruning_explorer"]
+__all__: list[str] = [
+    "training_explorer",
+    "pruning_explorer",
+    "online_softmax_explorer",
+    "kv_sharing_explorer",
+]

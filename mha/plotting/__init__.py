@@ -6,7 +6,18 @@ white background (readable on the site's dark theme), labelled axes, titled head
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
+from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.training import plot_head_scores, plot_pruning, plot_training_curve
 
-__all__ = ["plot_attention", "plot_heads", "plot_training_curve", "plot_head_scores", "plot_pruning"]
+__all__ = [
+    "plot_attention",
+    "plot_heads",
+    "plot_training_curve",
+    "plot_head_scores",
+    "plot_pruning",
+    "plot_online_softmax",
+    "plot_memory",
+    "plot_decode_cost",
+    "plot_kv_tradeoff",
+]
