@@ -18,17 +18,8 @@ from mha.grad import (
     mha_forward,
     softmax_backward,
 )
+from tests.factories import random_layer
 from tests.gradcheck import assert_gradients_match, numerical_gradient
-
-
-def random_layer(seed=0, d_model=8, n_heads=4, **kwargs):
-    """A float64 layer with non-zero biases, so that bias gradients are exercised."""
-    layer = mha.MultiHeadAttention(d_model, n_heads, rng=seed, **kwargs)
-    rng = np.random.default_rng(seed + 1)
-    for name, arr in layer.parameters().items():
-        if name.startswith("b_"):
-            arr[...] = rng.standard_normal(arr.shape)
-    return layer
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

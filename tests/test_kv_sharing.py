@@ -5,15 +5,11 @@ import pytest
 
 import mha
 from mha.kv_sharing import fit_to_teacher, pool_kv_heads, relative_error
+from tests import factories
 
 
-def random_layer(n_kv_heads=None, seed=0, **kwargs):
-    layer = mha.MultiHeadAttention(16, 4, n_kv_heads=n_kv_heads, rng=seed, **kwargs)
-    rng = np.random.default_rng(seed + 1)
-    for name, arr in layer.parameters().items():
-        if name.startswith("b_"):
-            arr[...] = rng.standard_normal(arr.shape)
-    return layer
+def random_layer(n_kv_heads=None, seed=0):
+    return factories.random_layer(16, 4, seed=seed, n_kv_heads=n_kv_heads)
 
 
 @pytest.mark.parametrize("n_kv", [4, 2, 1])
