@@ -3,9 +3,15 @@ and its slider values to :func:`mha.widgets.frame_explorer`. One module per topi
 """
 
 from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
+from mha.explorers.heads import head_explorer
+from mha.explorers.scaling import scaling_explorer
+from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
 
-__all__: list[str] = [
+__all__ = [
+    "head_explorer",
+    "scaling_explorer",
+    "shape_explorer",
     "training_explorer",
     "pruning_explorer",
     "online_softmax_explorer",

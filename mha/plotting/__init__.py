@@ -1,18 +1,47 @@
 """Pure plotting functions: arrays in, a ``matplotlib.figure.Figure`` out.
 
-Figures are built with ``matplotlib.figure.Figure`` rather than ``pyplot``, so nothing is shown twice in
-a notebook and nothing needs closing; a notebook cell displays the returned figure. Every figure has a
+Figures are :class:`~mha.plotting._style.CourseFigure` objects built without ``pyplot``, so nothing is
+shown twice in a notebook and nothing needs closing; a notebook cell displays the returned figure, with
+its alt text. Every figure has a
 white background (readable on the site's dark theme), labelled axes, titled heads and a perceptual
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
+from mha.plotting._style import CourseFigure, register_ipython_display
 from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
 from mha.plotting.heads import plot_attention, plot_heads
+from mha.plotting.scaling import (
+    plot_saturation,
+    plot_scaling_frame,
+    plot_score_variance,
+    plot_scores_and_weights,
+)
+from mha.plotting.shapes import (
+    memory_layout_html,
+    plot_head_assignment,
+    plot_influence,
+    plot_masks,
+    shape_table_html,
+)
+from mha.plotting.tradeoff import plot_pattern_tradeoff
 from mha.plotting.training import plot_head_scores, plot_pruning, plot_training_curve
 
+register_ipython_display()
+
 __all__ = [
+    "CourseFigure",
     "plot_attention",
     "plot_heads",
+    "plot_scores_and_weights",
+    "plot_score_variance",
+    "plot_saturation",
+    "plot_scaling_frame",
+    "plot_pattern_tradeoff",
+    "shape_table_html",
+    "memory_layout_html",
+    "plot_head_assignment",
+    "plot_influence",
+    "plot_masks",
     "plot_training_curve",
     "plot_head_scores",
     "plot_pruning",
