@@ -81,3 +81,10 @@ def test_efficient_explorers_render_a_frame_per_setting():
     assert sorted(explorer.frames) == [(1, 0), (1, 10), (2, 0), (2, 10)]
     assert explorer.sliders["n_kv_heads"].value == 2  # starts at the most key/value heads
     assert not plt.get_fignums()
+
+
+def test_efficient_figures_describe_their_numbers_in_alt_text():
+    assert "block 2 of 3" in plot_online_softmax(**_trace(), step=1).describe()
+    assert "1 MiB, 4 MiB" in plot_memory([256, 512], {"full": [2**20, 4 * 2**20]}, {}).describe()
+    text = plot_kv_tradeoff(["2", "1"], [2048, 1024], {"accuracy": [0.9, 0.5]}).describe()
+    assert "1 key/value heads: cache 1 KiB, accuracy 0.5" in text

@@ -84,3 +84,11 @@ def test_explorers_render_one_frame_per_slider_value():
     with pytest.raises(ValueError, match="empty"):
         training_explorer({}, list("abcd"))
     assert not plt.get_fignums()
+
+
+def test_figures_describe_their_numbers_in_alt_text():
+    assert "from 3 nats" in plot_training_curve(np.geomspace(3.0, 0.01, 20)).describe()
+    assert "layer 1 [0.5 0.2]" in plot_head_scores({"share": np.array([[0.1, 0.9], [0.5, 0.2]])},
+                                                   fmt=".1f").describe()
+    text = plot_pruning(_curve(), n_removed=1).describe()
+    assert "L0 H1: 0.5" in text and "after 1 removals" in text

@@ -104,6 +104,13 @@ def plot_online_softmax(scores, block_size: int, running_max, running_sum, estim
     ax_out.set_xlabel("output feature")
     ax_out.set_title("output so far vs exact")
     ax_out.legend(fontsize=8)
+    fig.alt_text = (
+        f"Online softmax after block {step + 1} of {n_blocks}: bars of one query's {scores.size} scores in "
+        f"blocks of {block_size} (read blocks coloured, unread grey) with the running maximum "
+        f"m = {running_max[step]:.3g} as a dashed line; the running max and sum so far "
+        f"(sum = {running_sum[step]:.3g}); and the output estimate "
+        f"[{', '.join(f'{e:.3g}' for e in estimates[step])}] beside the exact output "
+        f"[{', '.join(f'{e:.3g}' for e in final)}].")
     return fig
 
 
@@ -146,6 +153,10 @@ def plot_memory(seq_lens, measured: Mapping[str, Sequence[float]], predicted: Ma
     ax.set_title(title)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
+    lengths = ", ".join(str(int(n)) for n in seq_lens)
+    series_text = "; ".join(f"{label}: " + ", ".join(format_bytes(b) for b in values)
+                            for label, values in (*measured.items(), *predicted.items()))
+    fig.alt_text = f"{title}, log-log lines against sequence length ({lengths} tokens). {series_text}."
     return fig
 
 
@@ -204,6 +215,13 @@ def plot_decode_cost(positions, seconds: Mapping[str, Sequence[float]], flops: M
     for ax in (ax_time, ax_ratio):
         ax.grid(alpha=0.3, which="both")
     fig.suptitle(title)
+    fig.alt_text = (
+        f"{title}. Left: measured milliseconds per generated token at positions "
+        f"{', '.join(str(int(p)) for p in positions)}; recomputing the prefix takes "
+        f"{', '.join(f'{1e3 * t:.3g}' for t in series['seconds']['recompute'])} ms, the KV cache "
+        f"{', '.join(f'{1e3 * t:.3g}' for t in series['seconds']['cached'])} ms. Right: recompute/cached "
+        f"ratio, predicted from FLOPs {', '.join(f'{r:.3g}' for r in predicted_ratio)}, measured "
+        f"{', '.join(f'{r:.3g}' for r in measured_ratio)}.")
     return fig
 
 
@@ -256,4 +274,9 @@ def plot_kv_tradeoff(labels: Sequence[str], cache_bytes, metrics: Mapping[str, S
         ax.set_xlabel("key/value heads")
         ax.grid(alpha=0.3, axis="y")
     fig.suptitle(title)
+    rows = "; ".join(
+        f"{label} key/value heads: cache {format_bytes(cache_bytes[i])}, "
+        + ", ".join(f"{name} {values[i]:.3g}" for name, values in metrics.items())
+        for i, label in enumerate(labels))
+    fig.alt_text = f"{title}: bars of KV cache size and of {metric_label} per configuration. {rows}."
     return fig

@@ -72,9 +72,13 @@ def plot_training_curve(loss, accuracy=None, *, marks: Sequence[int] = (), title
         ax.grid(alpha=0.3)
     axes[0].set_yscale("log")
     axes[0].legend(loc="upper right", fontsize=8)
+    fig.alt_text = (f"{title}: training loss per step on a log scale, from {loss[0]:.3g} nats at the start "
+                    f"to {loss[-1]:.3g} after {loss.size} steps")
     if accuracy is not None:
         axes[1].set_ylim(-0.02, 1.02)
+        fig.alt_text += f"; beside it, accuracy per step, from {accuracy[0]:.2f} to {accuracy[-1]:.2f}"
     fig.suptitle(title)
+    fig.alt_text += "."
     return fig
 
 
@@ -124,6 +128,12 @@ def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = No
         fig.colorbar(image, ax=ax, shrink=0.8)
     if title:
         fig.suptitle(title)
+    described = "; ".join(
+        f"{name}: " + ", ".join(f"layer {layer} [{' '.join(format(v, fmt) for v in row)}]"
+                                for layer, row in enumerate(values))
+        for name, values in arrays.items())
+    fig.alt_text = (f"{title + ': ' if title else ''}per-head scores as small heatmaps, layers as rows and "
+                    f"heads as columns. {described}.")
     return fig
 
 
@@ -185,6 +195,11 @@ def plot_pruning(curve, accuracy=None, *, n_removed: int | None = None, metric: 
     if with_grid:
         ax.axvline(n_removed, color="0.4", linestyle="--")
     ax.set_title(title, fontsize=10)
+    steps_text = ", ".join(f"{'none' if i == 0 else head_label(curve.removed[i - 1])}: {v:.3g}"
+                           for i, v in enumerate(values))
+    fig.alt_text = (f"{title}: {metric} after each removal (removed head, value): {steps_text}"
+                    + (f"; the grid shows the heads still on after {n_removed} removals" if with_grid else "")
+                    + ".")
     return fig
 
 
