@@ -69,6 +69,8 @@ def plot_online_softmax(scores, block_size: int, running_max, running_sum, estim
     if not 0 <= step < n_blocks:
         raise ValueError(f"step must lie in [0, {n_blocks - 1}], got {step}")
     fig = new_figure(11.0, 3.2)
+    fig.set_layout_engine(None)  # fixed margins: a widget redraws this figure once per frame
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.9, wspace=0.25)
     ax_scores, ax_state, ax_out = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.6, 1, 1]})
 
     keys = np.arange(scores.size)
