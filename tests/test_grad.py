@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mha
 from mha.grad import (
@@ -33,6 +35,17 @@ def test_softmax_backward_matches_finite_differences(seed):
 
     analytic = softmax_backward(mha.softmax(scores), upstream)
     assert_gradients_match(analytic, numerical_gradient(loss, scores), "scores")
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 9), scale=st.floats(0.1, 30.0))
+def test_softmax_backward_ignores_shifts_of_the_scores(seed, n, scale):
+    # softmax(s + c) = softmax(s), so moving every score of a row together changes nothing: the
+    # gradient with respect to the scores must sum to zero along the row, whatever dw is.
+    rng = np.random.default_rng(seed)
+    w = mha.softmax(rng.standard_normal((3, n)) * scale)
+    ds = softmax_backward(w, rng.standard_normal((3, n)))
+    np.testing.assert_allclose(ds.sum(axis=-1), 0.0, atol=1e-12)
 
 
 def test_softmax_backward_along_another_axis_equals_transposed_last_axis():
