@@ -10,6 +10,7 @@ colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these f
 from mha.plotting._style import CourseFigure, register_ipython_display
 from mha.plotting.cost import plot_cost_breakdown, plot_growth, plot_heads_tradeoff
 from mha.plotting.cross import plot_alignment, plot_links
+from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.scaling import (
     plot_saturation,
@@ -25,6 +26,7 @@ from mha.plotting.shapes import (
     shape_table_html,
 )
 from mha.plotting.tradeoff import plot_pattern_tradeoff
+from mha.plotting.training import plot_head_scores, plot_pruning, plot_training_curve
 
 register_ipython_display()
 
@@ -47,4 +49,11 @@ __all__ = [
     "plot_cost_breakdown",
     "plot_growth",
     "plot_heads_tradeoff",
+    "plot_training_curve",
+    "plot_head_scores",
+    "plot_pruning",
+    "plot_online_softmax",
+    "plot_memory",
+    "plot_decode_cost",
+    "plot_kv_tradeoff",
 ]
