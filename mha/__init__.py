@@ -11,11 +11,13 @@ parameters, FLOPs and bytes.
 (2, 3, 512)
 """
 
-from mha import cost
+from mha import block, cost, positions
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
+from mha.block import FeedForward, LayerNorm, TransformerBlock, dropout, layer_norm
 from mha.efficient import KVCache, chunked_attention
 from mha.layers import MultiHeadAttention
 from mha.masks import causal_mask, padding_mask, torch_masks_to_mask
+from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
 
 __version__ = "0.1.0"
 
@@ -31,4 +33,15 @@ __all__ = [
     "chunked_attention",
     "KVCache",
     "cost",
+    "positions",
+    "sinusoidal_encoding",
+    "RelativePositionBias",
+    "apply_rotary",
+    "alibi_bias",
+    "block",
+    "layer_norm",
+    "LayerNorm",
+    "FeedForward",
+    "dropout",
+    "TransformerBlock",
 ]

@@ -2,4 +2,7 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
-__all__: list[str] = []
+from mha.explorers.block import stack_explorer
+from mha.explorers.positions import relative_bias_explorer, rotary_explorer
+
+__all__: list[str] = ["relative_bias_explorer", "rotary_explorer", "stack_explorer"]

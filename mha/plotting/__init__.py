@@ -6,6 +6,19 @@ white background (readable on the site's dark theme), labelled axes, titled head
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
+from mha.plotting.block import plot_stack_statistics, plot_token_statistics
+from mha.plotting.charts import plot_curves, plot_matrix
 from mha.plotting.heads import plot_attention, plot_heads
+from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 
-__all__ = ["plot_attention", "plot_heads"]
+__all__ = [
+    "plot_attention",
+    "plot_heads",
+    "plot_curves",
+    "plot_matrix",
+    "plot_encoding",
+    "plot_bias_tables",
+    "plot_scores_by_offset",
+    "plot_token_statistics",
+    "plot_stack_statistics",
+]

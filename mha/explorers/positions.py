@@ -1,0 +1,122 @@
+"""Widgets of the positions chapter: a relative position bias at work, and RoPE's rotation speeds.
+
+Each explorer is a pure ``render_*`` function (also usable on its own, e.g. by
+``benchmarks/bench_widgets.py``) handed to :func:`mha.widgets.frame_explorer` with its slider values.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+__all__ = [
+    "BIAS_HEADS",
+    "relative_bias_weights",
+    "render_relative_bias",
+    "relative_bias_explorer",
+    "render_rotary",
+    "rotary_explorer",
+]
+
+#: The four heads of the relative-bias widget: (title, preferred offset, strength multiplier).
+BIAS_HEADS = (
+    ("prefers −1 (previous)", -1, 1.0),
+    ("prefers 0 (itself)", 0, 1.0),
+    ("prefers +1 (next)", 1, 1.0),
+    ("local window", 0, 0.25),
+)
+_D_MODEL = 32
+_WORDS = "the quick brown fox jumps over the lazy dog".split()
+
+
+def relative_bias_weights(strength: float, seq_len: int) -> tuple[np.ndarray, list[str]]:
+    """Attention weights of a 4-head layer whose heads get the :data:`BIAS_HEADS` biases.
+
+    Returns
+    -------
+    weights : ndarray, shape (4, seq_len, seq_len)
+    tokens : list of str
+        The words, cycling through the fox sentence.
+    """
+    import mha
+    from mha.examples import toy_embeddings
+    from mha.positions import RelativePositionBias
+
+    tokens = list(itertools.islice(itertools.cycle(_WORDS), seq_len))
+    x = toy_embeddings(tokens, _D_MODEL, seed=0)  # (seq_len, d_model)
+    layer = mha.MultiHeadAttention(_D_MODEL, len(BIAS_HEADS), rng=0)
+    position_bias = RelativePositionBias(len(BIAS_HEADS), max_distance=8)
+    for head, (_, offset, multiplier) in enumerate(BIAS_HEADS):
+        position_bias.prefer_offset(head, offset, strength * multiplier)
+    _, weights = layer(x, bias=position_bias(seq_len), return_weights=True)  # (4, seq_len, seq_len)
+    return weights, tokens
+
+
+def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
+    """One frame: every head's attention for a bias ``strength`` and a sequence length."""
+    from mha.plotting import plot_heads
+
+    weights, tokens = relative_bias_weights(strength, seq_len)
+    return plot_heads(weights, tokens, head_titles=[title for title, _, _ in BIAS_HEADS],
+                      title=f"bias strength {strength}, {seq_len} tokens")
+
+
+def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 32)):
+    """Sliders: bias strength x sequence length -> per-head attention patterns."""
+    from mha.widgets import frame_explorer
+
+    return frame_explorer(
+        render_relative_bias, {"strength": list(strengths), "seq_len": list(seq_lens)},
+        labels={"strength": "bias strength", "seq_len": "tokens"},
+        initial={"strength": strengths[min(2, len(strengths) - 1)]},
+        title="A relative position bias, added to the scores",
+        caption="Strength 0 leaves only the content scores; higher strengths let the bias take over.",
+    )
+
+
+def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 64):
+    """One frame: how slowly each RoPE pair turns, and what that does to a query-key score.
+
+    Left: the wavelength of each feature pair, ``2π / speed`` positions per full turn (log scale). Right:
+    the score between a query and a key with the *same* content (random, fixed seed) as the key moves
+    away, divided by its value at offset 0.
+    """
+    from mha.plotting._style import new_figure
+    from mha.plotting.charts import draw_curves
+    from mha.plotting.positions import OFFSET_LABEL
+    from mha.positions import apply_rotary, rope_frequencies
+
+    offsets = np.arange(-max_offset, max_offset + 1)
+    speeds = rope_frequencies(d_head, base=base)  # (d_head // 2,)
+    content = np.random.default_rng(0).standard_normal(d_head)
+    # the query sits at position 0 (no rotation); the key sits at each offset
+    keys = apply_rotary(np.broadcast_to(content, (len(offsets), d_head)), offsets)  # (n_offsets, d_head)
+    score = keys @ content / (content @ content)  # (n_offsets,)
+
+    fig = new_figure(9.0, 3.2)
+    fig.set_layout_engine(None)  # fixed margins: constrained layout would double the redraw time
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.17, top=0.9, wspace=0.3)
+    left, right = fig.subplots(1, 2)
+    draw_curves(left, np.arange(len(speeds)), {"wavelength": 2 * np.pi / speeds}, xlabel="feature pair i",
+                ylabel="positions per full turn", title=f"pair wavelengths (base {base:g})", logy=True,
+                markers=True)
+    left.axhline(2 * max_offset, color="grey", linewidth=0.8, linestyle=":")
+    left.set_ylim(1, 10 * base)
+    draw_curves(right, offsets, {"same content": score}, xlabel=OFFSET_LABEL,
+                ylabel="score / score at offset 0", title=f"query · key, d_head = {d_head}")
+    right.set_ylim(-1.05, 1.05)
+    return fig
+
+
+def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 100000.0)):
+    """Sliders: head size x RoPE base -> rotation speeds and the resulting score curve."""
+    from mha.widgets import frame_explorer
+
+    return frame_explorer(
+        render_rotary, {"d_head": list(d_heads), "base": list(bases)},
+        labels={"d_head": "d_head", "base": "base"},
+        initial={"d_head": 32 if 32 in d_heads else d_heads[0], "base": bases[-2]},
+        title="RoPE: rotation speeds and the score between two copies of one word",
+        caption="More pairs and slower speeds give a smoother fall-off with distance.",
+    )
