@@ -179,6 +179,30 @@ def test_block_equals_the_direct_formula(norm):
     np.testing.assert_allclose(block(x, causal=True), expected, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_block_matches_torch_transformer_encoder_layer(norm):
+    torch = pytest.importorskip("torch")
+    block = random_block(norm)
+    attention_rng = np.random.default_rng(9)
+    for name in ("b_q", "b_k", "b_v", "b_o"):
+        setattr(block.attention, name, attention_rng.standard_normal(8))
+    reference = torch.nn.TransformerEncoderLayer(
+        8, 2, dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=norm == "pre",
+        activation=lambda t: torch.nn.functional.gelu(t, approximate="tanh"), dtype=torch.float64)
+    state = {f"self_attn.{k}": v for k, v in block.attention.to_torch_state_dict().items()}
+    state |= {"linear1.weight": block.ffn.W_1.T, "linear1.bias": block.ffn.b_1,
+              "linear2.weight": block.ffn.W_2.T, "linear2.bias": block.ffn.b_2,
+              "norm1.weight": block.norm1.gamma, "norm1.bias": block.norm1.beta,
+              "norm2.weight": block.norm2.gamma, "norm2.bias": block.norm2.beta}
+    reference.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()})
+    reference.eval()
+    x = np.random.default_rng(4).standard_normal((2, 6, 8))
+    future = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)  # torch: True = blocked
+    with torch.no_grad():
+        expected = reference(torch.from_numpy(x), src_mask=future).numpy()
+    np.testing.assert_allclose(block(x, causal=True), expected, rtol=1e-10, atol=1e-10)
+
+
 def test_pre_and_post_norm_differ_with_the_same_weights():
     pre, post = random_block("pre"), random_block("post")
     x = np.random.default_rng(0).standard_normal((4, 8))

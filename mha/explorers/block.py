@@ -23,6 +23,12 @@ def stack_statistics(n_blocks: int, norm: str, scaled_init: bool, *, d_model: in
 
     Returns :func:`mha.block.residual_statistics` of the stack; the same seed gives the same tokens and
     the same weights for every setting, so settings differ only in what they change.
+
+    Examples
+    --------
+    >>> stats = stack_statistics(4, "post", False)
+    >>> stats["rms"].shape, stats["update"].shape
+    ((5,), (4,))
     """
     from mha.block import build_stack, residual_statistics, residual_stream
 
@@ -37,7 +43,17 @@ def stack_statistics(n_blocks: int, norm: str, scaled_init: bool, *, d_model: in
 
 def render_stack(n_blocks: int = 16, init: str = "standard"):
     """One frame: pre-norm and post-norm stacks of ``n_blocks`` blocks, with ``init`` "standard" or
-    "scaled" (GPT-2's ``1/sqrt(2 n_blocks)`` on the projections that write into the stream)."""
+    "scaled" (GPT-2's ``1/sqrt(2 n_blocks)`` on the projections that write into the stream).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> render_stack(4, "scaled").get_suptitle()
+    '4 random blocks, scaled initialisation'
+    """
     from mha.plotting.block import plot_stack_statistics
 
     if init not in ("standard", "scaled"):
@@ -48,7 +64,13 @@ def render_stack(n_blocks: int = 16, init: str = "standard"):
 
 
 def stack_explorer(depths=(4, 8, 16, 32), inits=("standard", "scaled")):
-    """Sliders: depth x initialisation -> residual-stream curves for pre- and post-norm."""
+    """Sliders: depth x initialisation -> residual-stream curves for pre- and post-norm.
+
+    Examples
+    --------
+    >>> sorted(stack_explorer(depths=(2,), inits=("standard", "scaled")).frames)
+    [(2, 'scaled'), (2, 'standard')]
+    """
     from mha.widgets import frame_explorer
 
     return frame_explorer(

@@ -38,6 +38,14 @@ def relative_bias_weights(strength: float, seq_len: int) -> tuple[np.ndarray, li
     weights : ndarray, shape (4, seq_len, seq_len)
     tokens : list of str
         The words, cycling through the fox sentence.
+
+    Examples
+    --------
+    >>> weights, tokens = relative_bias_weights(8.0, 5)
+    >>> weights.shape, tokens[:3]
+    ((4, 5, 5), ['the', 'quick', 'brown'])
+    >>> weights[0].argmax(axis=1)  # head 0 prefers the previous token (the first token has none)
+    array([0, 0, 1, 2, 3])
     """
     import mha
     from mha.examples import toy_embeddings
@@ -54,7 +62,18 @@ def relative_bias_weights(strength: float, seq_len: int) -> tuple[np.ndarray, li
 
 
 def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
-    """One frame: every head's attention for a bias ``strength`` and a sequence length."""
+    """One frame: every head's attention for a bias ``strength`` and a sequence length.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = render_relative_bias(2.0, 6)
+    >>> [text.get_text() for ax in fig.axes[:2] for text in ax.texts]
+    ['prefers −1 (previous)', 'prefers 0 (itself)']
+    """
     from mha.plotting import plot_heads
 
     weights, tokens = relative_bias_weights(strength, seq_len)
@@ -63,7 +82,14 @@ def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
 
 
 def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 32)):
-    """Sliders: bias strength x sequence length -> per-head attention patterns."""
+    """Sliders: bias strength x sequence length -> per-head attention patterns.
+
+    Examples
+    --------
+    >>> explorer = relative_bias_explorer(strengths=(0.0, 4.0), seq_lens=(6,))
+    >>> sorted(explorer.frames)
+    [(0.0, 6), (4.0, 6)]
+    """
     from mha.widgets import frame_explorer
 
     return frame_explorer(
@@ -81,6 +107,16 @@ def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 
     Left: the wavelength of each feature pair, ``2π / speed`` positions per full turn (log scale). Right:
     the score between a query and a key with the *same* content (random, fixed seed) as the key moves
     away, divided by its value at offset 0.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = render_rotary(8, 100.0)
+    >>> fig.axes[1].get_title()
+    'query · key, d_head = 8'
     """
     from mha.plotting._style import new_figure
     from mha.plotting.charts import draw_curves
@@ -110,13 +146,20 @@ def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 
 
 
 def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 100000.0)):
-    """Sliders: head size x RoPE base -> rotation speeds and the resulting score curve."""
+    """Sliders: head size x RoPE base -> rotation speeds and the resulting score curve.
+
+    Examples
+    --------
+    >>> len(rotary_explorer(d_heads=(8, 16), bases=(100.0,)).frames)
+    2
+    """
     from mha.widgets import frame_explorer
 
     return frame_explorer(
         render_rotary, {"d_head": list(d_heads), "base": list(bases)},
         labels={"d_head": "d_head", "base": "base"},
-        initial={"d_head": 32 if 32 in d_heads else d_heads[0], "base": bases[-2]},
+        initial={"d_head": 32 if 32 in d_heads else d_heads[0],
+                 "base": 10000.0 if 10000.0 in bases else bases[0]},
         title="RoPE: rotation speeds and the score between two copies of one word",
         caption="More pairs and slower speeds give a smoother fall-off with distance.",
     )
