@@ -11,7 +11,7 @@ parameters, FLOPs and bytes.
 (2, 3, 512)
 """
 
-from mha import block, cost, positions
+from mha import block, checks, cost, positions
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
 from mha.block import FeedForward, LayerNorm, TransformerBlock, dropout, layer_norm
 from mha.efficient import KVCache, chunked_attention
@@ -33,6 +33,7 @@ __all__ = [
     "chunked_attention",
     "KVCache",
     "cost",
+    "checks",
     "positions",
     "sinusoidal_encoding",
     "RelativePositionBias",

@@ -8,9 +8,9 @@ ratios measured in the same run. Peak memory is what ``tracemalloc`` sees NumPy 
 from __future__ import annotations
 
 import statistics
-import time
 import tracemalloc
 from collections.abc import Callable
+from time import perf_counter
 
 from mha._validation import check_positive_int
 
@@ -33,9 +33,9 @@ def median_seconds(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 
         fn()
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(perf_counter() - start)
     return statistics.median(times)
 
 

@@ -1,0 +1,22 @@
+"""Check functions for learners: call them on your own code, read what went wrong.
+
+Each check runs your function on seeded inputs and compares with the package. When it disagrees,
+the check recomputes the answer the way common mistakes would (softmax over the wrong axis, the
+√d_k scale forgotten, reshaped without transposing, heads merged in the wrong order, mask polarity
+inverted, float32 upcast to float64, overflow ...) and raises :class:`CheckFailed`, an
+``AssertionError`` whose message names the mistake that reproduces your numbers. When everything
+agrees it prints one line starting with ✔ (pass ``quiet=True`` to silence it).
+
+>>> import mha
+>>> mha.checks.check_causal_mask(mha.causal_mask)
+✔ check_causal_mask passed: matches mha.causal_mask, square and end-aligned.
+"""
+
+from mha.checks._core import CheckFailed
+from mha.checks.attention import check_attention, check_causal_mask, check_softmax
+from mha.checks.heads import check_merge_heads, check_multi_head, check_split_heads
+
+__all__ = [
+    "CheckFailed", "check_attention", "check_causal_mask", "check_merge_heads",
+    "check_multi_head", "check_softmax", "check_split_heads",
+]

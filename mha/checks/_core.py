@@ -1,0 +1,163 @@
+"""The machinery behind the check functions: call the learner's code, compare, name the mistake.
+
+A check runs the learner's function on seeded inputs and compares with the package. When the
+answers differ it recomputes the answer the way each known mistake would (scale forgotten, softmax
+over the wrong axis, ...) and raises :class:`CheckFailed` with the message of the first mistake that
+reproduces the learner's numbers; if none does, the message says what differs and where.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import NoReturn
+
+import numpy as np
+
+
+class CheckFailed(AssertionError):  # noqa: N818 - reads as "check failed: <what went wrong>"
+    """The learner's function gave a wrong answer; the message names the likely mistake."""
+
+    __module__ = "mha.checks"  # shown in tracebacks as mha.checks.CheckFailed
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake: what to tell the learner, and how to compute the answer it produces."""
+
+    message: str
+    compute: Callable[[], np.ndarray]
+
+
+def tolerances(dtype) -> dict[str, float]:
+    """``rtol``/``atol`` for comparing arrays of ``dtype`` (looser for float32)."""
+    if np.dtype(dtype) == np.float32:
+        return {"rtol": 2e-4, "atol": 2e-6}
+    return {"rtol": 1e-6, "atol": 1e-9}
+
+
+def accepts(fn: Callable, name: str, position: int | None = None) -> bool:
+    """True if ``fn`` takes a parameter called ``name`` (or, given ``position``, has a positional
+    parameter at that index)."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return any(p.name == name for p in parameters) or (
+        position is not None and (len(positional) > position
+                                  or any(p.kind == p.VAR_POSITIONAL for p in parameters)))
+
+
+def describe_shape(shape: tuple[int, ...], names: dict[int, str] | None) -> str:
+    """``(2, 3)``, or ``(2, 3) = (batch, seq)`` when every size has a distinct name."""
+    text = str(tuple(shape))
+    if names and shape and all(size in names for size in shape):
+        text += " = (" + ", ".join(names[size] for size in shape) + ")"
+    return text
+
+
+class Checker:
+    """One check in progress: calls the learner's function and fails with a helpful message."""
+
+    def __init__(self, name: str, fn: Callable, what: str):
+        if not callable(fn):
+            raise TypeError(f"{name} expects your function (a callable), got {type(fn).__name__}")
+        self.name, self.fn, self.what = name, fn, what
+
+    def fail(self, message: str) -> NoReturn:
+        raise CheckFailed(f"{self.name}: {message}")
+
+    def call(self, *args, case: str, hint: Callable[[Exception], str] | None = None, **kwargs):
+        """Call the learner's function on copies of the arrays, with NumPy warnings silenced;
+        report any exception, and any input the function changed in place."""
+        copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                result = self.fn(*copies, **kwargs)
+            except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
+                extra = hint(error) if hint else ""
+                detail = str(error).strip()
+                raised = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+                self.fail(f"your {self.what} raised {raised} (on {case}).{' ' + extra if extra else ''}")
+        for position, (original, copy) in enumerate(zip(args, copies, strict=True)):
+            if isinstance(original, np.ndarray) and not np.array_equal(original, copy, equal_nan=True):
+                self.fail(f"your {self.what} changed its input array number {position + 1} in place "
+                          f"(on {case}); e.g. `x -= x.max(...)` edits the caller's array: compute into "
+                          "a new array instead, `shifted = x - x.max(...)`.")
+        return result
+
+    def as_array(self, result, case: str) -> np.ndarray:
+        if isinstance(result, np.ndarray):
+            return result
+        try:
+            array = np.asarray(result)
+        except (TypeError, ValueError):
+            array = np.asarray(None)
+        if array.dtype == object or array.ndim == 0:
+            self.fail(f"your {self.what} returned {type(result).__name__}, expected a NumPy array "
+                      f"(on {case}).")
+        return array
+
+    def compare(self, got, expected: np.ndarray, *, case: str, mistakes: Iterable[Mistake] = (),
+                names: dict[int, str] | None = None, exact: bool = False) -> np.ndarray:
+        """Fail unless ``got`` matches ``expected``, naming the first mistake that explains it."""
+        got = self.as_array(got, case)
+        if _same(got, expected, exact):
+            return got
+        for mistake in mistakes:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                try:
+                    candidate = np.asarray(mistake.compute())
+                except ValueError:  # this mistake cannot even happen on these shapes
+                    continue
+            if _same(got, candidate, exact):
+                self.fail(f"{mistake.message} (found on {case})")
+        self.fail(_difference(got, expected, case, names))
+
+    def check_dtype(self, got: np.ndarray, expected_dtype, case: str, advice: str) -> None:
+        if got.dtype != expected_dtype:
+            self.fail(f"your {self.what} returned {got.dtype} for {np.dtype(expected_dtype)} "
+                      f"inputs (on {case}). {advice}")
+
+    def passed(self, summary: str, quiet: bool) -> None:
+        if not quiet:
+            print(f"✔ {self.name} passed: {summary}")
+
+
+def _same(got: np.ndarray, expected: np.ndarray, exact: bool) -> bool:
+    if got.shape != expected.shape:
+        return False
+    if exact or expected.dtype == bool:
+        return bool(np.array_equal(got, expected))
+    if not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(got, expected, equal_nan=True, **tolerances(expected.dtype)))
+
+
+def _difference(got: np.ndarray, expected: np.ndarray, case: str, names) -> str:
+    if got.shape != expected.shape:
+        return (f"your output has shape {describe_shape(got.shape, names)}, expected "
+                f"{describe_shape(expected.shape, names)} (on {case}).")
+    if got.dtype == bool or expected.dtype == bool:
+        wrong = np.argwhere(got != expected)
+        first = tuple(int(i) for i in wrong[0])
+        return (f"{len(wrong)} of {got.size} entries differ, the first at index {first}: got "
+                f"{got[first]!r}, expected {expected[first]!r} (on {case}).")
+    finite = np.isfinite(got)
+    if not finite.all():
+        first = tuple(int(i) for i in np.argwhere(~finite)[0])
+        return (f"your output contains {got[first]} at index {first}, where the expected value "
+                f"is {expected[first]:.6g} (on {case}).")
+    with np.errstate(all="ignore"):
+        wrong = ~np.isclose(got, expected, **tolerances(expected.dtype))
+    first = tuple(int(i) for i in np.argwhere(wrong)[0])
+    error = float(np.max(np.abs(got.astype(np.float64) - expected)))
+    return (f"{int(wrong.sum())} of {got.size} values differ, the first at index {first}: got "
+            f"{got[first]:.6g}, expected {expected[first]:.6g}; largest difference {error:.3g} "
+            f"(on {case}).")

@@ -1,0 +1,247 @@
+"""Checks for the multi-head part: splitting into heads, merging them back, the whole layer."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import mha
+from mha.checks._core import Checker, Mistake, accepts
+from mha.checks.attention import FLOAT32_ADVICE, _rng, _unpack
+
+BATCH, SEQ, N_HEADS, D_HEAD = 2, 5, 3, 4
+D_MODEL = N_HEADS * D_HEAD
+NAMES = {BATCH: "batch", SEQ: "seq", N_HEADS: "n_heads", D_HEAD: "d_head", D_MODEL: "d_model"}
+
+
+def _split_no_transpose(x, n_heads):
+    batch, seq, d_model = x.shape
+    return x.reshape(batch, n_heads, seq, d_model // n_heads)  # (batch, n_heads, seq, d_head)?!
+
+
+def _split_interleaved(x, n_heads):
+    batch, seq, d_model = x.shape
+    # (batch, seq, d_head, n_heads) -> (batch, n_heads, seq, d_head)
+    return x.reshape(batch, seq, d_model // n_heads, n_heads).transpose(0, 3, 1, 2)
+
+
+def _merge_no_transpose(x):
+    batch, n_heads, seq, d_head = x.shape
+    return x.reshape(batch, seq, n_heads * d_head)  # heads not moved back next to d_head
+
+
+def _merge_interleaved(x):
+    batch, n_heads, seq, d_head = x.shape
+    # (batch, seq, d_head, n_heads) -> (batch, seq, d_model)
+    return x.transpose(0, 2, 3, 1).reshape(batch, seq, n_heads * d_head)
+
+
+def _merge_reversed(x):
+    return mha.merge_heads(x[:, ::-1])
+
+
+SPLIT_MISTAKES = {
+    _split_no_transpose: "you reshaped straight to (batch, n_heads, seq, d_head) without "
+    "transposing: that cuts the *sequence* into heads. Reshape to (batch, seq, n_heads, d_head), "
+    "then swap axes 1 and 2.",
+    _split_interleaved: "you split the features as (d_head, n_heads), so each head gets every "
+    "n_heads-th feature. Head h owns the contiguous block h*d_head:(h+1)*d_head: reshape to "
+    "(batch, seq, n_heads, d_head).",
+}
+MERGE_MISTAKES = {
+    _merge_no_transpose: "you reshaped (batch, n_heads, seq, d_head) straight to (batch, seq, "
+    "d_model) without transposing: that mixes positions. Move the heads axis next to d_head first "
+    "(transpose(0, 2, 1, 3)), then reshape.",
+    _merge_reversed: "the heads are concatenated in reverse order: head 0 must fill features "
+    "0..d_head-1, head 1 the next d_head, and so on.",
+    _merge_interleaved: "the heads are interleaved feature by feature instead of concatenated "
+    "block by block: transpose to (batch, seq, n_heads, d_head), then reshape.",
+}
+
+
+def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check your ``split_heads(x, n_heads)`` against :func:`mha.split_heads`.
+
+    ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``h``
+    holding features ``h*d_head:(h+1)*d_head``.
+
+    Examples
+    --------
+    >>> def no_transpose(x, n_heads):
+    ...     batch, seq, d_model = x.shape
+    ...     return x.reshape(batch, n_heads, seq, d_model // n_heads)
+    >>> check_split_heads(no_transpose)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    mha.checks.CheckFailed: check_split_heads: you reshaped straight to (batch, n_heads, seq, ...
+    """
+    check = Checker("check_split_heads", fn, "split_heads")
+    x = _rng(rng).normal(size=(BATCH, SEQ, D_MODEL))
+    case = f"x {x.shape} = (batch, seq, d_model), n_heads = {N_HEADS}"
+    got = check.call(x, N_HEADS, case=case)
+    transposed_late = Mistake("you reshaped to (batch, seq, n_heads, d_head) but did not move the "
+                              "heads axis forward: transpose(0, 2, 1, 3).",
+                              lambda: x.reshape(BATCH, SEQ, N_HEADS, D_HEAD))
+    mistakes = [Mistake(m, lambda f=f: f(x, N_HEADS)) for f, m in SPLIT_MISTAKES.items()]
+    check.compare(got, mha.split_heads(x, N_HEADS), case=case, names=NAMES, exact=True,
+                  mistakes=[*mistakes, transposed_late])
+    check.passed("(batch, seq, d_model) → (batch, n_heads, seq, d_head), heads in order.", quiet)
+
+
+def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check your ``merge_heads(x)`` against :func:`mha.merge_heads`.
+
+    ``x`` is (batch, n_heads, seq, d_head); the answer is (batch, seq, n_heads * d_head) with the
+    heads side by side in order.
+
+    Examples
+    --------
+    >>> check_merge_heads(mha.merge_heads)
+    ✔ check_merge_heads passed: (batch, n_heads, seq, d_head) → (batch, seq, d_model).
+    """
+    check = Checker("check_merge_heads", fn, "merge_heads")
+    x = _rng(rng).normal(size=(BATCH, N_HEADS, SEQ, D_HEAD))
+    case = f"x {x.shape} = (batch, n_heads, seq, d_head)"
+    got = check.call(x, case=case)
+    mistakes = [Mistake(m, lambda f=f: f(x)) for f, m in MERGE_MISTAKES.items()]
+    check.compare(got, mha.merge_heads(x), case=case, names=NAMES, exact=True, mistakes=mistakes)
+    check.passed("(batch, n_heads, seq, d_head) → (batch, seq, d_model).", quiet)
+
+
+@dataclass(frozen=True)
+class _Weights:
+    W_q: np.ndarray  # noqa: N815 - the lessons' names
+    W_k: np.ndarray  # noqa: N815
+    W_v: np.ndarray  # noqa: N815
+    W_o: np.ndarray  # noqa: N815
+    b_q: np.ndarray
+    b_k: np.ndarray
+    b_v: np.ndarray
+    b_o: np.ndarray
+
+    def astype(self, dtype) -> _Weights:
+        return _Weights(**{k: v.astype(dtype) for k, v in vars(self).items()})
+
+
+def _layer_output(x, w: _Weights, n_heads, *, split=None, merge=None, scale=None, axis=-1,
+                  project=True) -> np.ndarray:
+    """Multi-head self-attention from the package's pieces, with one step optionally wrong."""
+    split, merge = split or mha.split_heads, merge or mha.merge_heads
+    q, k, v = (split(x @ W + b, n_heads) for W, b in ((w.W_q, w.b_q), (w.W_k, w.b_k),
+                                                       (w.W_v, w.b_v)))
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    heads = mha.softmax(q @ np.swapaxes(k, -1, -2) * scale, axis=axis) @ v  # (b, h, seq, d_head)
+    merged = merge(heads)  # (batch, seq, d_model)
+    return merged @ w.W_o + w.b_o if project else merged
+
+
+def _layer_mistakes(x, w: _Weights) -> list[Mistake]:
+    mistakes = [Mistake(m, lambda f=f: _layer_output(x, w, N_HEADS, split=f))
+                for f, m in SPLIT_MISTAKES.items()]
+    mistakes += [Mistake(m, lambda f=f: _layer_output(x, w, N_HEADS, merge=f))
+                 for f, m in MERGE_MISTAKES.items()]
+    transposed = _Weights(w.W_q.T, w.W_k.T, w.W_v.T, w.W_o.T, w.b_q, w.b_k, w.b_v, w.b_o)
+    return mistakes + [
+        Mistake(f"the scores were not scaled: divide them by √d_head = √{D_HEAD}.",
+                lambda: _layer_output(x, w, N_HEADS, scale=1.0)),
+        Mistake(f"you scaled by √d_model = √{D_MODEL}; each head's dot products have d_head = "
+                f"{D_HEAD} terms, so the scale is √d_head.",
+                lambda: _layer_output(x, w, N_HEADS, scale=1 / math.sqrt(D_MODEL))),
+        Mistake("softmax over the wrong axis (axis=-2): normalise each query's scores over the "
+                "keys, axis=-1.", lambda: _layer_output(x, w, N_HEADS, axis=-2)),
+        Mistake("the output projection is missing: multiply the merged heads by W_o (and add "
+                "b_o).", lambda: _layer_output(x, w, N_HEADS, project=False)),
+        Mistake(f"you computed a single head of size d_model: split into n_heads = {N_HEADS} "
+                f"heads of d_head = {D_HEAD}.", lambda: _layer_output(x, w, 1)),
+        Mistake("you multiplied by the transposed weights: this course multiplies on the right, "
+                "x @ W_q with W_q of shape (d_model, d_model).",
+                lambda: _layer_output(x, transposed, N_HEADS)),
+    ]
+
+
+def _reference(x, w: _Weights) -> tuple[np.ndarray, np.ndarray]:
+    layer = mha.MultiHeadAttention(D_MODEL, N_HEADS, dtype=w.W_q.dtype)
+    for name, value in vars(w).items():
+        setattr(layer, name, value)
+    return layer(x, return_weights=True)
+
+
+def _random_weights(rng, biases: bool) -> _Weights:
+    matrices = (rng.normal(size=(D_MODEL, D_MODEL)) / math.sqrt(D_MODEL) for _ in range(4))
+    vectors = (rng.normal(size=D_MODEL) if biases else np.zeros(D_MODEL) for _ in range(4))
+    return _Weights(*matrices, *vectors)
+
+
+def _has_biases(check: Checker, layer) -> bool:
+    """Check the layer exposes W_q..W_o of shape (d_model, d_model); say whether it has biases."""
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        shape = np.shape(getattr(layer, name, None))
+        if shape != (D_MODEL, D_MODEL):
+            found = "no such attribute" if not hasattr(layer, name) else f"shape {shape}"
+            check.fail(f"the check needs arrays W_q, W_k, W_v, W_o of shape (d_model, d_model) = "
+                       f"({D_MODEL}, {D_MODEL}) on your layer; {name}: {found}.")
+    return all(getattr(layer, name, None) is not None for name in ("b_q", "b_k", "b_v", "b_o"))
+
+
+def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
+                     quiet: bool = False) -> None:
+    """Check your multi-head self-attention against :class:`mha.MultiHeadAttention`.
+
+    Parameters
+    ----------
+    cls_or_fn : function, class or layer object
+        * a function ``fn(x, W_q, W_k, W_v, W_o, n_heads)`` (no biases), or
+        * a class built as ``cls(d_model, n_heads)`` (``rng=`` passed if it accepts one), or an
+          object already built; either way with arrays ``W_q, W_k, W_v, W_o`` (each
+          (d_model, d_model), used as ``x @ W_q``), optional ``b_q, b_k, b_v, b_o``, and called
+          as ``layer(x)``.
+        It returns (batch, seq, d_model), or ``(output, weights)`` with weights
+        (batch, n_heads, seq, seq).
+
+    Examples
+    --------
+    >>> def layer(x, W_q, W_k, W_v, W_o, n_heads):
+    ...     q, k, v = (mha.split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
+    ...     return mha.merge_heads(mha.scaled_dot_product_attention(q, k, v)) @ W_o
+    >>> check_multi_head(layer)
+    ✔ check_multi_head passed: matches mha.MultiHeadAttention, in float64 and float32.
+    """
+    rng = _rng(rng)
+    name = getattr(cls_or_fn, "__name__", type(cls_or_fn).__name__)
+    check = Checker("check_multi_head", cls_or_fn, "multi-head attention")
+    x = rng.normal(size=(BATCH, SEQ, D_MODEL))
+    case = f"x {x.shape} = (batch, seq, d_model), n_heads = {N_HEADS}"
+    is_function = inspect.isfunction(cls_or_fn) or inspect.ismethod(cls_or_fn)
+    if is_function:
+        w = _random_weights(rng, biases=False)
+
+        def run(x, w, case):
+            return check.call(x, w.W_q, w.W_k, w.W_v, w.W_o, N_HEADS, case=case)
+    else:
+        layer = cls_or_fn
+        if inspect.isclass(cls_or_fn):
+            kwargs = {"rng": rng} if accepts(cls_or_fn, "rng") else {}
+            layer = check.call(D_MODEL, N_HEADS, case=f"{name}({D_MODEL}, {N_HEADS})", **kwargs)
+        biases = _has_biases(check, layer)
+        w = _random_weights(rng, biases)
+
+        def run(x, w, case):
+            for attribute, value in vars(w).items():
+                if biases or attribute.startswith("W_"):
+                    setattr(layer, attribute, value)
+            return Checker("check_multi_head", layer, "layer").call(x, case=case)
+    expected, weights = _reference(x, w)
+    out, got_weights = _unpack(check, run(x, w, case), case)
+    check.compare(out, expected, case=case, names=NAMES, mistakes=_layer_mistakes(x, w))
+    if got_weights is not None:
+        check.compare(got_weights, weights, case=case + ", the weights", names=NAMES)
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    out, _ = _unpack(check, run(x32, w32, "float32 inputs"), "float32 inputs")
+    check.compare(out, _reference(x32, w32)[0], case="float32 inputs", names=NAMES)
+    check.check_dtype(out, np.float32, "float32 inputs", FLOAT32_ADVICE)
+    check.passed("matches mha.MultiHeadAttention, in float64 and float32.", quiet)
+
+
+__all__ = ["check_merge_heads", "check_multi_head", "check_split_heads"]

@@ -1,0 +1,118 @@
+"""Command line: ``python -m mha.classroom {release,grade,validate,nbgrader} --help``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from mha.classroom.grade import grade_folder, write_reports
+from mha.classroom.release import export_nbgrader, release
+from mha.classroom.sandbox import Limits
+from mha.classroom.source import AssignmentError, load_assignment
+from mha.classroom.validate import validate
+
+EPILOG = """\
+examples:
+  python -m mha.classroom release assignments/*.md --out release/
+  python -m mha.classroom grade assignments/01-self-attention.md submitted/ --out grades/
+  python -m mha.classroom validate assignments/*.md
+  python -m mha.classroom nbgrader assignments/*.md --out source/
+
+The assignment format (nbgrader markers, '# grade_id: <id>  points: <n>' test headers) is described
+in the teachers' guide: chapters/teachers.md.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m mha.classroom", epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Release and grade the course's assignments (nbgrader markers, no nbgrader).")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    rel = commands.add_parser(
+        "release", help="write the student notebooks (solutions stubbed, hidden tests removed)",
+        description="Write <out>/<assignment>.ipynb for each source: every solution region becomes "
+                    "'# YOUR CODE HERE' + 'raise NotImplementedError()', hidden tests are removed. "
+                    "Unbalanced or unknown markers are an error and nothing is written for that "
+                    "source.")
+    rel.add_argument("sources", nargs="+", type=Path, help="assignment sources (.md or .ipynb)")
+    rel.add_argument("--out", type=Path, default=Path("release"), help="folder (default: release)")
+
+    grade = commands.add_parser(
+        "grade", help="grade a folder of submissions into a CSV and feedback files",
+        description="Run each submission (<student>.ipynb, or a <student>/ folder holding "
+                    "<assignment>.ipynb) in its own sandboxed process against the full tests, "
+                    "then write <out>/grades.csv (student, question, points, max_points, "
+                    "feedback), <out>/totals.csv and <out>/feedback/<student>.md.")
+    grade.add_argument("source", type=Path, help="the assignment source (.md or .ipynb)")
+    grade.add_argument("submissions", type=Path, help="folder of submissions")
+    grade.add_argument("--out", type=Path, default=Path("grades"), help="folder (default: grades)")
+    grade.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default 2)")
+    grade.add_argument("--cell-timeout", type=float, default=Limits.cell_timeout,
+                       help="seconds per cell (default %(default)s)")
+    grade.add_argument("--timeout", type=float, default=Limits.timeout,
+                       help="seconds per submission (default %(default)s)")
+    grade.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
+                       help="address-space limit per submission in MiB (default %(default)s)")
+
+    val = commands.add_parser(
+        "validate", help="check sources before release: full marks, zero for the stub, no leak",
+        description="Grade each source's instructor version (must score every point) and "
+                    "released version (must score 0) in the sandbox, and look for solution or "
+                    "hidden-test lines in the released notebook. Exit status 1 if anything is off.")
+    val.add_argument("sources", nargs="+", type=Path, help="assignment sources (.md or .ipynb)")
+
+    nbg = commands.add_parser(
+        "nbgrader", help="write instructor notebooks with nbgrader metadata",
+        description="For teachers who use nbgrader: write <out>/<assignment>/<assignment>.ipynb "
+                    "with nbgrader cell metadata (solution, grade + points, locked), markers kept, "
+                    "ready for nbgrader's source/ folder.")
+    nbg.add_argument("sources", nargs="+", type=Path, help="assignment sources (.md or .ipynb)")
+    nbg.add_argument("--out", type=Path, default=Path("source"), help="folder (default: source)")
+    return parser
+
+
+def _validate(sources: list[Path]) -> int:
+    failures = 0
+    for source in sources:
+        assignment = load_assignment(source)
+        problems = validate(assignment)
+        failures += bool(problems)
+        status = "ok" if not problems else "NOT READY"
+        print(f"{source}: {status} ({len(assignment.tests)} tests, "
+              f"{assignment.max_points:g} points)")
+        for problem in problems:
+            print(f"  - {problem}")
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command in ("release", "nbgrader"):
+            write = release if args.command == "release" else export_nbgrader
+            for source in args.sources:
+                print(f"wrote {write(load_assignment(source), args.out)}")
+            return 0
+        if args.command == "validate":
+            return _validate(args.sources)
+        limits = Limits(args.cell_timeout, args.timeout, args.memory_mb)
+        assignment = load_assignment(args.source)
+        start = time.perf_counter()
+        results = grade_folder(assignment, args.submissions, limits, jobs=args.jobs)
+        seconds = time.perf_counter() - start
+        csv_path = write_reports(assignment, results, args.out)
+    except (AssignmentError, ValueError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for result in results:
+        print(f"{result.student}: {result.points:g} / {result.max_points:g}")
+    print(f"graded {len(results)} submission(s) in {seconds:.1f} s; wrote {csv_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""Tell whether an answer was written with NumPy or borrowed from the ``mha`` package.
+
+The assignments ask for NumPy-only code while their tests compare with ``mha``. Inside
+:func:`package_forbidden`, every function and method of the package's core modules raises
+:class:`PackageUsed`, whichever way the answer reached it (``mha.softmax``, ``from mha.attention
+import softmax``, a subclass of ``MultiHeadAttention``): the function objects themselves are
+swapped to a refusing body for the duration of the block, then put back.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+CORE_MODULES = ("mha.attention", "mha.masks", "mha.layers", "mha.efficient", "mha.cost")
+
+
+class PackageUsed(AssertionError):  # noqa: N818 - read as "package used (where it must not be)"
+    """An answer called the ``mha`` package inside :func:`package_forbidden`."""
+
+
+def _refuse(*args, **kwargs):
+    # This body runs with the globals of whichever mha function it replaced: reach this module
+    # through a builtin only.
+    error = __import__("mha.classroom.integrity", fromlist=["PackageUsed"]).PackageUsed
+    raise error("your answer calls the mha package; the assignment asks you to write it with "
+                "NumPy only (the tests compare your answer with mha)")
+
+
+def _core_functions() -> list:
+    functions = []
+    for name in CORE_MODULES:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if inspect.isclass(value) and value.__module__ == name:
+                functions += [v for v in vars(value).values() if inspect.isfunction(v)]
+            elif inspect.isfunction(value) and value.__module__ == name:
+                functions.append(value)
+    return [f for f in functions if not f.__code__.co_freevars]
+
+
+@contextmanager
+def package_forbidden() -> Iterator[None]:
+    """Make every core function of ``mha`` raise :class:`PackageUsed` within the block.
+
+    Examples
+    --------
+    >>> import numpy as np, mha
+    >>> with package_forbidden():  # doctest: +ELLIPSIS
+    ...     mha.softmax(np.zeros(3))
+    Traceback (most recent call last):
+    mha.classroom.integrity.PackageUsed: your answer calls the mha package; ...
+    >>> mha.softmax(np.zeros(2))
+    array([0.5, 0.5])
+    """
+    saved = {function: function.__code__ for function in _core_functions()}
+    try:
+        for function in saved:
+            function.__code__ = _refuse.__code__
+        yield
+    finally:
+        for function, code in saved.items():
+            function.__code__ = code

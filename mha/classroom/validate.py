@@ -1,0 +1,62 @@
+"""Check an assignment before releasing it: full marks for the solution, none for the stub, no leak.
+
+:func:`validate` grades two notebooks made from the source in the sandbox, exactly as students'
+work is graded: the instructor version (solutions in) must score every point, the released version
+must score zero without the grader failing, and no line of a solution or a hidden test may appear in
+the released notebook.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from mha.classroom.grade import StudentResult, grade_submission
+from mha.classroom.release import nbgrader_notebook, student_notebook, write_notebook
+from mha.classroom.sandbox import Limits
+from mha.classroom.source import Assignment
+
+MIN_LEAK_CHARS = 8  # shorter lines (`else:`, `return x`) may appear anywhere and prove nothing
+
+
+def secret_lines(assignment: Assignment) -> set[str]:
+    """Stripped lines found only in solutions and hidden tests, long enough to be telling."""
+    def lines(kinds):
+        return {line.strip() for cell in assignment.cells for segment in cell.segments
+                if segment.kind in kinds for line in segment.lines}
+
+    public = lines(("plain",))
+    return {line for line in lines(("solution", "hidden"))
+            if len(line) >= MIN_LEAK_CHARS and line not in public}
+
+
+def leaked_lines(assignment: Assignment, notebook: dict) -> list[str]:
+    """Secret lines found in any cell of ``notebook`` (normally none)."""
+    shown = {line.strip() for cell in notebook["cells"] for line in cell["source"].splitlines()}
+    return sorted(secret_lines(assignment) & shown)
+
+
+def validate(assignment: Assignment, limits: Limits | None = None) -> list[str]:
+    """Return the problems found (an empty list means the assignment is ready to release)."""
+    problems = []
+    released = student_notebook(assignment)
+    if leaked := leaked_lines(assignment, released):
+        problems.append(f"the released notebook shows {len(leaked)} secret line(s), e.g. "
+                        f"{leaked[0]!r}")
+    results: dict[str, StudentResult] = {}
+    with tempfile.TemporaryDirectory(prefix="mha-validate-") as folder:
+        for name, notebook in (("instructor", nbgrader_notebook(assignment)),
+                               ("released", released)):
+            path = write_notebook(json.loads(json.dumps(notebook)), Path(folder) / f"{name}.ipynb")
+            results[name] = grade_submission(assignment, name, path, limits or Limits())
+    instructor, stub = results["instructor"], results["released"]
+    for question in instructor.questions:
+        if question.points < question.max_points:
+            problems.append(f"the instructor solution fails {question.grade_id}: "
+                            f"{question.feedback}")
+    if stub.points:
+        passing = [q.grade_id for q in stub.questions if q.points]
+        problems.append(f"the released notebook already scores {stub.points:g} "
+                        f"(tests passing without an answer: {', '.join(passing)})")
+    return problems
