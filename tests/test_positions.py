@@ -263,3 +263,16 @@ def test_position_widgets_render_titled_frames():
     # the right panel is the normalised score: 1 at offset 0
     offsets, score = fig.axes[1].lines[0].get_data()
     assert score[list(offsets).index(0)] == pytest.approx(1.0)
+
+
+def test_alibi_widget_weights_equal_a_softmax_of_the_bias_alone():
+    from mha.explorers.positions import alibi_weights
+
+    weights = alibi_weights(4, 6)
+    bias = alibi_bias(4, 6)
+    for h in range(4):
+        for i in range(6):
+            allowed = bias[h, i, : i + 1]  # causal: keys 0..i
+            expected = np.exp(allowed - allowed.max()) / np.exp(allowed - allowed.max()).sum()
+            np.testing.assert_allclose(weights[h, i, : i + 1], expected, rtol=1e-12)
+            assert not weights[h, i, i + 1:].any()

@@ -3,6 +3,6 @@ and its slider values to :func:`mha.widgets.frame_explorer`. One module per topi
 """
 
 from mha.explorers.block import stack_explorer
-from mha.explorers.positions import relative_bias_explorer, rotary_explorer
+from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
 
-__all__: list[str] = ["relative_bias_explorer", "rotary_explorer", "stack_explorer"]
+__all__: list[str] = ["alibi_explorer", "relative_bias_explorer", "rotary_explorer", "stack_explorer"]

@@ -17,6 +17,9 @@ __all__ = [
     "relative_bias_explorer",
     "render_rotary",
     "rotary_explorer",
+    "alibi_weights",
+    "render_alibi",
+    "alibi_explorer",
 ]
 
 #: The four heads of the relative-bias widget: (title, preferred offset, strength multiplier).
@@ -162,4 +165,65 @@ def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 1000
                  "base": 10000.0 if 10000.0 in bases else bases[0]},
         title="RoPE: rotation speeds and the score between two copies of one word",
         caption="More pairs and slower speeds give a smoother fall-off with distance.",
+    )
+
+
+def alibi_weights(n_heads: int, seq_len: int) -> np.ndarray:
+    """Causal attention weights of ALiBi's bias alone (all content scores zero), one matrix per head.
+
+    Returns
+    -------
+    ndarray, shape (n_heads, seq_len, seq_len)
+
+    Examples
+    --------
+    >>> w = alibi_weights(2, 4)
+    >>> w.shape, bool(np.allclose(w.sum(axis=-1), 1))
+    ((2, 4, 4), True)
+    """
+    import mha
+    from mha.positions import alibi_bias
+
+    zeros = np.zeros((n_heads, seq_len, 1))  # (n_heads, seq, d_head = 1): every content score is 0
+    _, weights = mha.scaled_dot_product_attention(zeros, zeros, zeros, mha.causal_mask(seq_len),
+                                                  bias=alibi_bias(n_heads, seq_len), return_weights=True)
+    return weights
+
+
+def render_alibi(n_heads: int = 8, seq_len: int = 16):
+    """One frame: each ALiBi head's causal recency pattern, titled with its slope.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> [text.get_text() for ax in render_alibi(2, 8).axes[:2] for text in ax.texts]
+    ['slope 0.0625', 'slope 0.00391']
+    """
+    from mha.plotting import plot_heads
+    from mha.positions import alibi_slopes
+
+    return plot_heads(alibi_weights(n_heads, seq_len), head_titles=[f"slope {m:.3g}" for m in
+                                                                    alibi_slopes(n_heads)],
+                      title=f"ALiBi, {n_heads} heads, {seq_len} tokens, no content")
+
+
+def alibi_explorer(head_counts=(1, 2, 4, 8), seq_lens=(8, 16, 32)):
+    """Sliders: number of heads x sequence length -> ALiBi's per-head recency windows.
+
+    Examples
+    --------
+    >>> len(alibi_explorer(head_counts=(1, 2), seq_lens=(8,)).frames)
+    2
+    """
+    from mha.widgets import frame_explorer
+
+    return frame_explorer(
+        render_alibi, {"n_heads": list(head_counts), "seq_len": list(seq_lens)},
+        labels={"n_heads": "heads", "seq_len": "tokens"},
+        initial={"n_heads": head_counts[-1], "seq_len": seq_lens[min(1, len(seq_lens) - 1)]},
+        title="ALiBi: one fixed slope per head",
+        caption="More heads spread the slopes over a wider range: some heads stay local, some see far.",
     )
