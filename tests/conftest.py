@@ -50,34 +50,11 @@ class NotebookPage:
         return self.docname
 
 
-def _is_notebook(path: Path) -> bool:
-    if path.suffix == ".ipynb":
-        return True
-    if path.suffix != ".md":
-        return False
-    text = path.read_text(encoding="utf8")
-    if not text.startswith("---"):
-        return False
-    front_matter = text.split("---", 2)[1]
-    return "kernelspec:" in front_matter
-
-
 def toc_notebooks(root: Path = ROOT) -> list[NotebookPage]:
     """Every notebook page listed in ``_toc.yml``, in book order."""
-    from sphinx_external_toc.parsing import parse_toc_yaml
+    from scripts.lite_site import notebook_pages
 
-    site_map = parse_toc_yaml(root / "_toc.yml")
-    pages = []
-    for docname in site_map:
-        for suffix in (".md", ".ipynb"):
-            path = root / f"{docname}{suffix}"
-            if path.is_file():
-                if _is_notebook(path):
-                    pages.append(NotebookPage(docname, path))
-                break
-        else:
-            raise FileNotFoundError(f"_toc.yml lists {docname!r} but no .md/.ipynb file exists")
-    return pages
+    return [NotebookPage(docname, path) for docname, path in notebook_pages(root).items()]
 
 
 def pytest_generate_tests(metafunc):

@@ -1,17 +1,22 @@
 """Pure plotting functions: arrays in, a ``matplotlib.figure.Figure`` out.
 
-Figures are built with ``matplotlib.figure.Figure`` rather than ``pyplot``, so nothing is shown twice in
-a notebook and nothing needs closing; a notebook cell displays the returned figure. Every figure has a
+Figures are :class:`~mha.plotting._style.CourseFigure` objects built without ``pyplot``, so nothing is
+shown twice in a notebook and nothing needs closing; a notebook cell displays the returned figure, with
+its alt text. Every figure has a
 white background (readable on the site's dark theme), labelled axes, titled heads and a perceptual
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
+from mha.plotting._style import CourseFigure, register_ipython_display
 from mha.plotting.block import plot_stack_statistics, plot_token_statistics
 from mha.plotting.charts import plot_curves, plot_matrix
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 
+register_ipython_display()
+
 __all__ = [
+    "CourseFigure",
     "plot_attention",
     "plot_heads",
     "plot_curves",

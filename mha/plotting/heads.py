@@ -85,7 +85,9 @@ def plot_attention(weights, tokens_q=None, tokens_k=None, *, title: str = "Atten
     tokens_q = _check_tokens(tokens_q, seq_q, "tokens_q")
     tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k")
     side = min(8.0, 2.0 + 0.3 * max(seq_q, seq_k))
-    fig = new_figure(side + 1.0, side)
+    fig = new_figure(side + 1.0, side, alt_text=(
+        f"{title}: heatmap of attention weights, {seq_q} queries down and {seq_k} keys across; "
+        f"brighter cells carry more weight{_strongest(weights, tokens_q, tokens_k)}."))
     ax = fig.add_subplot()
     image = draw_weights(ax, weights, tokens_q, tokens_k, title=title)
     fig.colorbar(image, ax=ax, label="weight", shrink=0.8)
@@ -144,7 +146,10 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
     top, right, cell, gap = (0.75 if title else 0.4), 1.0, 2.1, 0.35
     width = left + ncols * cell + (ncols - 1) * 0.15 + right
     height = bottom + nrows * (cell + gap) + top - gap
-    fig = new_figure(width, height)
+    fig = new_figure(width, height, alt_text=(
+        f"{title + ': ' if title else ''}{n_heads} heatmaps of attention weights, one per head, each with "
+        f"{seq_q} queries down and {seq_k} keys across on a shared colour scale; brighter cells carry more "
+        f"weight{_strongest(weights[0], tokens_q, tokens_k, 'in head 0')}."))
     fig.set_layout_engine(None)
     fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
                         top=1 - top / height, wspace=0.15 / cell, hspace=gap / cell)
@@ -171,6 +176,14 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
     if title:
         fig.suptitle(title, y=1 - 0.1 / height, va="top")
     return fig
+
+
+def _strongest(weights: np.ndarray, tokens_q, tokens_k, where: str = "") -> str:
+    """A clause naming the strongest query-to-key link, for alt text."""
+    i, j = np.unravel_index(int(np.argmax(weights)), weights.shape)
+    name_q = tokens_q[i] if tokens_q is not None else f"position {i}"
+    name_k = tokens_k[j] if tokens_k is not None else f"position {j}"
+    return f"; the strongest link{' ' + where if where else ''} is {name_q} to {name_k} ({weights[i, j]:.2f})"
 
 
 def _set_ticks(axis, tokens, size: int, *, show: bool) -> None:

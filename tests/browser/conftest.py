@@ -29,9 +29,9 @@ def missing(reason: str):
 
 def toc_docnames() -> list[str]:
     """Every page of the book, in toc order (root first)."""
-    from sphinx_external_toc.parsing import parse_toc_yaml
+    from scripts.lite_site import toc_docnames as docnames
 
-    return list(parse_toc_yaml(ROOT / "_toc.yml"))
+    return docnames(ROOT)
 
 
 @pytest.fixture(scope="session")
