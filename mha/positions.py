@@ -237,7 +237,7 @@ class RelativePositionBias:
         if offset > self.max_distance:
             raise ValueError(f"offset must be in ±max_distance = ±{self.max_distance}, got {offset}")
         strength = _check_real(strength, "strength")
-        self.table[head] = -strength * np.abs(self.offsets - offset)
+        self.table[head] = 0.0 - strength * np.abs(self.offsets - offset)  # 0.0 - 0 is 0, never -0
 
     def parameters(self) -> dict[str, np.ndarray]:
         """The learned arrays by name (just ``table``)."""

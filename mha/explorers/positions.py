@@ -133,11 +133,16 @@ def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 
     keys = apply_rotary(np.broadcast_to(content, (len(offsets), d_head)), offsets)  # (n_offsets, d_head)
     score = keys @ content / (content @ content)  # (n_offsets,)
 
-    fig = new_figure(9.0, 3.2)
+    wavelengths = 2 * np.pi / speeds
+    fig = new_figure(9.0, 3.2, alt_text=(
+        f"Left: wavelengths of the {len(speeds)} RoPE feature pairs for base {base:g}, rising on a log "
+        f"scale from {wavelengths[0]:.3g} to {wavelengths[-1]:.3g} positions. Right: the score of one word "
+        f"with itself as the key moves up to {max_offset} positions away, 1 at offset 0 and "
+        f"{score[-1]:.2f} at offset {max_offset}."))
     fig.set_layout_engine(None)  # fixed margins: constrained layout would double the redraw time
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.17, top=0.9, wspace=0.3)
     left, right = fig.subplots(1, 2)
-    draw_curves(left, np.arange(len(speeds)), {"wavelength": 2 * np.pi / speeds}, xlabel="feature pair i",
+    draw_curves(left, np.arange(len(speeds)), {"wavelength": wavelengths}, xlabel="feature pair i",
                 ylabel="positions per full turn", title=f"pair wavelengths (base {base:g})", logy=True,
                 markers=True)
     left.axhline(2 * max_offset, color="grey", linewidth=0.8, linestyle=":")

@@ -44,7 +44,13 @@ def plot_token_statistics(before, after, tokens: Sequence[str] | None = None, *,
     if tokens is not None and len(tokens) != before.shape[0]:
         raise ValueError(f"{len(tokens)} tokens for {before.shape[0]} rows")
     positions = np.arange(before.shape[0])
-    fig = new_figure(9.0, 3.2)
+    alt_text = (f"{title}: two line charts over the {before.shape[0]} tokens. Before, the means range from "
+                f"{before.mean(axis=1).min():.2g} to {before.mean(axis=1).max():.2g} and the standard "
+                f"deviations from {before.std(axis=1).min():.2g} to {before.std(axis=1).max():.2g}; after, "
+                f"the means lie between {after.mean(axis=1).min():.2g} and {after.mean(axis=1).max():.2g} "
+                f"and the standard deviations between {after.std(axis=1).min():.2g} and "
+                f"{after.std(axis=1).max():.2g}.")
+    fig = new_figure(9.0, 3.2, alt_text=alt_text)
     axes = fig.subplots(1, 2)
     for ax, stat, label in ((axes[0], np.mean, "mean"), (axes[1], np.std, "std")):
         curves = {"before": stat(before, axis=1), "after": stat(after, axis=1)}
@@ -100,7 +106,12 @@ def plot_stack_statistics(stats: Mapping[str, Mapping[str, Sequence[float]]], *,
     """
     if not stats:
         raise ValueError("stats is empty: give at least one label -> statistics entry")
-    fig = new_figure(11.0, 3.3)
+    endings = "; ".join(
+        f"{label} ends with size {values['rms'][-1]:.2f}, cosine with the input {values['cosine'][-1]:.2f} "
+        f"and a last-block change of {values['update'][-1]:.2f}" for label, values in stats.items())
+    alt_text = (f"{title + ': ' if title else ''}three line charts against depth: the size of the "
+                f"residual stream, its cosine with the input, and how much each block changes it. {endings}.")
+    fig = new_figure(11.0, 3.3, alt_text=alt_text)
     fig.set_layout_engine(None)  # fixed margins keep widget redraws fast
     fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.82 if title else 0.9, wspace=0.3)
     draw_stack_statistics(fig.subplots(1, 3), stats, limits=limits)

@@ -9,7 +9,7 @@ import numpy as np
 from mha._validation import as_float_array
 from mha.plotting._style import SERIES_COLORS, SIGNED_CMAP, new_figure
 
-__all__ = ["plot_curves", "draw_curves", "plot_matrix"]
+__all__ = ["plot_curves", "draw_curves", "describe_curves", "plot_matrix"]
 
 #: Line styles cycled with the colours, so series stay apart in greyscale too.
 LINE_STYLES = ("-", "--", "-.", ":")
@@ -44,9 +44,17 @@ def draw_curves(ax, x, curves: Mapping[str, Sequence[float]], *, xlabel: str, yl
         ax.legend(fontsize="small")
 
 
+def describe_curves(curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
+                    title: str | None = None) -> str:
+    """Alt text for a line chart: what is plotted against what, and where each curve starts and ends."""
+    ends = "; ".join(f"{label} from {float(values[0]):.3g} to {float(values[-1]):.3g}"
+                     for label, values in curves.items())
+    return f"{title + ': ' if title else ''}Line chart of {ylabel} against {xlabel}: {ends}."
+
+
 def plot_curves(x, curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
                 title: str | None = None, logx: bool = False, logy: bool = False, markers: bool = False,
-                size=(6.0, 3.2)):
+                size=(6.0, 3.2), alt_text: str | None = None):
     """Line chart of several series over a shared x axis.
 
     Parameters
@@ -62,18 +70,25 @@ def plot_curves(x, curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel
         Mark every point (useful for few, integer x values).
     size : (float, float)
         Width and height in inches.
+    alt_text : str, optional
+        Description for readers who cannot see the figure; by default one is made from the labels and
+        each curve's range.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    CourseFigure
 
     Examples
     --------
     >>> fig = plot_curves([0, 1, 2], {"a": [0, 1, 4], "b": [0, 1, 2]}, xlabel="x", ylabel="y")
     >>> [line.get_label() for line in fig.axes[0].lines]
     ['a', 'b']
+    >>> fig.describe()
+    'Line chart of y against x: a from 0 to 4; b from 0 to 2.'
     """
-    fig = new_figure(*size)
+    if alt_text is None:
+        alt_text = describe_curves(curves, xlabel=xlabel, ylabel=ylabel, title=title)
+    fig = new_figure(*size, alt_text=alt_text)
     draw_curves(fig.add_subplot(), x, curves, xlabel=xlabel, ylabel=ylabel, title=title, logx=logx,
                 logy=logy, markers=markers)
     return fig
@@ -81,7 +96,8 @@ def plot_curves(x, curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel
 
 def plot_matrix(matrix, *, xlabel: str, ylabel: str, title: str | None = None,
                 colorbar_label: str = "value", annotate: bool = False, xticks: Sequence[str] | None = None,
-                yticks: Sequence[str] | None = None, size: tuple[float, float] | None = None):
+                yticks: Sequence[str] | None = None, size: tuple[float, float] | None = None,
+                alt_text: str | None = None):
     """Heatmap of a signed matrix on a diverging colour scale centred on zero.
 
     Parameters
@@ -96,10 +112,12 @@ def plot_matrix(matrix, *, xlabel: str, ylabel: str, title: str | None = None,
         Labels for the columns and rows.
     size : (float, float), optional
         Width and height in inches; sized from the matrix by default.
+    alt_text : str, optional
+        Description for readers who cannot see the figure; by default the size, axes and value range.
 
     Returns
     -------
-    matplotlib.figure.Figure
+    CourseFigure
 
     Examples
     --------
@@ -115,7 +133,11 @@ def plot_matrix(matrix, *, xlabel: str, ylabel: str, title: str | None = None,
         raise ValueError(f"annotate=True is for matrices up to 16 x 16, got {rows} x {cols}")
     if size is None:
         size = (min(9.0, 2.2 + 0.4 * cols), min(6.0, 1.6 + 0.4 * rows))
-    fig = new_figure(*size)
+    if alt_text is None:
+        alt_text = (f"{title + ': ' if title else ''}Heatmap of a {rows} x {cols} matrix, {ylabel} down and "
+                    f"{xlabel} across, {colorbar_label} from {matrix.min():.3g} (blue) to "
+                    f"{matrix.max():.3g} (red).")
+    fig = new_figure(*size, alt_text=alt_text)
     ax = fig.add_subplot()
     limit = float(np.abs(matrix).max()) or 1.0
     image = ax.imshow(matrix, cmap=SIGNED_CMAP, vmin=-limit, vmax=limit, interpolation="nearest",

@@ -37,8 +37,12 @@ def plot_encoding(encoding, *, title: str = "Sinusoidal position encoding"):
     encoding = as_float_array(encoding, "encoding")
     if encoding.ndim != 2:
         raise ValueError(f"encoding must have shape (seq_len, d_model), got {encoding.shape}")
+    seq_len, d_model = encoding.shape
+    alt_text = (f"{title}: heatmap with {seq_len} positions down and {d_model} features across, values "
+                "between -1 (blue) and 1 (red). The left columns flip colour from one row to the next; "
+                "further right the stripes change ever more slowly down the positions.")
     return plot_matrix(encoding, xlabel="feature (sin, cos pairs; slower to the right)", ylabel="position",
-                       title=title, colorbar_label="value", size=(7.0, 3.6))
+                       title=title, colorbar_label="value", size=(7.0, 3.6), alt_text=alt_text)
 
 
 def plot_bias_tables(table, offsets, *, head_titles: Sequence[str] | None = None,
@@ -76,8 +80,13 @@ def plot_bias_tables(table, offsets, *, head_titles: Sequence[str] | None = None
     if len(head_titles) != table.shape[0]:
         raise ValueError(f"head_titles has {len(head_titles)} entries for {table.shape[0]} heads")
     curves = dict(zip(head_titles, table, strict=True))
+    peaks = "; ".join(
+        f"{name}: flat at {row[0] + 0.0:.3g}" if np.all(row == row[0]) else
+        f"{name}: highest ({row.max() + 0.0:.3g}) at offset {offsets[int(np.argmax(row))]}"
+        for name, row in curves.items())
+    alt_text = f"{title}: one curve per head of the bias added to the score against the offset. {peaks}."
     return plot_curves(offsets, curves, xlabel=OFFSET_LABEL, ylabel="bias added to the score", title=title,
-                       markers=True)
+                       markers=True, alt_text=alt_text)
 
 
 def plot_scores_by_offset(offsets, curves: Mapping[str, Sequence[float]], *,
