@@ -15,27 +15,13 @@ Run: ``python benchmarks/bench_block.py`` (``--quick`` for a smaller shape).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from bench_forward import median_times  # interleaved medians; benchmarks/ is on sys.path when run
 
 import mha
 from mha.block import TransformerBlock
 from mha.positions import RelativePositionBias, apply_rotary
-
-
-def median_times(fns, repeats: int) -> list[float]:
-    """Median seconds of each function; calls interleaved so that machine noise hits all alike."""
-    for fn in fns:
-        fn()  # warm up
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, bucket in zip(fns, times, strict=True):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return [statistics.median(bucket) for bucket in times]
 
 
 def run(batch: int, seq: int, d_model: int, n_heads: int, dtype, repeats: int) -> None:
