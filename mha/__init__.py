@@ -11,12 +11,14 @@ parameters, FLOPs and bytes.
 (2, 3, 512)
 """
 
-from mha import block, checks, cost, positions
+from mha import block, checks, cost, feed_forward, normalization, positions
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
-from mha.block import FeedForward, LayerNorm, TransformerBlock, dropout, layer_norm
+from mha.block import TransformerBlock, dropout
 from mha.efficient import KVCache, chunked_attention
+from mha.feed_forward import FeedForward
 from mha.layers import MultiHeadAttention
 from mha.masks import causal_mask, padding_mask, torch_masks_to_mask
+from mha.normalization import LayerNorm, layer_norm
 from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
 
 __version__ = "0.1.0"
@@ -39,10 +41,12 @@ __all__ = [
     "RelativePositionBias",
     "apply_rotary",
     "alibi_bias",
-    "block",
+    "normalization",
     "layer_norm",
     "LayerNorm",
+    "feed_forward",
     "FeedForward",
+    "block",
     "dropout",
     "TransformerBlock",
 ]

@@ -17,24 +17,14 @@ import numbers
 
 import numpy as np
 
-from mha._parameters import Parameter
-from mha._validation import (
-    as_float_array,
-    as_generator,
-    check_dtype_argument,
-    check_finite,
-    check_positive_int,
-)
+from mha._features import check_features
+from mha._validation import as_float_array, as_generator, check_finite, check_positive_int
 from mha.cost import parameter_count as attention_parameter_count
+from mha.feed_forward import FeedForward
 from mha.layers import MultiHeadAttention
+from mha.normalization import LayerNorm
 
 __all__ = [
-    "layer_norm",
-    "LayerNorm",
-    "gelu",
-    "relu",
-    "ACTIVATIONS",
-    "FeedForward",
     "dropout",
     "TransformerBlock",
     "block_parameter_count",
@@ -42,206 +32,6 @@ __all__ = [
     "residual_stream",
     "residual_statistics",
 ]
-
-
-def _check_features(x, name: str, d_model: int) -> np.ndarray:
-    x = as_float_array(x, name)
-    if x.ndim < 1 or x.shape[-1] != d_model:
-        raise ValueError(f"{name} must have shape (..., {d_model}), got {x.shape}")
-    check_finite(x, name)
-    return x
-
-
-def _cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """NumPy's promotion of input and weights: float32 input and float32 weights stay float32."""
-    return x.astype(np.result_type(x, dtype), copy=False)
-
-
-# ---------------------------------------------------------------------------------------- layer norm
-def _check_eps(eps) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not (math.isfinite(eps) and eps > 0):
-        raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
-    return float(eps)
-
-
-def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
-    """Normalise each token's features to mean 0 and variance 1, then scale and shift.
-
-    ``y = gamma * (x - mean) / sqrt(var + eps) + beta``, statistics over the last axis. The variance is
-    computed from the centred values (two passes), not as ``mean(x²) - mean(x)²``: in float32 that
-    shortcut cancels catastrophically when the features share a large offset.
-
-    Parameters
-    ----------
-    x : array_like, shape (..., d_model)
-    gamma, beta : array_like, shape (d_model,), optional
-        Scale (default 1) and shift (default 0).
-    eps : float, default 1e-5
-        Keeps a constant row (variance 0) finite: it comes out as ``beta``.
-
-    Returns
-    -------
-    ndarray, shape (..., d_model), dtype of ``x`` promoted with ``gamma``/``beta``
-
-    Examples
-    --------
-    >>> y = layer_norm(np.array([[1.0, 2.0, 3.0, 6.0]]))
-    >>> y.mean().round(6), y.var().round(4)
-    (np.float64(0.0), np.float64(1.0))
-    """
-    x = as_float_array(x, "x")
-    check_finite(x, "x")
-    if x.ndim == 0 or x.shape[-1] == 0:
-        raise ValueError(f"x must have shape (..., d_model) with d_model >= 1, got {x.shape}")
-    eps = _check_eps(eps)
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    centred = x - mean
-    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
-    y = centred / np.sqrt(var + x.dtype.type(eps))
-    if gamma is not None:
-        y = y * _check_features(gamma, "gamma", x.shape[-1])
-    if beta is not None:
-        y = y + _check_features(beta, "beta", x.shape[-1])
-    return y
-
-
-class LayerNorm:
-    """Layer normalisation with a learned scale ``gamma`` (ones) and shift ``beta`` (zeros).
-
-    Parameters
-    ----------
-    d_model : int
-    eps : float, default 1e-5
-    dtype : np.float32 or np.float64, default np.float64
-        Of ``gamma`` and ``beta``; a float32 input to a float32 norm stays float32.
-
-    Examples
-    --------
-    >>> norm = LayerNorm(4, dtype=np.float32)
-    >>> norm(np.ones((2, 3, 4), dtype=np.float32)).dtype
-    dtype('float32')
-    """
-
-    gamma = Parameter()
-    beta = Parameter()
-
-    def __init__(self, d_model: int, *, eps: float = 1e-5, dtype=np.float64):
-        self.d_model = check_positive_int(d_model, "d_model")
-        self.eps = _check_eps(eps)
-        self.dtype = check_dtype_argument(dtype)
-        self._params = {"gamma": np.ones(d_model, dtype=self.dtype),
-                        "beta": np.zeros(d_model, dtype=self.dtype)}
-
-    def __call__(self, x) -> np.ndarray:
-        """Normalise ``x`` of shape ``(..., d_model)``."""
-        x = _cast(_check_features(x, "x", self.d_model), self.dtype)
-        return layer_norm(x, self.gamma, self.beta, eps=self.eps)
-
-    def parameters(self) -> dict[str, np.ndarray]:
-        return dict(self._params)
-
-    def __repr__(self) -> str:
-        return f"LayerNorm({self.d_model}, eps={self.eps}, dtype={self.dtype.name})"
-
-
-# ---------------------------------------------------------------------------------------- feed-forward
-def relu(x: np.ndarray) -> np.ndarray:
-    """``max(0, x)``, element-wise.
-
-    Examples
-    --------
-    >>> relu(np.array([-1.0, 0.5]))
-    array([0. , 0.5])
-    """
-    return np.maximum(x, 0)
-
-
-def gelu(x: np.ndarray) -> np.ndarray:
-    """GELU in its tanh form (GPT-2's): ``x/2 * (1 + tanh(√(2/π) (x + 0.044715 x³)))``.
-
-    Within 1e-3 of the exact ``x Φ(x)`` (NumPy has no ``erf``); float32 stays float32.
-
-    Examples
-    --------
-    >>> gelu(np.array([-3.0, 0.0, 1.0, 3.0])).round(4)
-    array([-0.0036,  0.    ,  0.8412,  2.9964])
-    """
-    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))  # Python floats keep x's dtype
-    return 0.5 * x * (1.0 + np.tanh(inner))
-
-
-#: Activations a :class:`FeedForward` accepts, by name.
-ACTIVATIONS = {"gelu": gelu, "relu": relu}
-
-
-class FeedForward:
-    """The position-wise feed-forward network: ``act(x @ W_1 + b_1) @ W_2 + b_2``, token by token.
-
-    Parameters
-    ----------
-    d_model : int
-    d_ff : int
-        Hidden width, usually ``4 * d_model``.
-    activation : {"gelu", "relu"}, default "gelu"
-    bias : bool, default True
-    rng : numpy.random.Generator or int, optional
-        Source of the Glorot-uniform initial weights.
-    dtype : np.float32 or np.float64
-
-    Attributes
-    ----------
-    W_1 : ndarray, shape (d_model, d_ff)
-    b_1 : ndarray, shape (d_ff,) or None
-    W_2 : ndarray, shape (d_ff, d_model)
-    b_2 : ndarray, shape (d_model,) or None
-
-    Examples
-    --------
-    >>> ffn = FeedForward(8, 32, rng=0)
-    >>> ffn(np.ones((2, 5, 8))).shape
-    (2, 5, 8)
-    """
-
-    W_1 = Parameter()
-    b_1 = Parameter()
-    W_2 = Parameter()
-    b_2 = Parameter()
-
-    def __init__(self, d_model: int, d_ff: int, *, activation: str = "gelu", bias: bool = True, rng=None,
-                 dtype=np.float64):
-        self.d_model = check_positive_int(d_model, "d_model")
-        self.d_ff = check_positive_int(d_ff, "d_ff")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        self.activation = activation
-        self.dtype = check_dtype_argument(dtype)
-        rng = as_generator(rng)
-
-        def glorot(fan_in, fan_out):
-            limit = math.sqrt(6.0 / (fan_in + fan_out))
-            return rng.uniform(-limit, limit, size=(fan_in, fan_out)).astype(self.dtype)
-
-        zeros = (lambda n: np.zeros(n, dtype=self.dtype)) if bias else (lambda n: None)
-        self._params = {"W_1": glorot(d_model, d_ff), "b_1": zeros(d_ff),
-                        "W_2": glorot(d_ff, d_model), "b_2": zeros(d_model)}
-
-    def __call__(self, x) -> np.ndarray:
-        """Apply the network to every token of ``x``, shape ``(..., d_model)``."""
-        x = _cast(_check_features(x, "x", self.d_model), self.dtype)
-        hidden = x @ self.W_1  # (..., d_ff)
-        if self.b_1 is not None:
-            hidden += self.b_1
-        out = ACTIVATIONS[self.activation](hidden) @ self.W_2  # (..., d_model)
-        if self.b_2 is not None:
-            out += self.b_2
-        return out
-
-    def parameters(self) -> dict[str, np.ndarray]:
-        return {name: arr for name, arr in self._params.items() if arr is not None}
-
-    def __repr__(self) -> str:
-        return (f"FeedForward({self.d_model}, {self.d_ff}, activation={self.activation!r}, "
-                f"dtype={self.dtype.name})")
 
 
 # ---------------------------------------------------------------------------------------- dropout
@@ -381,7 +171,7 @@ class TransformerBlock:
         def attend(y):
             return self.attention(y, mask=mask, causal=causal, bias=bias, return_weights=True)
 
-        x = _check_features(x, "x", self.d_model)
+        x = check_features(x, "x", self.d_model)
         if self.norm == "pre":
             attended, weights = attend(self.norm1(x))
             x = x + drop(attended)  # the residual stream itself is never normalised

@@ -1,4 +1,4 @@
-"""The transformer block and its parts, each checked against formulas written out independently."""
+"""The transformer block, dropout and stacks of blocks, each checked against independent formulas."""
 
 import math
 
@@ -7,105 +7,14 @@ import pytest
 
 import mha
 from mha.block import (
-    FeedForward,
-    LayerNorm,
     TransformerBlock,
     block_parameter_count,
     build_stack,
     dropout,
-    gelu,
-    layer_norm,
     residual_statistics,
     residual_stream,
 )
-
-
-def layer_norm_loop(x, gamma, beta, eps):
-    """Reference: per row, mean and (population) variance with math.fsum, then scale and shift."""
-    x = np.asarray(x, dtype=np.float64)
-    out = np.empty_like(x)
-    for idx in np.ndindex(x.shape[:-1]):
-        row = x[idx]
-        mean = math.fsum(row) / len(row)
-        var = math.fsum((v - mean) ** 2 for v in row) / len(row)
-        scaled = zip(row, gamma, beta, strict=True)
-        out[idx] = [g * (v - mean) / math.sqrt(var + eps) + b for v, g, b in scaled]
-    return out
-
-
-def exact_gelu(x):
-    return np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in np.ravel(x)]).reshape(np.shape(x))
-
-
-# ---------------------------------------------------------------------------------------- layer norm
-def test_layer_norm_equals_the_loop_reference_and_normalises_each_token():
-    rng = np.random.default_rng(0)
-    x = rng.normal(3.0, 5.0, size=(2, 4, 10))
-    gamma, beta = rng.standard_normal(10), rng.standard_normal(10)
-    np.testing.assert_allclose(layer_norm(x, gamma, beta, eps=1e-5), layer_norm_loop(x, gamma, beta, 1e-5),
-                               rtol=1e-12, atol=1e-12)
-    y = LayerNorm(10)(x)
-    np.testing.assert_allclose(y.mean(axis=-1), 0, atol=1e-12)
-    np.testing.assert_allclose(y.var(axis=-1), 1, rtol=1e-6)  # 1 - eps / var, var ~ 25
-
-
-def test_layer_norm_float32_stays_float32_and_survives_a_large_offset():
-    rng = np.random.default_rng(1)
-    x64 = 1e4 + rng.standard_normal((8, 64))  # features share a large offset
-    x32 = x64.astype(np.float32)
-    y32 = LayerNorm(64, dtype=np.float32)(x32)
-    assert y32.dtype == np.float32
-    reference = layer_norm_loop(x32.astype(np.float64), np.ones(64), np.zeros(64), 1e-5)
-    np.testing.assert_allclose(y32, reference, atol=2e-3)
-    # the one-pass shortcut mean(x²) - mean(x)² loses everything at this offset in float32
-    shortcut_var = (x32 * x32).mean(axis=-1) - x32.mean(axis=-1) ** 2
-    true_var = x32.astype(np.float64).var(axis=-1)  # about 1
-    assert np.abs(shortcut_var - true_var).max() > 0.5
-
-
-def test_layer_norm_constant_row_gives_beta_not_nan():
-    norm = LayerNorm(4)
-    norm.beta = [1.0, 2.0, 3.0, 4.0]
-    np.testing.assert_allclose(norm(np.full((2, 4), 7.0)), [[1, 2, 3, 4]] * 2)
-
-
-def test_layer_norm_errors():
-    with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., 4\)"):
-        LayerNorm(4)(np.ones((2, 5)))
-    with pytest.raises(ValueError, match="eps must be"):
-        LayerNorm(4, eps=0)
-    with pytest.raises(ValueError, match="finite"):
-        layer_norm(np.array([1.0, np.nan]))
-    with pytest.raises(ValueError, match="gamma must have shape"):
-        layer_norm(np.ones((2, 3)), gamma=np.ones(4))
-
-
-# ---------------------------------------------------------------------------------------- feed-forward
-def test_gelu_is_close_to_the_exact_erf_form_and_keeps_float32():
-    x = np.linspace(-6, 6, 241)
-    np.testing.assert_allclose(gelu(x), exact_gelu(x), atol=1e-3)
-    assert gelu(x.astype(np.float32)).dtype == np.float32
-
-
-@pytest.mark.parametrize("activation", ["gelu", "relu"])
-def test_feed_forward_equals_its_formula_token_by_token(activation):
-    ffn = FeedForward(6, 24, activation=activation, rng=0)
-    rng = np.random.default_rng(1)
-    ffn.b_1, ffn.b_2 = rng.standard_normal(24), rng.standard_normal(6)
-    x = rng.standard_normal((2, 5, 6))
-    act = exact_gelu if activation == "gelu" else (lambda h: np.maximum(h, 0))
-    tolerance = 2e-3 if activation == "gelu" else 1e-12
-    for b in range(2):
-        for t in range(5):  # position-wise: each token alone gives the same answer
-            expected = act(x[b, t] @ ffn.W_1 + ffn.b_1) @ ffn.W_2 + ffn.b_2
-            np.testing.assert_allclose(ffn(x)[b, t], expected, atol=tolerance)
-            np.testing.assert_allclose(ffn(x[b, t]), ffn(x)[b, t], rtol=1e-12)
-
-
-def test_feed_forward_errors_and_no_bias():
-    assert set(FeedForward(4, 8, bias=False).parameters()) == {"W_1", "W_2"}
-    with pytest.raises(ValueError, match="activation must be one of"):
-        FeedForward(4, 8, activation="swish")
+from tests.reference_block import layer_norm_loop
 
 
 # ---------------------------------------------------------------------------------------- dropout
