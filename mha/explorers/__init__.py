@@ -3,6 +3,17 @@ and its slider values to :func:`mha.widgets.frame_explorer`. One module per topi
 """
 
 from mha.explorers.block import stack_explorer
+from mha.explorers.heads import head_explorer
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
+from mha.explorers.scaling import scaling_explorer
+from mha.explorers.shapes import shape_explorer
 
-__all__: list[str] = ["alibi_explorer", "relative_bias_explorer", "rotary_explorer", "stack_explorer"]
+__all__ = [
+    "head_explorer",
+    "scaling_explorer",
+    "shape_explorer",
+    "alibi_explorer",
+    "relative_bias_explorer",
+    "rotary_explorer",
+    "stack_explorer",
+]

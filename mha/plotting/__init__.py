@@ -12,6 +12,20 @@ from mha.plotting.block import plot_stack_statistics, plot_token_statistics
 from mha.plotting.charts import plot_curves, plot_matrix
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
+from mha.plotting.scaling import (
+    plot_saturation,
+    plot_scaling_frame,
+    plot_score_variance,
+    plot_scores_and_weights,
+)
+from mha.plotting.shapes import (
+    memory_layout_html,
+    plot_head_assignment,
+    plot_influence,
+    plot_masks,
+    shape_table_html,
+)
+from mha.plotting.tradeoff import plot_pattern_tradeoff
 
 register_ipython_display()
 
@@ -26,4 +40,14 @@ __all__ = [
     "plot_scores_by_offset",
     "plot_token_statistics",
     "plot_stack_statistics",
+    "plot_scores_and_weights",
+    "plot_score_variance",
+    "plot_saturation",
+    "plot_scaling_frame",
+    "plot_pattern_tradeoff",
+    "shape_table_html",
+    "memory_layout_html",
+    "plot_head_assignment",
+    "plot_influence",
+    "plot_masks",
 ]
