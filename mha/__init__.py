@@ -11,11 +11,15 @@ parameters, FLOPs and bytes.
 (2, 3, 512)
 """
 
-from mha import checks, cost
+from mha import block, checks, cost, feed_forward, normalization, positions
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
+from mha.block import TransformerBlock, dropout
 from mha.efficient import KVCache, chunked_attention
+from mha.feed_forward import FeedForward
 from mha.layers import MultiHeadAttention
 from mha.masks import causal_mask, padding_mask, torch_masks_to_mask
+from mha.normalization import LayerNorm, layer_norm
+from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
 
 __version__ = "0.1.0"
 
@@ -32,4 +36,17 @@ __all__ = [
     "KVCache",
     "cost",
     "checks",
+    "positions",
+    "sinusoidal_encoding",
+    "RelativePositionBias",
+    "apply_rotary",
+    "alibi_bias",
+    "normalization",
+    "layer_norm",
+    "LayerNorm",
+    "feed_forward",
+    "FeedForward",
+    "block",
+    "dropout",
+    "TransformerBlock",
 ]

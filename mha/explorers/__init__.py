@@ -2,10 +2,12 @@
 and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
 """
 
+from mha.explorers.block import stack_explorer
 from mha.explorers.cost import cost_explorer
 from mha.explorers.cross import alignment_explorer
 from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.heads import head_explorer
+from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
@@ -20,4 +22,8 @@ __all__ = [
     "pruning_explorer",
     "online_softmax_explorer",
     "kv_sharing_explorer",
+    "alibi_explorer",
+    "relative_bias_explorer",
+    "rotary_explorer",
+    "stack_explorer",
 ]

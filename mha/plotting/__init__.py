@@ -8,10 +8,13 @@ colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these f
 """
 
 from mha.plotting._style import CourseFigure, register_ipython_display
+from mha.plotting.block import plot_stack_statistics, plot_token_statistics
+from mha.plotting.charts import plot_curves, plot_matrix
 from mha.plotting.cost import plot_cost_breakdown, plot_growth, plot_heads_tradeoff
 from mha.plotting.cross import plot_alignment, plot_links
 from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
 from mha.plotting.heads import plot_attention, plot_heads
+from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.scaling import (
     plot_saturation,
     plot_scaling_frame,
@@ -34,6 +37,13 @@ __all__ = [
     "CourseFigure",
     "plot_attention",
     "plot_heads",
+    "plot_curves",
+    "plot_matrix",
+    "plot_encoding",
+    "plot_bias_tables",
+    "plot_scores_by_offset",
+    "plot_token_statistics",
+    "plot_stack_statistics",
     "plot_scores_and_weights",
     "plot_score_variance",
     "plot_saturation",

@@ -1,0 +1,112 @@
+"""The position-wise feed-forward network of a transformer block, and its activations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mha._features import check_features, promote
+from mha._parameters import Parameter
+from mha._validation import as_generator, check_dtype_argument, check_positive_int
+
+__all__ = ["relu", "gelu", "ACTIVATIONS", "FeedForward"]
+
+
+def relu(x: np.ndarray) -> np.ndarray:
+    """``max(0, x)``, element-wise.
+
+    Examples
+    --------
+    >>> relu(np.array([-1.0, 0.5]))
+    array([0. , 0.5])
+    """
+    return np.maximum(x, 0)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """GELU in its tanh form (GPT-2's): ``x/2 * (1 + tanh(√(2/π) (x + 0.044715 x³)))``.
+
+    Within 1e-3 of the exact ``x Φ(x)`` (NumPy has no ``erf``); float32 stays float32.
+
+    Examples
+    --------
+    >>> gelu(np.array([-3.0, 0.0, 1.0, 3.0])).round(4)
+    array([-0.0036,  0.    ,  0.8412,  2.9964])
+    """
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))  # Python floats keep x's dtype
+    return 0.5 * x * (1.0 + np.tanh(inner))
+
+
+#: Activations a :class:`FeedForward` accepts, by name.
+ACTIVATIONS = {"gelu": gelu, "relu": relu}
+
+
+class FeedForward:
+    """The position-wise feed-forward network: ``act(x @ W_1 + b_1) @ W_2 + b_2``, token by token.
+
+    Parameters
+    ----------
+    d_model : int
+    d_ff : int
+        Hidden width, usually ``4 * d_model``.
+    activation : {"gelu", "relu"}, default "gelu"
+    bias : bool, default True
+    rng : numpy.random.Generator or int, optional
+        Source of the Glorot-uniform initial weights.
+    dtype : np.float32 or np.float64
+
+    Attributes
+    ----------
+    W_1 : ndarray, shape (d_model, d_ff)
+    b_1 : ndarray, shape (d_ff,) or None
+    W_2 : ndarray, shape (d_ff, d_model)
+    b_2 : ndarray, shape (d_model,) or None
+
+    Examples
+    --------
+    >>> ffn = FeedForward(8, 32, rng=0)
+    >>> ffn(np.ones((2, 5, 8))).shape
+    (2, 5, 8)
+    """
+
+    W_1 = Parameter()
+    b_1 = Parameter()
+    W_2 = Parameter()
+    b_2 = Parameter()
+
+    def __init__(self, d_model: int, d_ff: int, *, activation: str = "gelu", bias: bool = True, rng=None,
+                 dtype=np.float64):
+        self.d_model = check_positive_int(d_model, "d_model")
+        self.d_ff = check_positive_int(d_ff, "d_ff")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        self.activation = activation
+        self.dtype = check_dtype_argument(dtype)
+        rng = as_generator(rng)
+
+        def glorot(fan_in, fan_out):
+            limit = math.sqrt(6.0 / (fan_in + fan_out))
+            return rng.uniform(-limit, limit, size=(fan_in, fan_out)).astype(self.dtype)
+
+        zeros = (lambda n: np.zeros(n, dtype=self.dtype)) if bias else (lambda n: None)
+        self._params = {"W_1": glorot(d_model, d_ff), "b_1": zeros(d_ff),
+                        "W_2": glorot(d_ff, d_model), "b_2": zeros(d_model)}
+
+    def __call__(self, x) -> np.ndarray:
+        """Apply the network to every token of ``x``, shape ``(..., d_model)``."""
+        x = promote(check_features(x, "x", self.d_model), self.dtype)
+        hidden = x @ self.W_1  # (..., d_ff)
+        if self.b_1 is not None:
+            hidden += self.b_1
+        out = ACTIVATIONS[self.activation](hidden) @ self.W_2  # (..., d_model)
+        if self.b_2 is not None:
+            out += self.b_2
+        return out
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        return {name: arr for name, arr in self._params.items() if arr is not None}
+
+    def __repr__(self) -> str:
+        return (f"FeedForward({self.d_model}, {self.d_ff}, activation={self.activation!r}, "
+                f"dtype={self.dtype.name})")

@@ -1,0 +1,104 @@
+"""Layer normalisation: each token's features rescaled to mean 0 and variance 1, then scaled and shifted.
+
+The variance is computed from centred values (two passes over the features): the one-pass shortcut
+``mean(x²) - mean(x)²`` cancels catastrophically in float32 when the features share a large offset.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from mha._features import check_features, promote
+from mha._parameters import Parameter
+from mha._validation import as_float_array, check_dtype_argument, check_finite, check_positive_int
+
+__all__ = ["layer_norm", "LayerNorm"]
+
+
+def _check_eps(eps) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
+    return float(eps)
+
+
+def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
+    """Normalise each token's features to mean 0 and variance 1, then scale and shift.
+
+    ``y = gamma * (x - mean) / sqrt(var + eps) + beta``, statistics over the last axis. The variance is
+    computed from the centred values (two passes), not as ``mean(x²) - mean(x)²``: in float32 that
+    shortcut cancels catastrophically when the features share a large offset.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d_model)
+    gamma, beta : array_like, shape (d_model,), optional
+        Scale (default 1) and shift (default 0).
+    eps : float, default 1e-5
+        Keeps a constant row (variance 0) finite: it comes out as ``beta``.
+
+    Returns
+    -------
+    ndarray, shape (..., d_model), dtype of ``x`` promoted with ``gamma``/``beta``
+
+    Examples
+    --------
+    >>> y = layer_norm(np.array([[1.0, 2.0, 3.0, 6.0]]))
+    >>> y.mean().round(6), y.var().round(4)
+    (np.float64(0.0), np.float64(1.0))
+    """
+    x = as_float_array(x, "x")
+    check_finite(x, "x")
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError(f"x must have shape (..., d_model) with d_model >= 1, got {x.shape}")
+    eps = _check_eps(eps)
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    centred = x - mean
+    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
+    y = centred / np.sqrt(var + x.dtype.type(eps))
+    if gamma is not None:
+        y = y * check_features(gamma, "gamma", x.shape[-1])
+    if beta is not None:
+        y = y + check_features(beta, "beta", x.shape[-1])
+    return y
+
+
+class LayerNorm:
+    """Layer normalisation with a learned scale ``gamma`` (ones) and shift ``beta`` (zeros).
+
+    Parameters
+    ----------
+    d_model : int
+    eps : float, default 1e-5
+    dtype : np.float32 or np.float64, default np.float64
+        Of ``gamma`` and ``beta``; a float32 input to a float32 norm stays float32.
+
+    Examples
+    --------
+    >>> norm = LayerNorm(4, dtype=np.float32)
+    >>> norm(np.ones((2, 3, 4), dtype=np.float32)).dtype
+    dtype('float32')
+    """
+
+    gamma = Parameter()
+    beta = Parameter()
+
+    def __init__(self, d_model: int, *, eps: float = 1e-5, dtype=np.float64):
+        self.d_model = check_positive_int(d_model, "d_model")
+        self.eps = _check_eps(eps)
+        self.dtype = check_dtype_argument(dtype)
+        self._params = {"gamma": np.ones(d_model, dtype=self.dtype),
+                        "beta": np.zeros(d_model, dtype=self.dtype)}
+
+    def __call__(self, x) -> np.ndarray:
+        """Normalise ``x`` of shape ``(..., d_model)``."""
+        x = promote(check_features(x, "x", self.d_model), self.dtype)
+        return layer_norm(x, self.gamma, self.beta, eps=self.eps)
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        return dict(self._params)
+
+    def __repr__(self) -> str:
+        return f"LayerNorm({self.d_model}, eps={self.eps}, dtype={self.dtype.name})"

@@ -1,0 +1,49 @@
+"""Layer norm, checked against a loop with ``math.fsum``; float32 and large offsets included."""
+
+import numpy as np
+import pytest
+
+from mha.normalization import LayerNorm, layer_norm
+from tests.reference_block import layer_norm_loop
+
+
+def test_layer_norm_equals_the_loop_reference_and_normalises_each_token():
+    rng = np.random.default_rng(0)
+    x = rng.normal(3.0, 5.0, size=(2, 4, 10))
+    gamma, beta = rng.standard_normal(10), rng.standard_normal(10)
+    np.testing.assert_allclose(layer_norm(x, gamma, beta, eps=1e-5), layer_norm_loop(x, gamma, beta, 1e-5),
+                               rtol=1e-12, atol=1e-12)
+    y = LayerNorm(10)(x)
+    np.testing.assert_allclose(y.mean(axis=-1), 0, atol=1e-12)
+    np.testing.assert_allclose(y.var(axis=-1), 1, rtol=1e-6)  # 1 - eps / var, var ~ 25
+
+
+def test_layer_norm_float32_stays_float32_and_survives_a_large_offset():
+    rng = np.random.default_rng(1)
+    x64 = 1e4 + rng.standard_normal((8, 64))  # features share a large offset
+    x32 = x64.astype(np.float32)
+    y32 = LayerNorm(64, dtype=np.float32)(x32)
+    assert y32.dtype == np.float32
+    reference = layer_norm_loop(x32.astype(np.float64), np.ones(64), np.zeros(64), 1e-5)
+    np.testing.assert_allclose(y32, reference, atol=2e-3)
+    # the one-pass shortcut mean(x²) - mean(x)² loses everything at this offset in float32
+    shortcut_var = (x32 * x32).mean(axis=-1) - x32.mean(axis=-1) ** 2
+    true_var = x32.astype(np.float64).var(axis=-1)  # about 1
+    assert np.abs(shortcut_var - true_var).max() > 0.5
+
+
+def test_layer_norm_constant_row_gives_beta_not_nan():
+    norm = LayerNorm(4)
+    norm.beta = [1.0, 2.0, 3.0, 4.0]
+    np.testing.assert_allclose(norm(np.full((2, 4), 7.0)), [[1, 2, 3, 4]] * 2)
+
+
+def test_layer_norm_errors():
+    with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., 4\)"):
+        LayerNorm(4)(np.ones((2, 5)))
+    with pytest.raises(ValueError, match="eps must be"):
+        LayerNorm(4, eps=0)
+    with pytest.raises(ValueError, match="finite"):
+        layer_norm(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="gamma must have shape"):
+        layer_norm(np.ones((2, 3)), gamma=np.ones(4))
