@@ -25,17 +25,25 @@ TARGETS = {"float32": 0.60, "float64": 0.45}
 TORCH_TARGET = 1.1
 
 
-def median_times(fns, repeats: int) -> list[float]:
-    """Median seconds of each function, calls interleaved so that machine noise hits all of them alike."""
-    for fn in fns:
-        fn()  # warm up: first-touch allocations, BLAS thread start
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, bucket in zip(fns, times, strict=True):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return [statistics.median(bucket) for bucket in times]
+def median_times(fns, repeats: int, rounds: int = 3) -> list[float]:
+    """Median seconds of each function, measured in alternating blocks with a pause before each block.
+
+    Not interleaved call by call: BLAS (OpenBLAS, and PyTorch's OpenMP) threads keep spinning for a while
+    after a call and would slow whatever runs next, flattering one side or the other. Blocks alternate so
+    that slow drifts of the machine hit every function alike; the result is the median of block medians.
+    """
+    blocks = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, bucket in zip(fns, blocks, strict=True):
+            time.sleep(0.3)
+            fn()  # warm up: first-touch allocations, thread start
+            times = []
+            for _ in range(max(3, repeats // rounds)):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+            bucket.append(statistics.median(times))
+    return [statistics.median(bucket) for bucket in blocks]
 
 
 def lesson_style_forward(x, W_q, W_k, W_v, W_o, n_heads):
@@ -92,7 +100,7 @@ def bench_dtype(dtype, batch, seq, d_model, n_heads, repeats, torch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="batch 2, seq 256 instead of batch 8, seq 512")
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=30, help="timed calls per function, over 3 rounds")
     args = parser.parse_args()
     batch, seq = (2, 256) if args.quick else (8, 512)
     d_model, n_heads = 512, 8

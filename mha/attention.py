@@ -9,8 +9,6 @@ The public functions validate their input once; ``attend`` is the trusted fast p
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -24,6 +22,7 @@ from mha._validation import (
     check_score_bias,
     result_float_dtype,
 )
+from mha.threads import parallel_pool, run_parallel, task_slices, thread_pool, worker_count
 
 __all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads", "attend"]
 
@@ -62,31 +61,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     return np.moveaxis(rows_last, -1, axis)
 
 
-# Element-wise NumPy runs on one core while BLAS uses them all; rows of scores are independent, so large
-# score arrays are split into row chunks handled by threads (ufuncs release the GIL). Small arrays, and
-# platforms without threads (Pyodide in JupyterLite), take the single-threaded path. Results are identical.
+# Rows of scores are independent. Above this many scores, the work is split over threads (see mha.threads).
 _PARALLEL_MIN_ELEMENTS = 1 << 20
-_pool: ThreadPoolExecutor | None = None
-
-
-def _worker_count() -> int:
-    override = os.environ.get("MHA_NUM_THREADS")
-    if override:
-        return max(1, int(override))
-    try:
-        return min(8, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return min(8, os.cpu_count() or 1)
-
-
-def _thread_pool(workers: int) -> ThreadPoolExecutor | None:
-    global _pool
-    if _pool is None or _pool._max_workers != workers:
-        try:
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mha-softmax")
-        except RuntimeError:  # no threads on this platform
-            return None
-    return _pool
 
 
 def _shifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> None:
@@ -101,24 +77,32 @@ def _shifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> No
         rows /= sums
 
 
-def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool) -> np.ndarray:
+def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool, parallel: bool = True) -> np.ndarray:
     """Stable softmax numerator along the last axis of a C-contiguous array, in place.
 
     Overwrites ``scores`` with ``exp(scores - row max)`` (divided by the row sum when ``normalize``) and
     returns the row sums, shape ``(..., 1)``. Rows that are entirely ``-inf`` become zeros with sum 1.
+    Large arrays are split over threads unless ``parallel=False``; the numbers are the same either way.
     """
+    if not scores.flags.c_contiguous:
+        raise ValueError("shifted_exp_inplace needs a C-contiguous array (it works on a 2-D view of it)")
     rows = scores.reshape(-1, scores.shape[-1])  # (n_rows, seq_k), a view of the contiguous scores
     sums = np.empty((rows.shape[0], 1), dtype=scores.dtype)
-    workers = _worker_count() if scores.size >= _PARALLEL_MIN_ELEMENTS else 1
-    pool = _thread_pool(workers) if workers > 1 else None
+    workers = worker_count() if parallel and scores.size >= _PARALLEL_MIN_ELEMENTS else 1
+    pool = thread_pool(workers) if workers > 1 else None
     if pool is None:
         _shifted_exp_rows(rows, sums, normalize)
     else:
-        bounds = np.linspace(0, rows.shape[0], workers + 1).astype(int)
-        chunks = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        for done in [pool.submit(_shifted_exp_rows, rows[c], sums[c], normalize) for c in chunks]:
+        for done in [pool.submit(_shifted_exp_rows, rows[c], sums[c], normalize)
+                     for c in _chunks(rows.shape[0], workers)]:
             done.result()  # re-raises a worker's exception here
     return sums.reshape(scores.shape[:-1] + (1,))
+
+
+def _chunks(n: int, parts: int) -> list[slice]:
+    """``parts`` contiguous, nearly equal, non-empty slices of ``range(n)``."""
+    bounds = np.linspace(0, n, min(parts, n) + 1).astype(int)
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False):
@@ -126,20 +110,63 @@ def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False):
 
     Shapes are those of :func:`scaled_dot_product_attention`; leading dimensions broadcast like ``np.matmul``
     (grouped-query attention passes ``k`` and ``v`` with a size-1 group axis). ``mask`` must already be a
-    boolean array broadcastable to the scores. Returns ``(output, weights_or_None)``.
+    boolean array broadcastable to the scores, and all arrays share one dtype. Returns
+    ``(output, weights_or_None)``.
+
+    Large problems are split along a leading (batch or head) axis over threads, each running the same
+    serial code with BLAS held to one thread (see :mod:`mha.threads`); small ones run serially.
     """
-    scores = q_scaled @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
+    lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2])
+    seq_q, seq_k = q_scaled.shape[-2], k.shape[-2]
+    # Split along the first leading axis longer than 1 (the axes before it are 1: slices stay contiguous).
+    axis = next((i for i, size in enumerate(lead) if size > 1), None)
+    if axis is not None and np.broadcast_shapes(lead, v.shape[:-2]) == lead:
+        plan = parallel_pool(lead[axis], math.prod(lead) * seq_q * seq_k)
+        if plan is not None:
+            return _attend_parallel(q_scaled, k, v, mask, bias, return_weights, lead, axis, *plan)
+    return _attend_serial(q_scaled, k, v, mask, bias, return_weights)
+
+
+def _attend_serial(q_scaled, k, v, mask, bias, return_weights, out=None, weights_out=None):
+    """Attention in one thread of Python; ``out``/``weights_out`` receive the results when given."""
+    scores = np.matmul(q_scaled, np.swapaxes(k, -1, -2), out=weights_out)  # (..., seq_q, seq_k)
     if bias is not None:
         scores += bias
     if mask is not None:
         np.copyto(scores, -np.inf, where=np.logical_not(mask))
-    row_sum = shifted_exp_inplace(scores, normalize=return_weights)  # (..., seq_q, 1)
+    row_sum = shifted_exp_inplace(scores, normalize=return_weights, parallel=False)  # (..., seq_q, 1)
     if return_weights:
-        return scores @ v, scores
+        return np.matmul(scores, v, out=out), scores
     # Normalise the (seq_q, d_v) output instead of the (seq_q, seq_k) weights: same numbers, fewer operations.
-    out = scores @ v  # (..., seq_q, d_v)
-    out /= row_sum
-    return out, None
+    context = np.matmul(scores, v, out=out)  # (..., seq_q, d_v)
+    context /= row_sum
+    return context, None
+
+
+def _attend_parallel(q_scaled, k, v, mask, bias, return_weights, lead, axis, pool, workers):
+    """Split the independent slices along ``axis`` of the leading dimensions over the thread pool."""
+    ndim = len(lead) + 2
+    dtype = q_scaled.dtype
+    seq_q = q_scaled.shape[-2]
+    out = np.empty(lead + (q_scaled.shape[-2], v.shape[-1]), dtype=dtype)  # (..., seq_q, d_v)
+    weights = np.empty(lead + (q_scaled.shape[-2], k.shape[-2]), dtype=dtype) if return_weights else None
+
+    def part(arr, chunk):
+        """The slice of a broadcastable operand that goes with ``chunk`` (all of it if it broadcasts)."""
+        if arr is None:
+            return None
+        aligned = arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+        return aligned if aligned.shape[axis] == 1 else aligned[(slice(None),) * axis + (chunk,)]
+
+    def work(chunk):
+        where = (slice(None),) * axis + (chunk,)
+        _attend_serial(part(q_scaled, chunk), part(k, chunk), part(v, chunk), part(mask, chunk),
+                       part(bias, chunk), return_weights, out=out[where],
+                       weights_out=None if weights is None else weights[where])
+
+    bytes_per_item = math.prod(lead) // lead[axis] * seq_q * k.shape[-2] * dtype.itemsize
+    run_parallel(pool, work, task_slices(lead[axis], workers, bytes_per_item))
+    return out, weights
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, return_weights=False):

@@ -10,20 +10,18 @@ import math
 
 import numpy as np
 
+from mha._layer_inputs import check_head_mask, check_inputs, combine_masks
 from mha._parameters import Parameter
 from mha._validation import (
-    as_float_array,
     as_generator,
-    check_bool_mask,
-    check_broadcastable,
     check_dtype_argument,
-    check_finite,
     check_positive_int,
     check_score_bias,
 )
 from mha.attention import attend
 from mha.efficient import KVCache
 from mha.masks import causal_mask
+from mha.threads import parallel_pool, run_parallel, task_slices
 from mha.torch_format import from_torch_state_dict, to_torch_state_dict
 
 __all__ = ["MultiHeadAttention"]
@@ -174,13 +172,18 @@ class MultiHeadAttention:
         weights : ndarray, shape (batch, n_heads, seq_q, seq_k) or (n_heads, seq_q, seq_k)
             Per-head attention weights, only with ``return_weights=True``.
         """
-        query, key, value, unbatched = self._check_inputs(query, key, value)
-        q, k, v = self._project(query, key, value)
-        seq_q, seq_k = q.shape[1], k.shape[1]
-        mask = self._combine_masks(mask, causal, q.shape[0], seq_q, seq_k)
-        bias = check_score_bias(bias, (q.shape[0], self.n_heads, seq_q, seq_k), q.dtype)
-        head_mask = self._check_head_mask(head_mask, q.dtype)
-        out, weights = self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask)
+        query, key, value, unbatched = check_inputs(self, query, key, value)
+        batch, seq_q = query.shape[:2]
+        seq_k = seq_q if key is None else key.shape[1]
+        mask = combine_masks(self, mask, causal, batch, seq_q, seq_k)
+        bias = check_score_bias(bias, (batch, self.n_heads, seq_q, seq_k), query.dtype)
+        head_mask = check_head_mask(self, head_mask, query.dtype)
+        plan = parallel_pool(batch, batch * self.n_heads * seq_q * seq_k)
+        if plan is None:
+            out, weights = self._forward(query, key, value, mask, bias, head_mask, return_weights)
+        else:
+            out, weights = self._forward_parallel(plan, query, key, value, mask, bias, head_mask,
+                                                  return_weights)
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
@@ -206,7 +209,7 @@ class MultiHeadAttention:
         >>> [np.allclose(a, b) for a, b in zip(layer.project(x), layer.project(x, fused=False))]
         [True, True, True]
         """
-        query, key, value, unbatched = self._check_inputs(query, key, value)
+        query, key, value, unbatched = check_inputs(self, query, key, value)
         projections = self._project(query, key, value, fused=fused)
         return tuple(p[0] for p in projections) if unbatched else projections
 
@@ -226,6 +229,43 @@ class MultiHeadAttention:
                 kv_out += self._b_qkv[d:]
             return q, kv_out[..., :kv], kv_out[..., kv:]
         return q, self._linear(key, self.W_k, self.b_k), self._linear(value, self.W_v, self.b_v)
+
+    def _forward(self, query, key, value, mask, bias, head_mask, return_weights):
+        """Projections, attention and output projection on validated (batch, seq, dim) inputs."""
+        q, k, v = self._project(query, key, value)
+        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask)
+
+    def _forward_parallel(self, plan, query, key, value, mask, bias, head_mask, return_weights):
+        """The same forward pass with batch slices spread over threads (large inputs only).
+
+        NumPy's element-wise work runs on one core; giving each core whole slices of the batch, BLAS
+        included (held to one thread), keeps every core busy. The numbers equal the serial pass's.
+        """
+        pool, workers = plan
+        batch, seq_q = query.shape[:2]
+        seq_k = seq_q if key is None else key.shape[1]
+        out = np.empty((batch, seq_q, self.d_model), dtype=query.dtype)  # (batch, seq_q, d_model)
+        weights = (np.empty((batch, self.n_heads, seq_q, seq_k), dtype=query.dtype)
+                   if return_weights else None)  # (batch, n_heads, seq_q, seq_k)
+
+        def part(arr, chunk):
+            """Batch slice of a mask or bias broadcastable to (batch, n_heads, seq_q, seq_k)."""
+            if arr is None:
+                return None
+            aligned = arr.reshape((1,) * (4 - arr.ndim) + arr.shape)
+            return aligned if aligned.shape[0] == 1 else aligned[chunk]
+
+        def work(chunk):
+            key_part = None if key is None else key[chunk]
+            value_part = key_part if value is key else (None if value is None else value[chunk])
+            out[chunk], w = self._forward(query[chunk], key_part, value_part, part(mask, chunk),
+                                          part(bias, chunk), head_mask, return_weights)
+            if weights is not None:
+                weights[chunk] = w
+
+        bytes_per_item = self.n_heads * seq_q * seq_k * query.dtype.itemsize
+        run_parallel(pool, work, task_slices(batch, workers, bytes_per_item))
+        return out, weights
 
     @staticmethod
     def _linear(x, W, b):
@@ -263,72 +303,6 @@ class MultiHeadAttention:
             return m4[:, :, None]  # (batch|1, 1, 1, seq_q|1, seq_k|1)
         group = self.n_heads // self.n_kv_heads
         return m4.reshape(m4.shape[0], self.n_kv_heads, group, *m4.shape[2:])
-
-    def _combine_masks(self, mask, causal, batch, seq_q, seq_k):
-        scores_shape = (batch, self.n_heads, seq_q, seq_k)
-        if mask is not None:
-            mask = check_broadcastable(check_bool_mask(mask), scores_shape)
-            if mask.ndim > 4:
-                raise ValueError(f"mask must have at most 4 dimensions, got shape {mask.shape}")
-        if causal:
-            mask = causal_mask(seq_q, seq_k) if mask is None else mask & causal_mask(seq_q, seq_k)
-        return mask
-
-    def _check_head_mask(self, head_mask, dtype):
-        if head_mask is None:
-            return None
-        head_mask = as_float_array(head_mask, "head_mask")
-        if head_mask.shape != (self.n_heads,):
-            raise ValueError(f"head_mask must have shape (n_heads,) = ({self.n_heads},), "
-                             f"got {head_mask.shape}")
-        check_finite(head_mask, "head_mask")
-        return head_mask.astype(dtype, copy=False)
-
-    def _check_inputs(self, query, key, value):
-        if key is None and value is not None:
-            raise ValueError("value was given without key; pass key too (or neither for self-attention)")
-        query = self._check_input(query, "query", self.d_model)
-        unbatched = query.ndim == 2
-        if key is None and not self.fused:
-            raise ValueError(
-                f"this layer expects keys of width kdim={self.kdim} and values of width vdim={self.vdim}: "
-                "pass key and value (self-attention needs kdim == vdim == d_model)"
-            )
-        if key is None:
-            return self._cast(query[None] if unbatched else query), None, None, unbatched
-        same = value is None or value is key
-        key = self._check_input(key, "key", self.kdim)
-        value = key if same else self._check_input(value, "value", self.vdim)
-        if same and self.kdim != self.vdim:
-            raise ValueError(f"value must be given: kdim={self.kdim} differs from vdim={self.vdim}")
-        for name, arr in (("key", key), ("value", value)):
-            if (arr.ndim == 2) != unbatched:
-                raise ValueError(
-                    f"query has shape {query.shape} but {name} has shape {arr.shape}: "
-                    "pass all inputs batched (batch, seq, dim) or all unbatched (seq, dim)"
-                )
-        if key.shape[:-1] != value.shape[:-1]:
-            raise ValueError(f"key {key.shape} and value {value.shape} must share (batch, seq_k)")
-        if not unbatched and key.shape[0] != query.shape[0]:
-            raise ValueError(f"query has batch {query.shape[0]} but key has batch {key.shape[0]}")
-        if unbatched:
-            query, key, value = query[None], key[None], value[None]
-        key = self._cast(key)
-        return self._cast(query), key, key if same else self._cast(value), unbatched
-
-    def _cast(self, x):
-        """Compute in NumPy's promotion of the input and weight dtypes (float32 + float32 stays float32)."""
-        return x.astype(np.result_type(x, self.dtype), copy=False)
-
-    @staticmethod
-    def _check_input(x, name, dim):
-        x = as_float_array(x, name)
-        if x.ndim not in (2, 3) or x.shape[-1] != dim or x.shape[-2] == 0:
-            raise ValueError(
-                f"{name} must have shape (batch, seq, {dim}) or (seq, {dim}) with seq >= 1, got {x.shape}"
-            )
-        check_finite(x, name)
-        return x
 
     # ------------------------------------------------------------------ decoding
     def new_cache(self, batch: int = 1, *, capacity: int = 16) -> KVCache:
@@ -370,7 +344,7 @@ class MultiHeadAttention:
                 f"cache holds {cache.n_kv_heads} heads of size {cache.d_head}, this layer needs "
                 f"{self.n_kv_heads} of size {self.d_head}"
             )
-        x_new, _, _, unbatched = self._check_inputs(x_new, None, None)
+        x_new, _, _, unbatched = check_inputs(self, x_new, None, None)
         if x_new.shape[0] != cache.batch:
             raise ValueError(f"x_new has batch {x_new.shape[0]} but the cache was made for {cache.batch}")
         q, k, v = self._project(x_new)

@@ -255,3 +255,24 @@ def test_bias_and_head_mask_errors():
         layer(x, bias=np.full((3, 3), np.nan))
     with pytest.raises(ValueError, match=r"head_mask must have shape \(n_heads,\) = \(4,\)"):
         layer(x, head_mask=np.ones(3))
+
+
+@pytest.mark.parametrize(
+    ("batch", "config", "masked"),
+    [(2, {}, False), (1, {}, True), (1, {"n_kv_heads": 2}, True), (3, {"n_kv_heads": 1}, False)],
+)
+def test_threaded_attention_on_large_inputs_equals_serial(monkeypatch, batch, config, masked):
+    """Above a million scores, (batch, head) slices are spread over threads; the numbers must not move."""
+    layer = random_layer(32, 4, seed=19, **config)
+    rng = np.random.default_rng(20)
+    seq = 512  # 4 heads x 512 x 512 = 1M scores per example
+    x = rng.standard_normal((batch, seq, 32))
+    mask = (rng.random((batch, 1, seq, seq)) < 0.9) & mha.causal_mask(seq) if masked else None
+    monkeypatch.setenv("MHA_NUM_THREADS", "2")
+    threaded = layer(x, mask=mask, return_weights=True)
+    threaded_out = layer(x, mask=mask)
+    monkeypatch.setenv("MHA_NUM_THREADS", "1")
+    serial = layer(x, mask=mask, return_weights=True)
+    np.testing.assert_allclose(threaded[0], serial[0], rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(threaded[1], serial[1], rtol=1e-11, atol=1e-15)
+    np.testing.assert_allclose(threaded_out, serial[0], rtol=1e-11, atol=1e-13)
