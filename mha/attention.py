@@ -105,12 +105,13 @@ def _chunks(n: int, parts: int) -> list[slice]:
     return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False):
+def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None):
     """Trusted fast path of attention: no validation, ``q_scaled`` already multiplied by ``1/sqrt(d_head)``.
 
     Shapes are those of :func:`scaled_dot_product_attention`; leading dimensions broadcast like ``np.matmul``
     (grouped-query attention passes ``k`` and ``v`` with a size-1 group axis). ``mask`` must already be a
-    boolean array broadcastable to the scores, and all arrays share one dtype. Returns
+    boolean array broadcastable to the scores, and all arrays share one dtype. ``scores_out``, a C-contiguous
+    array of the scores' shape, receives the scores (and, with ``return_weights``, the weights). Returns
     ``(output, weights_or_None)``.
 
     Large problems are split along a leading (batch or head) axis over threads, each running the same
@@ -123,8 +124,9 @@ def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False):
     if axis is not None and np.broadcast_shapes(lead, v.shape[:-2]) == lead:
         plan = parallel_pool(lead[axis], math.prod(lead) * seq_q * seq_k)
         if plan is not None:
-            return _attend_parallel(q_scaled, k, v, mask, bias, return_weights, lead, axis, *plan)
-    return _attend_serial(q_scaled, k, v, mask, bias, return_weights)
+            return _attend_parallel(q_scaled, k, v, mask, bias, return_weights, scores_out, lead, axis,
+                                    *plan)
+    return _attend_serial(q_scaled, k, v, mask, bias, return_weights, weights_out=scores_out)
 
 
 def _attend_serial(q_scaled, k, v, mask, bias, return_weights, out=None, weights_out=None):
@@ -143,13 +145,18 @@ def _attend_serial(q_scaled, k, v, mask, bias, return_weights, out=None, weights
     return context, None
 
 
-def _attend_parallel(q_scaled, k, v, mask, bias, return_weights, lead, axis, pool, workers):
-    """Split the independent slices along ``axis`` of the leading dimensions over the thread pool."""
+def _attend_parallel(q_scaled, k, v, mask, bias, return_weights, scores, lead, axis, pool, workers):
+    """Split the independent slices along ``axis`` of the leading dimensions over the thread pool.
+
+    The full score matrix is still allocated, as in the serial path, so that memory matches the cost model
+    (:func:`mha.cost.memory_bytes`); each thread fills its own slices of it.
+    """
     ndim = len(lead) + 2
     dtype = q_scaled.dtype
     seq_q = q_scaled.shape[-2]
     out = np.empty(lead + (q_scaled.shape[-2], v.shape[-1]), dtype=dtype)  # (..., seq_q, d_v)
-    weights = np.empty(lead + (q_scaled.shape[-2], k.shape[-2]), dtype=dtype) if return_weights else None
+    if scores is None:
+        scores = np.empty(lead + (seq_q, k.shape[-2]), dtype=dtype)  # (..., seq_q, seq_k)
 
     def part(arr, chunk):
         """The slice of a broadcastable operand that goes with ``chunk`` (all of it if it broadcasts)."""
@@ -162,11 +169,11 @@ def _attend_parallel(q_scaled, k, v, mask, bias, return_weights, lead, axis, poo
         where = (slice(None),) * axis + (chunk,)
         _attend_serial(part(q_scaled, chunk), part(k, chunk), part(v, chunk), part(mask, chunk),
                        part(bias, chunk), return_weights, out=out[where],
-                       weights_out=None if weights is None else weights[where])
+                       weights_out=scores[where])
 
     bytes_per_item = math.prod(lead) // lead[axis] * seq_q * k.shape[-2] * dtype.itemsize
     run_parallel(pool, work, task_slices(lead[axis], workers, bytes_per_item))
-    return out, weights
+    return out, (scores if return_weights else None)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, return_weights=False):

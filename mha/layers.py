@@ -230,10 +230,11 @@ class MultiHeadAttention:
             return q, kv_out[..., :kv], kv_out[..., kv:]
         return q, self._linear(key, self.W_k, self.b_k), self._linear(value, self.W_v, self.b_v)
 
-    def _forward(self, query, key, value, mask, bias, head_mask, return_weights):
+    def _forward(self, query, key, value, mask, bias, head_mask, return_weights, scores_out=None):
         """Projections, attention and output projection on validated (batch, seq, dim) inputs."""
         q, k, v = self._project(query, key, value)
-        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask)
+        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask,
+                                  scores_out=scores_out)
 
     def _forward_parallel(self, plan, query, key, value, mask, bias, head_mask, return_weights):
         """The same forward pass with batch slices spread over threads (large inputs only).
@@ -245,8 +246,8 @@ class MultiHeadAttention:
         batch, seq_q = query.shape[:2]
         seq_k = seq_q if key is None else key.shape[1]
         out = np.empty((batch, seq_q, self.d_model), dtype=query.dtype)  # (batch, seq_q, d_model)
-        weights = (np.empty((batch, self.n_heads, seq_q, seq_k), dtype=query.dtype)
-                   if return_weights else None)  # (batch, n_heads, seq_q, seq_k)
+        # All scores at once, as the serial pass and the cost model have them; each thread fills its slices.
+        scores = np.empty((batch, self.n_heads, seq_q, seq_k), dtype=query.dtype)
 
         def part(arr, chunk):
             """Batch slice of a mask or bias broadcastable to (batch, n_heads, seq_q, seq_k)."""
@@ -258,14 +259,12 @@ class MultiHeadAttention:
         def work(chunk):
             key_part = None if key is None else key[chunk]
             value_part = key_part if value is key else (None if value is None else value[chunk])
-            out[chunk], w = self._forward(query[chunk], key_part, value_part, part(mask, chunk),
-                                          part(bias, chunk), head_mask, return_weights)
-            if weights is not None:
-                weights[chunk] = w
+            out[chunk], _ = self._forward(query[chunk], key_part, value_part, part(mask, chunk),
+                                          part(bias, chunk), head_mask, return_weights, scores[chunk])
 
         bytes_per_item = self.n_heads * seq_q * seq_k * query.dtype.itemsize
         run_parallel(pool, work, task_slices(batch, workers, bytes_per_item))
-        return out, weights
+        return out, (scores if return_weights else None)
 
     @staticmethod
     def _linear(x, W, b):
@@ -274,7 +273,7 @@ class MultiHeadAttention:
             y += b
         return y
 
-    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None):
+    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None, scores_out=None):
         """Heads attend in one batched matmul; grouped key/value heads broadcast, never copied."""
         batch, seq_q, _ = q.shape
         seq_k = k.shape[1]
@@ -285,7 +284,9 @@ class MultiHeadAttention:
         k5 = k.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         v5 = v.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         # k5, v5: (batch, n_kv_heads, 1, seq_k, d_head), shared by the group's query heads
-        out5, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights)
+        scores5 = None if scores_out is None else scores_out.reshape(batch, n_kv, group, seq_q, seq_k)
+        out5, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
+                          scores_out=scores5)
         if head_mask is not None:
             out5 = out5 * head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
         # out5: (batch, n_kv_heads, group, seq_q, d_head) -> (batch, seq_q, n_heads * d_head)
