@@ -5,8 +5,7 @@ Every check raises an error that names the argument, the shape or dtype expected
 
 from __future__ import annotations
 
-import numpy as np
-
+from mha._features import promote
 from mha._validation import as_float_array, check_bool_mask, check_broadcastable, check_finite
 from mha.masks import causal_mask
 
@@ -47,7 +46,7 @@ def check_inputs(layer, query, key, value):
             "pass key and value (self-attention needs kdim == vdim == d_model)"
         )
     if key is None:
-        return _cast(layer, query[None] if unbatched else query), None, None, unbatched
+        return promote(query[None] if unbatched else query, layer.dtype), None, None, unbatched
     same = value is None or value is key
     key = _check_input(key, "key", layer.kdim)
     value = key if same else _check_input(value, "value", layer.vdim)
@@ -65,13 +64,8 @@ def check_inputs(layer, query, key, value):
         raise ValueError(f"query has batch {query.shape[0]} but key has batch {key.shape[0]}")
     if unbatched:
         query, key, value = query[None], key[None], value[None]
-    key = _cast(layer, key)
-    return _cast(layer, query), key, key if same else _cast(layer, value), unbatched
-
-
-def _cast(layer, x):
-    """Compute in NumPy's promotion of the input and weight dtypes (float32 + float32 stays float32)."""
-    return x.astype(np.result_type(x, layer.dtype), copy=False)
+    key = promote(key, layer.dtype)
+    return promote(query, layer.dtype), key, key if same else promote(value, layer.dtype), unbatched
 
 
 def _check_input(x, name, dim):

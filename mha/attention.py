@@ -22,7 +22,7 @@ from mha._validation import (
     check_score_bias,
     result_float_dtype,
 )
-from mha.threads import parallel_pool, run_parallel, task_slices, thread_pool, worker_count
+from mha.threads import parallel_pool, run_parallel, task_slices
 
 __all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads", "attend"]
 
@@ -61,10 +61,6 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     return np.moveaxis(rows_last, -1, axis)
 
 
-# Rows of scores are independent. Above this many scores, the work is split over threads (see mha.threads).
-_PARALLEL_MIN_ELEMENTS = 1 << 20
-
-
 def _shifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> None:
     """exp(row - max(row)) in place for a 2-D block of rows, writing each row's sum into ``sums``."""
     row_max = rows.max(axis=1, keepdims=True)  # (n_rows, 1)
@@ -88,21 +84,15 @@ def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool, parallel: bool =
         raise ValueError("shifted_exp_inplace needs a C-contiguous array (it works on a 2-D view of it)")
     rows = scores.reshape(-1, scores.shape[-1])  # (n_rows, seq_k), a view of the contiguous scores
     sums = np.empty((rows.shape[0], 1), dtype=scores.dtype)
-    workers = worker_count() if parallel and scores.size >= _PARALLEL_MIN_ELEMENTS else 1
-    pool = thread_pool(workers) if workers > 1 else None
-    if pool is None:
+    plan = parallel_pool(rows.shape[0], scores.size) if parallel else None
+    if plan is None:
         _shifted_exp_rows(rows, sums, normalize)
     else:
-        for done in [pool.submit(_shifted_exp_rows, rows[c], sums[c], normalize)
-                     for c in _chunks(rows.shape[0], workers)]:
-            done.result()  # re-raises a worker's exception here
+        pool, workers = plan
+        row_bytes = rows.shape[1] * rows.itemsize
+        run_parallel(pool, lambda chunk: _shifted_exp_rows(rows[chunk], sums[chunk], normalize),
+                     task_slices(rows.shape[0], workers, row_bytes))
     return sums.reshape(scores.shape[:-1] + (1,))
-
-
-def _chunks(n: int, parts: int) -> list[slice]:
-    """``parts`` contiguous, nearly equal, non-empty slices of ``range(n)``."""
-    bounds = np.linspace(0, n, min(parts, n) + 1).astype(int)
-    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None):

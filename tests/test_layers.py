@@ -4,17 +4,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mha
+from tests import factories
 from tests.reference import multi_head_loop
 
 
 def random_layer(d_model=16, n_heads=4, seed=0, **kwargs):
-    """A layer with random (non-zero) biases, so that bias handling is exercised."""
-    layer = mha.MultiHeadAttention(d_model, n_heads, rng=seed, **kwargs)
-    rng = np.random.default_rng(seed + 100)
-    for name, arr in layer.parameters().items():
-        if name.startswith("b_"):
-            setattr(layer, name, rng.standard_normal(arr.shape))
-    return layer
+    """The shared factory's layer (random biases), 16 wide by default: these tests need room for heads."""
+    return factories.random_layer(d_model, n_heads, seed, **kwargs)
 
 
 @pytest.mark.parametrize(
