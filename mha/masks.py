@@ -88,8 +88,8 @@ def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int |
     Parameters
     ----------
     attn_mask : array_like, shape (seq_q, seq_k) or (batch * n_heads, seq_q, seq_k), optional
-    key_padding_mask : array_like of bool, shape (batch, seq_k), optional
-        True marks padding.
+    key_padding_mask : array_like, shape (batch, seq_k) or (seq_k,), optional
+        True (or ``-inf``) marks padding; 1-D for unbatched inputs.
     n_heads : int, optional
         Needed to unfold a 3-D ``attn_mask``.
 
@@ -106,18 +106,7 @@ def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int |
     """
     allowed = None
     if attn_mask is not None:
-        attn_mask = np.asarray(attn_mask)
-        if attn_mask.dtype.kind == "f":
-            if not np.all((attn_mask == 0) | np.isneginf(attn_mask)):
-                raise ValueError(
-                    "a float attn_mask is an additive bias; only 0 / -inf entries translate to a boolean "
-                    "mask (pass other biases through `bias=`)"
-                )
-            allowed = attn_mask == 0
-        elif attn_mask.dtype == np.bool_:
-            allowed = ~attn_mask
-        else:
-            raise TypeError(f"attn_mask must be bool or float, got dtype {attn_mask.dtype}")
+        allowed = _allowed_from_torch(np.asarray(attn_mask), "attn_mask")
         if allowed.ndim == 3:
             if n_heads is None:
                 raise ValueError("a 3-D attn_mask (batch * n_heads, seq_q, seq_k) needs n_heads=")
@@ -133,12 +122,27 @@ def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int |
                 f"got {allowed.shape}"
             )
     if key_padding_mask is not None:
-        key_padding_mask = np.asarray(key_padding_mask)
-        if key_padding_mask.dtype != np.bool_ or key_padding_mask.ndim != 2:
-            raise TypeError(
-                "key_padding_mask must be a boolean array of shape (batch, seq_k), "
-                f"got dtype {key_padding_mask.dtype} and shape {key_padding_mask.shape}"
+        padding = _allowed_from_torch(np.asarray(key_padding_mask), "key_padding_mask")
+        if padding.ndim not in (1, 2):
+            raise ValueError(
+                "key_padding_mask must have shape (batch, seq_k), or (seq_k,) for unbatched inputs, "
+                f"got {padding.shape}"
             )
-        keep = ~key_padding_mask[:, None, None, :]  # (batch, 1, 1, seq_k)
+        keep = padding[:, None, None, :] if padding.ndim == 2 else padding[None, None, :]
+        # keep: (batch, 1, 1, seq_k), or (1, 1, seq_k) for unbatched inputs
         allowed = keep if allowed is None else allowed & keep
     return allowed
+
+
+def _allowed_from_torch(mask: np.ndarray, name: str) -> np.ndarray:
+    """PyTorch's mask (bool True = blocked, or additive float 0 / -inf) as True = may attend."""
+    if mask.dtype == np.bool_:
+        return ~mask
+    if mask.dtype.kind == "f":
+        if not np.all((mask == 0) | np.isneginf(mask)):
+            raise ValueError(
+                f"a float {name} is an additive bias; only 0 / -inf entries translate to a boolean "
+                "mask (pass other biases through `bias=`)"
+            )
+        return mask == 0
+    raise TypeError(f"{name} must be bool or float, got dtype {mask.dtype}")

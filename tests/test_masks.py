@@ -75,3 +75,16 @@ def test_torch_float_and_per_head_masks():
         mha.torch_masks_to_mask(np.full((2, 2), -1e9))
     with pytest.raises(ValueError, match="needs n_heads"):
         mha.torch_masks_to_mask(per_head)
+
+
+def test_torch_unbatched_and_float_padding_masks():
+    padding = np.array([False, False, True])
+    allowed = mha.torch_masks_to_mask(None, padding)
+    assert allowed.shape == (1, 1, 3)  # broadcasts over (n_heads, seq_q, seq_k) of an unbatched call
+    np.testing.assert_array_equal(allowed[0, 0], [True, True, False])
+    additive = np.where(padding, -np.inf, 0.0)[None]  # (batch=1, seq_k), float
+    np.testing.assert_array_equal(mha.torch_masks_to_mask(None, additive)[0, 0, 0], [True, True, False])
+    with pytest.raises(ValueError, match=r"\(batch, seq_k\), or \(seq_k,\)"):
+        mha.torch_masks_to_mask(None, np.zeros((1, 1, 3), dtype=bool))
+    with pytest.raises(TypeError, match="bool or float"):
+        mha.torch_masks_to_mask(None, np.zeros(3, dtype=int))

@@ -108,3 +108,26 @@ def test_outputs_and_per_head_weights_equal_pytorch(case):
     state = {k: v.numpy() for k, v in module.state_dict().items()}
     for name, arr in layer.to_torch_state_dict().items():
         np.testing.assert_array_equal(arr, state[name])
+
+
+def test_unbatched_inputs_and_masks_equal_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    module = torch.nn.MultiheadAttention(16, 4, dtype=torch.float64)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape)) * 0.3))
+    layer = mha.MultiHeadAttention.from_torch_state_dict(
+        {k: v.numpy() for k, v in module.state_dict().items()}, 4)
+    query, memory = rng.standard_normal((5, 16)), rng.standard_normal((7, 16))  # unbatched (seq, E)
+    blocked = rng.random((4, 5, 7)) < 0.3  # per head, unbatched: (n_heads, seq_q, seq_k)
+    blocked[..., 0] = False
+    padding = np.zeros(7, dtype=bool)
+    padding[-2:] = True
+    t_out, t_w = module(*(torch.from_numpy(a) for a in (query, memory, memory)),
+                        attn_mask=torch.from_numpy(blocked), key_padding_mask=torch.from_numpy(padding),
+                        need_weights=True, average_attn_weights=False)
+    out, w = layer(query, memory, mask=mha.torch_masks_to_mask(blocked, padding, n_heads=4),
+                   return_weights=True)
+    np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(w, t_w.detach().numpy(), rtol=0, atol=1e-10)
