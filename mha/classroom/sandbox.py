@@ -75,7 +75,7 @@ def _child_env(workdir: Path) -> dict[str, str]:
     return {
         "PATH": os.defpath, "HOME": str(workdir), "TMPDIR": str(workdir), "LANG": "C.UTF-8",
         "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
-        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MHA_NUM_THREADS": "1",
         "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(workdir / ".matplotlib"),
     }
 
