@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from bench_forward import median_times  # interleaved medians; benchmarks/ is on sys.path when run
+from bench_forward import median_times  # alternating timed blocks; benchmarks/ is on sys.path when run
 
 import mha
 from mha.block import TransformerBlock

@@ -1,6 +1,10 @@
-"""Weight attributes that keep shared storage in sync."""
+"""Weight attributes that keep shared storage in sync, and the initialiser the layers share."""
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from mha._validation import as_float_array, check_finite
 
@@ -29,3 +33,12 @@ class Parameter:
             raise ValueError(f"{self.name} must have shape {target.shape}, got {value.shape}")
         check_finite(value, self.name)
         target[...] = value
+
+
+def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int, dtype) -> np.ndarray:
+    """A (fan_in, fan_out) weight drawn uniformly from ±√(6 / (fan_in + fan_out)) (Glorot/Xavier).
+
+    The bound keeps the variance of activations roughly constant through the layer, forward and backward.
+    """
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    return rng.uniform(-limit, limit, size=(fan_in, fan_out)).astype(dtype)

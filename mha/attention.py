@@ -22,7 +22,7 @@ from mha._validation import (
     check_score_bias,
     result_float_dtype,
 )
-from mha.threads import parallel_pool, run_parallel, task_slices
+from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
 
 __all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads", "attend"]
 
@@ -149,11 +149,7 @@ def _attend_parallel(q_scaled, k, v, mask, bias, return_weights, scores, lead, a
         scores = np.empty(lead + (seq_q, k.shape[-2]), dtype=dtype)  # (..., seq_q, seq_k)
 
     def part(arr, chunk):
-        """The slice of a broadcastable operand that goes with ``chunk`` (all of it if it broadcasts)."""
-        if arr is None:
-            return None
-        aligned = arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
-        return aligned if aligned.shape[axis] == 1 else aligned[(slice(None),) * axis + (chunk,)]
+        return slice_operand(arr, ndim, axis, chunk)
 
     def work(chunk):
         where = (slice(None),) * axis + (chunk,)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from mha._features import check_features, promote
-from mha._parameters import Parameter
+from mha._parameters import Parameter, glorot_uniform
 from mha._validation import as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["relu", "gelu", "ACTIVATIONS", "FeedForward"]
@@ -86,8 +86,7 @@ class FeedForward:
         rng = as_generator(rng)
 
         def glorot(fan_in, fan_out):
-            limit = math.sqrt(6.0 / (fan_in + fan_out))
-            return rng.uniform(-limit, limit, size=(fan_in, fan_out)).astype(self.dtype)
+            return glorot_uniform(rng, fan_in, fan_out, self.dtype)
 
         zeros = (lambda n: np.zeros(n, dtype=self.dtype)) if bias else (lambda n: None)
         self._params = {"W_1": glorot(d_model, d_ff), "b_1": zeros(d_ff),

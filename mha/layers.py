@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from mha._layer_inputs import check_head_mask, check_inputs, combine_masks
-from mha._parameters import Parameter
+from mha._parameters import Parameter, glorot_uniform
 from mha._validation import (
     as_generator,
     check_dtype_argument,
@@ -21,7 +21,7 @@ from mha._validation import (
 from mha.attention import attend
 from mha.efficient import KVCache
 from mha.masks import causal_mask
-from mha.threads import parallel_pool, run_parallel, task_slices
+from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
 from mha.torch_format import from_torch_state_dict, to_torch_state_dict
 
 __all__ = ["MultiHeadAttention"]
@@ -116,8 +116,7 @@ class MultiHeadAttention:
         d, kv = self.d_model, self.kv_dim
 
         def glorot(fan_in, fan_out):
-            limit = math.sqrt(6.0 / (fan_in + fan_out))
-            return rng.uniform(-limit, limit, size=(fan_in, fan_out)).astype(self.dtype)
+            return glorot_uniform(rng, fan_in, fan_out, self.dtype)
 
         if self.fused:
             # One contiguous [W_q | W_k | W_v]: self-attention projects q, k and v in a single matmul.
@@ -249,12 +248,8 @@ class MultiHeadAttention:
         # All scores at once, as the serial pass and the cost model have them; each thread fills its slices.
         scores = np.empty((batch, self.n_heads, seq_q, seq_k), dtype=query.dtype)
 
-        def part(arr, chunk):
-            """Batch slice of a mask or bias broadcastable to (batch, n_heads, seq_q, seq_k)."""
-            if arr is None:
-                return None
-            aligned = arr.reshape((1,) * (4 - arr.ndim) + arr.shape)
-            return aligned if aligned.shape[0] == 1 else aligned[chunk]
+        def part(arr, chunk):  # a mask or bias broadcastable to (batch, n_heads, seq_q, seq_k)
+            return slice_operand(arr, 4, 0, chunk)
 
         def work(chunk):
             key_part = None if key is None else key[chunk]

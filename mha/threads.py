@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from mha._validation import check_positive_int
 
-__all__ = ["blas_threads", "worker_count", "parallel_pool", "task_slices", "run_parallel"]
+__all__ = ["blas_threads", "worker_count", "parallel_pool", "task_slices", "run_parallel", "slice_operand"]
 
 _pool: ThreadPoolExecutor | None = None
 _THREAD_PREFIX = "mha-worker"
@@ -130,3 +130,15 @@ def run_parallel(pool: ThreadPoolExecutor, work, slices: list[slice]) -> None:
     with blas_threads(1):  # every core runs its own slices end to end: products, exp and sums
         for done in [pool.submit(work, chunk) for chunk in slices]:
             done.result()
+
+
+def slice_operand(arr, ndim: int, axis: int, chunk: slice):
+    """The part of a broadcastable operand (mask, bias, q, k, v) that goes with ``chunk`` of ``axis``.
+
+    ``arr`` is aligned to ``ndim`` dimensions as broadcasting would; a size-1 ``axis`` broadcasts, so it is
+    shared whole. None stays None.
+    """
+    if arr is None:
+        return None
+    aligned = arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+    return aligned if aligned.shape[axis] == 1 else aligned[(slice(None),) * axis + (chunk,)]
