@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from mha._features import token_matmul
 from mha._layer_inputs import check_head_mask, check_inputs, combine_masks
 from mha._parameters import Parameter, glorot_uniform
 from mha._validation import (
@@ -215,7 +216,7 @@ class MultiHeadAttention:
     def _project(self, query, key=None, value=None, *, fused=True):
         d, kv = self.d_model, self.kv_dim
         if fused and self.fused and key is None and value is None:
-            qkv = query @ self._W_qkv  # (batch, seq, d_model + 2 * kv_dim)
+            qkv = token_matmul(query, self._W_qkv)  # (batch, seq, d_model + 2 * kv_dim)
             if self.bias:
                 qkv += self._b_qkv
             return qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
@@ -223,7 +224,7 @@ class MultiHeadAttention:
         value = key if value is None else value
         q = self._linear(query, self.W_q, self.b_q)
         if fused and self.fused and key is value:
-            kv_out = key @ self._W_qkv[:, d:]  # (batch, seq_k, 2 * kv_dim)
+            kv_out = token_matmul(key, self._W_qkv[:, d:])  # (batch, seq_k, 2 * kv_dim)
             if self.bias:
                 kv_out += self._b_qkv[d:]
             return q, kv_out[..., :kv], kv_out[..., kv:]
@@ -263,7 +264,7 @@ class MultiHeadAttention:
 
     @staticmethod
     def _linear(x, W, b):
-        y = x @ W
+        y = token_matmul(x, W)
         if b is not None:
             y += b
         return y

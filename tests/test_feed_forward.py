@@ -32,3 +32,113 @@ def test_feed_forward_errors_and_no_bias():
     assert set(FeedForward(4, 8, bias=False).parameters()) == {"W_1", "W_2"}
     with pytest.raises(ValueError, match="activation must be one of"):
         FeedForward(4, 8, activation="swish")
+
+
+# --- erf and the exact (erf) GELU ---------------------------------------------------------------------------
+
+import math  # noqa: E402
+
+from mha.feed_forward import ACTIVATIONS, erf, gelu_exact  # noqa: E402
+
+
+def math_erf(x):
+    return np.array([math.erf(v) for v in np.ravel(x)]).reshape(np.shape(x))
+
+
+def test_erf_matches_math_erf_on_a_dense_grid():
+    x = np.linspace(-8.0, 8.0, 160_001)  # steps of 1e-4, through 0
+    result = erf(x)
+    assert result.dtype == np.float64 and result.shape == x.shape
+    assert np.abs(result - math_erf(x)).max() < 2e-7
+
+
+def test_erf_is_odd_bounded_and_saturates():
+    x = np.random.default_rng(0).standard_normal(1000) * 3
+    x = x[x != 0]
+    np.testing.assert_array_equal(erf(-x), -erf(x))
+    assert np.all(np.abs(erf(x)) <= 1.0)
+    np.testing.assert_array_equal(erf(np.array([-np.inf, -40.0, 40.0, np.inf])), [-1.0, -1.0, 1.0, 1.0])
+    assert abs(float(erf(np.array(0.0)))) < 2e-7
+    assert np.isnan(erf(np.array([np.nan]))).all()
+
+
+def test_erf_keeps_float32_and_its_accuracy():
+    x = np.linspace(-5.0, 5.0, 2001, dtype=np.float32)
+    result = erf(x)
+    assert result.dtype == np.float32
+    assert np.abs(result - math_erf(x.astype(np.float64))).max() < 1e-6  # float32 resolution near 1: 6e-8
+
+
+def test_erf_of_a_0d_array_integers_and_lists():
+    zero_d = erf(np.array(0.5))
+    assert np.shape(zero_d) == ()
+    assert float(zero_d) == pytest.approx(math.erf(0.5), abs=2e-7)
+    assert np.shape(erf(0.5)) == () and float(erf(-1.25)) == pytest.approx(math.erf(-1.25), abs=2e-7)
+    assert erf(np.float32(0.5)).dtype == np.float32 and np.shape(erf(np.float32(0.5))) == ()
+    ints = erf(np.arange(-3, 4))
+    assert ints.dtype == np.float64
+    np.testing.assert_allclose(ints, math_erf(np.arange(-3, 4)), atol=2e-7)
+    np.testing.assert_allclose(erf([[0.1, -2.0], [1.5, 0.0]]), math_erf([[0.1, -2.0], [1.5, 0.0]]), atol=2e-7)
+    assert erf(np.zeros((2, 0, 3))).shape == (2, 0, 3)
+
+
+def test_erf_and_gelu_exact_leave_their_input_alone():
+    x = np.linspace(-3.0, 3.0, 13)
+    copy = x.copy()
+    erf(x)
+    gelu_exact(x)
+    np.testing.assert_array_equal(x, copy)
+
+
+def test_gelu_exact_is_x_times_the_normal_cdf():
+    x = np.linspace(-8.0, 8.0, 16_001)
+    expected = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    result = gelu_exact(x)
+    assert result.dtype == np.float64
+    assert np.abs(result - expected).max() < 1e-6  # |x| <= 8 times erf's error at x / sqrt 2, over 2
+    np.testing.assert_allclose(gelu_exact(x), exact_gelu(x), atol=1e-6)
+    assert gelu_exact(np.float32([-1.0, 0.5, 2.0])).dtype == np.float32
+    assert np.shape(gelu_exact(np.array(1.0))) == ()
+    assert float(gelu_exact(np.array(1.0))) == pytest.approx(0.5 * (1 + math.erf(1 / math.sqrt(2))), abs=1e-7)
+    np.testing.assert_allclose(gelu_exact(np.arange(-2, 3)), exact_gelu(np.arange(-2, 3)), atol=1e-6)
+
+
+def test_gelu_exact_is_not_the_tanh_form():
+    x = np.linspace(-4.0, 4.0, 801)
+    gap = np.abs(gelu_exact(x) - gelu(x)).max()
+    assert 1e-4 < gap < 1e-3  # the tanh form is off by a few 1e-4 around |x| = 2
+
+
+def test_feed_forward_with_exact_gelu_equals_its_formula():
+    assert ACTIVATIONS["gelu_exact"] is gelu_exact
+    ffn = FeedForward(5, 12, activation="gelu_exact", rng=2)
+    rng = np.random.default_rng(3)
+    ffn.b_1, ffn.b_2 = rng.standard_normal(12), rng.standard_normal(5)
+    x = rng.standard_normal((2, 3, 5))
+    out = ffn(x)
+    assert out.shape == (2, 3, 5) and out.dtype == np.float64
+    for b in range(2):
+        for t in range(3):
+            hidden = x[b, t] @ ffn.W_1 + ffn.b_1
+            activated = np.array([h * 0.5 * (1 + math.erf(h / math.sqrt(2))) for h in hidden])
+            np.testing.assert_allclose(out[b, t], activated @ ffn.W_2 + ffn.b_2, atol=1e-6)
+    tanh_form = FeedForward(5, 12, activation="gelu", rng=2)
+    tanh_form.b_1, tanh_form.b_2 = ffn.b_1, ffn.b_2
+    np.testing.assert_array_equal(tanh_form.W_1, ffn.W_1)
+    assert not np.allclose(tanh_form(x), out, rtol=0, atol=1e-9)  # a different activation, same weights
+
+
+def test_feed_forward_with_exact_gelu_in_float32():
+    ffn = FeedForward(4, 8, activation="gelu_exact", rng=0, dtype=np.float32)
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    out = ffn(x)
+    assert out.dtype == np.float32
+    w1, w2 = ffn.W_1.astype(np.float64), ffn.W_2.astype(np.float64)
+    expected = exact_gelu(x.astype(np.float64) @ w1) @ w2
+    np.testing.assert_allclose(out, expected, atol=1e-5)
+    assert "gelu_exact" in repr(ffn)
+
+
+def test_unknown_activation_lists_gelu_exact():
+    with pytest.raises(ValueError, match=r"activation must be one of \['gelu', 'gelu_exact', 'relu'\]"):
+        FeedForward(4, 8, activation="gelu_erf")
