@@ -97,7 +97,7 @@ class TransformerBlock:
         Where the layer norms sit (see the module docstring).
     dropout : float in [0, 1), default 0.0
         Applied to each sub-layer's output when called with ``training=True``.
-    activation : {"gelu", "relu"}, default "gelu"
+    activation : {"gelu", "gelu_exact", "relu"}, default "gelu"
     eps : float, default 1e-5
         Of both layer norms.
     bias : bool, default True
@@ -140,8 +140,9 @@ class TransformerBlock:
         self.norm2 = LayerNorm(d_model, eps=eps, dtype=dtype)
         self.dtype = self.attention.dtype
 
-    def __call__(self, x, *, mask=None, causal: bool = False, bias=None, training: bool = False,
-                 rng: np.random.Generator | None = None, return_weights: bool = False):
+    def __call__(self, x, *, mask=None, causal: bool = False, bias=None, head_mask=None,
+                 training: bool = False, rng: np.random.Generator | None = None,
+                 return_weights: bool = False):
         """Run the block on ``x``.
 
         Parameters
@@ -149,6 +150,8 @@ class TransformerBlock:
         x : array_like, shape (batch, seq, d_model) or (seq, d_model)
         mask, causal, bias
             Passed to the attention layer (``bias``: e.g. a :class:`mha.positions.RelativePositionBias`).
+        head_mask : array_like, shape (n_heads,), optional
+            Passed to the attention layer: 0 switches a head's output off (ablation).
         training : bool, default False
             Apply dropout. Evaluation (the default) is deterministic.
         rng : numpy.random.Generator, optional
@@ -169,7 +172,8 @@ class TransformerBlock:
             return dropout(y, self.dropout, rng, training=training)
 
         def attend(y):
-            return self.attention(y, mask=mask, causal=causal, bias=bias, return_weights=True)
+            return self.attention(y, mask=mask, causal=causal, bias=bias, head_mask=head_mask,
+                                  return_weights=True)
 
         x = check_features(x, "x", self.d_model)
         if self.norm == "pre":

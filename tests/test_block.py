@@ -225,3 +225,16 @@ def test_stack_widget_statistics_are_cached_read_only_and_rendered():
     with pytest.raises(ValueError, match="init must be"):
         render_stack(4, "huge")
     assert len(stack_explorer(depths=(2, 4)).frames) == 4
+
+
+def test_head_mask_reaches_the_attention_layer():
+    block = TransformerBlock(16, 4, norm="post", rng=0)
+    x = np.random.default_rng(5).standard_normal((2, 6, 16))
+    head_mask = np.array([1.0, 0.0, 1.0, 1.0])
+    out = block(x, head_mask=head_mask)
+    # By hand: the block's own parts, with the attention layer given the mask directly.
+    attended = block.attention(x, head_mask=head_mask)
+    h = block.norm1(x + attended)
+    np.testing.assert_allclose(out, block.norm2(h + block.ffn(h)), atol=1e-12)
+    assert not np.allclose(out, block(x))
+    np.testing.assert_allclose(block(x, head_mask=np.ones(4)), block(x), atol=0)

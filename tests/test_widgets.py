@@ -245,3 +245,89 @@ def test_benchmark_times_each_redraw_and_closes_figures():
     times = bench.redraw_times(render_bars, {"n_heads": 2, "seq_len": 4}, repeat=3)
     assert len(times) == 3 and all(t > 0 for t in times)
     assert plt.get_fignums() == []
+
+
+# --- palette frames (colors=) -----------------------------------------------------------------------------
+
+
+def render_lines(n_lines, seed=0):
+    """Many translucent, overlapping lines: hundreds of distinct colours in a full-colour PNG."""
+    rng = np.random.default_rng(seed)
+    fig, ax = plt.subplots(figsize=(3, 2.5))
+    for _ in range(n_lines):
+        ax.plot([0, 1], rng.random(2), color=plt.cm.viridis(rng.random()), alpha=0.3,
+                linewidth=1 + 3 * rng.random())
+    ax.set_title("lines")
+    return fig
+
+
+def open_png(png: bytes):
+    from PIL import Image
+
+    return Image.open(io.BytesIO(png))
+
+
+def test_colors_gives_a_smaller_palette_png_of_the_same_picture():
+    full = figure_to_png(render_lines(60))
+    reduced = figure_to_png(render_lines(60), colors=64)
+    assert reduced[:4] == b"\x89PNG"
+    assert open_png(full).mode == "RGBA"
+    image = open_png(reduced)
+    assert image.mode == "P"
+    assert len(image.getcolors(maxcolors=256)) <= 64
+    assert len(open_png(full).convert("RGB").getcolors(maxcolors=100_000)) > 64
+    assert len(reduced) < len(full)
+    assert image.size == open_png(full).size
+    before = decode(full)[..., :3]
+    after = np.asarray(image.convert("RGB"), dtype=float) / 255
+    assert np.abs(before - after).mean() < 0.02  # the same picture, a few shades merged
+    np.testing.assert_allclose(after[0, 0], 1.0)  # still white around the plot
+    assert plt.get_fignums() == []
+
+
+@pytest.mark.parametrize("colors", [2, 16, 256])
+def test_colors_bounds_the_palette(colors):
+    image = open_png(figure_to_png(render_lines(30), colors=colors))
+    assert image.mode == "P"
+    assert 1 < len(image.getcolors(maxcolors=256)) <= colors
+
+
+@pytest.mark.parametrize("colors", [0, 1, 257, -4, 2.5, 64.0, "64"])
+def test_colors_out_of_range(colors):
+    fig, _ = plt.subplots()
+    message = r"colors must be an integer from 2 to 256 \(or None for full colour\)"
+    with pytest.raises(ValueError, match=message):
+        figure_to_png(fig, colors=colors)
+
+
+def test_render_frames_and_frame_explorer_pass_colors_on():
+    kind, frames = render_frames(render_bars, CONTROLS, colors=8)
+    assert kind == "image"
+    assert all(open_png(png).mode == "P" for png in frames.values())
+    explorer = frame_explorer(render_bars, CONTROLS, colors=8)
+    assert all(open_png(png).mode == "P" for png in explorer.frames.values())
+    assert all(len(open_png(png).getcolors(maxcolors=256)) <= 8 for png in explorer.frames.values())
+    assert leaf(explorer, (2, 1)).value == explorer.frames[(4, 8)]
+    default = frame_explorer(render_bars, CONTROLS)
+    assert all(open_png(png).mode == "RGBA" for png in default.frames.values())
+    assert plt.get_fignums() == []
+
+
+def test_colors_leaves_html_frames_alone():
+    _, frames = render_frames(render_table, CONTROLS, colors=8)
+    assert frames[(2, 8)] == render_table(2, 8)
+
+
+def test_bad_colors_fail_through_the_explorer():
+    with pytest.raises(ValueError, match="colors must be an integer"):
+        frame_explorer(render_bars, CONTROLS, colors=300)
+
+
+def test_every_head_of_a_6_by_12_model_fits_but_not_more_than_max_frames():
+    assert MAX_FRAMES == 96
+    explorer = frame_explorer(render_table, {"n_heads": list(range(6)), "seq_len": list(range(12))})
+    assert len(explorer.frames) == 72
+    largest = frame_explorer(render_table, {"n_heads": list(range(8)), "seq_len": list(range(12))})
+    assert len(largest.frames) == 96
+    with pytest.raises(ValueError, match="97 frames"):
+        frame_explorer(render_table, {"n_heads": list(range(97)), "seq_len": [1]})

@@ -25,12 +25,13 @@ def _check_weights(weights, ndim: int, shape_hint: str) -> np.ndarray:
     return weights
 
 
-def _check_tokens(tokens, size: int, name: str) -> list[str] | None:
+def _check_tokens(tokens, size: int, name: str, role: str = "queries") -> list[str] | None:
+    """``tokens`` as a list of str, one per query (or key) of the weights, or a clear error."""
     if tokens is None:
         return None
     tokens = [str(t) for t in tokens]
     if len(tokens) != size:
-        raise ValueError(f"{name} has {len(tokens)} tokens but the weights have {size} {name[:-7]}s")
+        raise ValueError(f"{name} has {len(tokens)} tokens but the weights have {size} {role}")
     return tokens
 
 
@@ -83,7 +84,7 @@ def plot_attention(weights, tokens_q=None, tokens_k=None, *, title: str = "Atten
     seq_q, seq_k = weights.shape
     tokens_k = tokens_q if tokens_k is None and seq_q == seq_k else tokens_k
     tokens_q = _check_tokens(tokens_q, seq_q, "tokens_q")
-    tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k")
+    tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k", "keys")
     side = min(8.0, 2.0 + 0.3 * max(seq_q, seq_k))
     fig = new_figure(side + 1.0, side, alt_text=(
         f"{title}: heatmap of attention weights, {seq_q} queries down and {seq_k} keys across; "
@@ -130,7 +131,7 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
     n_heads, seq_q, seq_k = weights.shape
     tokens_k = tokens_q if tokens_k is None and seq_q == seq_k else tokens_k
     tokens_q = _check_tokens(tokens_q, seq_q, "tokens_q")
-    tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k")
+    tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k", "keys")
     if head_titles is None:
         head_titles = [f"head {h}" for h in range(n_heads)]
     elif len(head_titles) != n_heads:

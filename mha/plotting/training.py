@@ -11,6 +11,11 @@ from mha.plotting._style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
 
 __all__ = ["head_label", "plot_training_curve", "plot_head_scores", "plot_pruning"]
 
+#: Above this many steps, the pruning curve names only every k-th step on its x axis.
+MAX_NAMED_STEPS = 25
+#: Above this many heads per layer, the head grid drops its "on"/"off" words (the cells are too small).
+MAX_NAMED_GRID_HEADS = 8
+
 
 def head_label(index) -> str:
     """``(1, 3)`` -> ``"L1 H3"`` (layer 1, head 3); ``(3,)`` or ``3`` -> ``"H3"``."""
@@ -179,17 +184,22 @@ def plot_pruning(curve, accuracy=None, *, n_removed: int | None = None, metric: 
         _draw_head_grid(grid_ax, curve.masks[n_removed], f"{n_removed} heads removed")
     else:
         ax = fig.subplots()
-    ax.plot(steps, values, marker="o", color=SERIES_COLORS[0], label=metric)
+    many = values.size > MAX_NAMED_STEPS
+    ax.plot(steps, values, marker="o", markersize=3 if many else 6, color=SERIES_COLORS[0], label=metric)
     ax.set_ylabel(metric, color=SERIES_COLORS[0])
-    ax.set_xticks(steps, ["none"] + [f"−{head_label(i)}" for i in curve.removed], rotation=60, fontsize=8)
-    ax.set_xlabel("heads removed so far (the last one named)")
+    labels = ["none"] + [f"−{head_label(i)}" for i in curve.removed]
+    every = -(-values.size // MAX_NAMED_STEPS)  # name at most MAX_NAMED_STEPS steps, evenly spaced
+    ax.set_xticks(steps[::every], labels[::every], rotation=60, fontsize=8)
+    ax.set_xlabel("heads removed so far (the last one named)" if every == 1 else
+                  f"heads removed so far (one step in {every} named: the head removed there)")
     ax.grid(alpha=0.3)
     if accuracy is not None:
         accuracy = as_float_array(accuracy, "accuracy")
         if accuracy.shape != values.shape:
             raise ValueError(f"accuracy {accuracy.shape} must match the curve's {values.shape}")
         twin = ax.twinx()
-        twin.plot(steps, accuracy, marker="s", color=SERIES_COLORS[1], label="accuracy")
+        twin.plot(steps, accuracy, marker="s", markersize=3 if many else 6, color=SERIES_COLORS[1],
+                  label="accuracy")
         twin.set_ylabel("accuracy", color=SERIES_COLORS[1])
         twin.set_ylim(-0.02, 1.02)
     if with_grid:
@@ -207,10 +217,14 @@ def _draw_head_grid(ax, mask: np.ndarray, title: str) -> None:
     """Kept heads bright, removed heads dark, each cell named."""
     mask = np.atleast_2d(mask)  # (n_layers, n_heads)
     ax.imshow(mask, cmap=WEIGHTS_CMAP, vmin=0, vmax=1, aspect="equal")
-    for (layer, head), kept in np.ndenumerate(mask):
-        ax.text(head, layer, "on" if kept else "off", ha="center", va="center", fontsize=9,
-                color="black" if kept else "white")
-    ax.set_xticks(range(mask.shape[1]), [f"H{h}" for h in range(mask.shape[1])])
+    if mask.shape[1] <= MAX_NAMED_GRID_HEADS:
+        for (layer, head), kept in np.ndenumerate(mask):
+            ax.text(head, layer, "on" if kept else "off", ha="center", va="center", fontsize=9,
+                    color="black" if kept else "white")
+    else:  # cells too small for words: the title says which colour is which
+        title = f"{title} (bright: on)"
+    ax.set_xticks(range(mask.shape[1]), [f"H{h}" if mask.shape[1] <= MAX_NAMED_GRID_HEADS else str(h)
+                                         for h in range(mask.shape[1])], fontsize=8)
     ax.set_yticks(range(mask.shape[0]), [f"layer {layer}" for layer in range(mask.shape[0])])
     ax.set_xlabel("head")
     ax.set_title(title, fontsize=10)
