@@ -14,7 +14,7 @@ import numpy as np
 
 from mha._validation import check_dtype_argument, check_positive_int
 
-__all__ = ["SENTENCES", "tokenize", "toy_embeddings"]
+__all__ = ["SENTENCES", "PARAPHRASE_PAIRS", "tokenize", "toy_embeddings"]
 
 #: Sentences from the lessons, by a short name.
 SENTENCES = {
@@ -25,6 +25,19 @@ SENTENCES = {
     "fox": "The quick brown fox jumps over the lazy dog",
     "apple": "I love Apple phones",
 }
+
+#: Pairs of sentences that say the same thing in different words (for sentence embeddings: pair ``i``'s
+#: two halves should be closer to each other than to any other pair's).
+PARAPHRASE_PAIRS = (
+    ("The cat slept on the warm windowsill.", "A cat was napping on the sunny window ledge."),
+    ("The train to the city was delayed by an hour.", "Our train into town arrived sixty minutes late."),
+    ("She bought fresh bread at the bakery this morning.", "This morning she got a new loaf from the baker."),
+    ("The museum is closed on Mondays.", "On Mondays the museum does not open."),
+    ("He forgot his umbrella and got soaked in the rain.", "He left his umbrella at home and was drenched."),
+    ("The children built a sandcastle on the beach.", "On the beach, the kids made a castle out of sand."),
+    ("Prices at the supermarket went up again.", "Groceries have become more expensive once more."),
+    ("The old bridge was repaired last summer.", "Last summer, workers fixed the aging bridge."),
+)
 
 
 def tokenize(sentence: str) -> list[str]:
