@@ -9,13 +9,14 @@ At ``config-inited`` it
   JupyterLite's piplite indexes and serves from the site, so ``%pip install mha-course`` works
   in the browser with the book's own version of the package, and
 - writes each notebook page of ``_toc.yml`` as an ``.ipynb`` into JupyterLite's contents, with the
-  Pyodide kernel (``python``) preselected and a first cell that installs the package.
+  Pyodide kernel (``python``) preselected and a first cell that installs the package (pages whose
+  front matter says ``mha: {jupyterlite: false}`` are left out: see :func:`live_pages`).
 
 On each notebook page it
 
 - offers the executed notebook as ``.ipynb`` in the theme's download menu (the theme only does
   that when a Binder-like launch service is configured), next to the ``.md`` source, and
-- adds a launch menu entry that opens the page's notebook in JupyterLite.
+- adds a launch menu entry that opens the page's notebook in JupyterLite (live pages only).
 """
 
 from __future__ import annotations
@@ -75,6 +76,27 @@ def notebook_pages(root: Path) -> dict[str, Path]:
     return pages
 
 
+def front_matter(path: Path) -> dict:
+    """The YAML front matter of a MyST ``.md`` page ({} for none, or for an ``.ipynb``)."""
+    import yaml
+
+    text = path.read_text(encoding="utf8") if path.suffix == ".md" else ""
+    if not text.startswith("---"):
+        return {}
+    return yaml.safe_load(text.split("---", 2)[1]) or {}
+
+
+@functools.lru_cache(maxsize=4)
+def live_pages(root: Path) -> dict[str, Path]:
+    """The notebook pages that also open live in JupyterLite.
+
+    A page opts out with ``mha: {jupyterlite: false}`` in its front matter, when it needs something
+    the browser's Python cannot have (a model of tens of MB, packages with no WebAssembly build).
+    """
+    return {docname: path for docname, path in notebook_pages(root).items()
+            if (front_matter(path).get("mha") or {}).get("jupyterlite", True)}
+
+
 def build_wheel(srcdir: Path, wheel_dir: Path) -> Path:
     """``pip wheel`` this repository (no dependencies) into ``wheel_dir``; return the wheel."""
     if wheel_dir.exists():
@@ -119,7 +141,7 @@ def prepare_lite(app, config) -> None:
     wheel = build_wheel(srcdir, lite_dir / "pypi")
     LOGGER.info(f"[lite_site] built {wheel.name} for JupyterLite")
     contents = srcdir / config.jupyterlite_content_dir
-    for docname, path in notebook_pages(srcdir).items():
+    for docname, path in live_pages(srcdir).items():
         target = contents / f"{docname}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(lite_notebook(path), target)
@@ -140,7 +162,7 @@ def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
 
 def add_launch_button(app, pagename, templatename, context, doctree) -> None:
     """Add a launch menu (rocket) with a JupyterLite entry to notebook pages."""
-    if "header_buttons" not in context or pagename not in notebook_pages(Path(app.srcdir)):
+    if "header_buttons" not in context or pagename not in live_pages(Path(app.srcdir)):
         return
     url = f"{context['pathto'](LITE_APP, 1)}?path={pagename}.ipynb"
     entry = {
