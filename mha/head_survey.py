@@ -19,10 +19,12 @@ import numpy as np
 
 from mha.analysis import entropy, mean_attention_distance, weight_at_offset, weight_on
 
-__all__ = ["PATTERN_SCORES", "HeadSurvey", "survey_heads"]
+__all__ = ["PATTERN_SCORES", "KINDS", "HeadSurvey", "survey_heads"]
 
 #: The scores that name a kind when a head puts at least ``threshold`` of its weight there.
 PATTERN_SCORES = ("previous token", "next token", "same token", "[CLS]", "[SEP]")
+#: Every kind a head can be given.
+KINDS = (*PATTERN_SCORES, "broad", "mixed")
 
 
 @dataclass(frozen=True)
@@ -48,15 +50,14 @@ class HeadSurvey:
 
     def heads(self, kind: str) -> list[tuple[int, int]]:
         """The (layer, head) pairs of one kind, in order."""
-        known = (*PATTERN_SCORES, "broad", "mixed")
-        if kind not in known:
-            raise ValueError(f"kind must be one of {list(known)}, got {kind!r}")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
         return [(int(layer), int(head)) for layer, head in zip(*np.nonzero(self.kinds == kind), strict=True)]
 
     def counts(self) -> dict[str, int]:
         """How many heads of each kind, every kind listed (zeros included)."""
         found = Counter(self.kinds.ravel().tolist())
-        return {kind: found.get(kind, 0) for kind in (*PATTERN_SCORES, "broad", "mixed")}
+        return {kind: found.get(kind, 0) for kind in KINDS}
 
 
 def _check_fraction(value, name: str) -> float:
@@ -110,7 +111,8 @@ def survey_heads(batch, *, threshold: float = 0.5, broad: float = 0.8) -> HeadSu
         "[SEP]": per_head(weight_on(weights, sep[:, None, :], words)),
     }
     scores["entropy (nats)"] = per_head(entropy(weights, words))
-    uniform = np.log(batch.mask.sum(axis=1, keepdims=True) * np.ones_like(words))[words].mean()  # log(#keys)
+    # Entropy of uniform attention, averaged like the entropies: log(keys in the text) per word query.
+    uniform = np.average(np.log(batch.mask.sum(axis=1)), weights=words.sum(axis=1))
     scores["breadth"] = scores["entropy (nats)"] / uniform
     scores["mean distance (tokens)"] = per_head(mean_attention_distance(weights, words))
 

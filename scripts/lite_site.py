@@ -52,10 +52,7 @@ def toc_docnames(root: Path) -> list[str]:
 
 def is_notebook(path: Path) -> bool:
     """An ``.ipynb``, or a MyST ``.md`` whose front matter declares a ``kernelspec``."""
-    if path.suffix == ".ipynb":
-        return True
-    text = path.read_text(encoding="utf8") if path.suffix == ".md" else ""
-    return text.startswith("---") and "kernelspec:" in text.split("---", 2)[1]
+    return path.suffix == ".ipynb" or "kernelspec" in front_matter(path)
 
 
 @functools.lru_cache(maxsize=4)

@@ -95,10 +95,10 @@ def reference_forward(arrays: dict, ids, n_heads: int, eps: float, head_off=None
     all_weights = []
     for i in range(n_layers):
         p = f"encoder.layer.{i}"
-        params = {f"W_{s}": a[f"{p}.attention.self.{n}.weight"].T for s, n in (("q", "query"), ("k", "key"),
-                                                                               ("v", "value"))}
-        params |= {f"b_{s}": a[f"{p}.attention.self.{n}.bias"] for s, n in (("q", "query"), ("k", "key"),
-                                                                             ("v", "value"))}
+        params = {}
+        for ours, theirs in (("q", "query"), ("k", "key"), ("v", "value")):
+            params[f"W_{ours}"] = a[f"{p}.attention.self.{theirs}.weight"].T
+            params[f"b_{ours}"] = a[f"{p}.attention.self.{theirs}.bias"]
         params["W_o"] = a[f"{p}.attention.output.dense.weight"].T.copy()
         params["b_o"] = a[f"{p}.attention.output.dense.bias"]
         if head_off is not None and head_off[0] == i:

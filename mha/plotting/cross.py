@@ -10,7 +10,7 @@ from mha._validation import as_float_array
 from mha.plotting._style import SERIES_COLORS, new_figure
 from mha.plotting.heads import plot_heads
 
-__all__ = ["plot_alignment", "plot_links"]
+__all__ = ["plot_alignment", "plot_links", "draw_links"]
 
 #: Links lighter than this are not drawn: they would only grey the picture.
 MIN_LINK_WEIGHT = 0.02
@@ -105,10 +105,7 @@ def plot_links(weights, tokens_q, tokens_k, *, title: str = "Who reads whom",
     # Centre the shorter row under the longer one.
     x_q = np.arange(seq_q) + (width - seq_q) / 2
     x_k = np.arange(seq_k) + (width - seq_k) / 2
-    for i, j in zip(*np.nonzero(weights >= MIN_LINK_WEIGHT), strict=True):
-        w = float(weights[i, j])
-        ax.plot([x_q[i], x_k[j]], [1.0, 0.0], color=SERIES_COLORS[0], linewidth=0.5 + 3.5 * w,
-                alpha=0.25 + 0.75 * w, solid_capstyle="round")
+    draw_links(ax, weights, np.column_stack([x_q, np.ones(seq_q)]), np.column_stack([x_k, np.zeros(seq_k)]))
     for xs, tokens, y, va in ((x_q, tokens_q, 1.05, "bottom"), (x_k, tokens_k, -0.05, "top")):
         for x, token in zip(xs, tokens, strict=True):
             ax.text(x, y, token, ha="center", va=va, fontsize=11)
@@ -119,3 +116,29 @@ def plot_links(weights, tokens_q, tokens_k, *, title: str = "Who reads whom",
     ax.spines[["top", "right", "bottom"]].set_visible(False)
     ax.set_title(title)
     return fig
+
+
+def draw_links(ax, weights: np.ndarray, query_points, key_points, *, rows=None) -> None:
+    """Draw one line per weight of at least ``MIN_LINK_WEIGHT``, from its query's point to its key's point.
+
+    Width and opacity grow with the weight. Shared by :func:`plot_links` (words in two rows) and
+    :func:`mha.plotting.real_heads.plot_head_view` (words in two columns).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    weights : ndarray, shape (seq_q, seq_k)
+    query_points : array_like, shape (seq_q, 2)
+        ``(x, y)`` where each query's lines start.
+    key_points : array_like, shape (seq_k, 2)
+        ``(x, y)`` where each key's lines end.
+    rows : sequence of int, optional
+        The queries whose lines are drawn (all by default).
+    """
+    rows = range(weights.shape[0]) if rows is None else rows
+    for i in rows:
+        for j in np.nonzero(weights[i] >= MIN_LINK_WEIGHT)[0]:
+            w = float(weights[i, j])
+            (x_query, y_query), (x_key, y_key) = query_points[i], key_points[j]
+            ax.plot([x_query, x_key], [y_query, y_key], color=SERIES_COLORS[0], linewidth=0.4 + 3.6 * w,
+                    alpha=0.15 + 0.85 * w, solid_capstyle="round")

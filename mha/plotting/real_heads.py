@@ -15,12 +15,13 @@ import numpy as np
 
 from mha._validation import as_float_array
 from mha.plotting._style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.cross import MIN_LINK_WEIGHT, draw_links
 from mha.plotting.heads import _check_tokens, _check_weights
 
 __all__ = ["plot_head_view", "plot_model_view", "plot_head_kinds", "plot_grouped_bars", "MIN_LINE_WEIGHT"]
 
-#: Weights below this are not drawn in the head view (they would only grey the picture).
-MIN_LINE_WEIGHT = 0.02
+#: Weights below this are not drawn in the head view: the threshold of every links picture.
+MIN_LINE_WEIGHT = MIN_LINK_WEIGHT
 
 
 def plot_head_view(weights, tokens: Sequence[str], *, title: str = "One head", query: int | None = None):
@@ -57,11 +58,8 @@ def plot_head_view(weights, tokens: Sequence[str], *, title: str = "One head", q
     fig = new_figure(4.2, 0.8 + 0.27 * seq)
     ax = fig.add_subplot()
     y = seq - 1 - np.arange(seq)  # first token at the top
-    for i in rows:
-        for j in np.nonzero(weights[i] >= MIN_LINE_WEIGHT)[0]:
-            w = float(weights[i, j])
-            ax.plot([0.0, 1.0], [y[i], y[j]], color=SERIES_COLORS[0], linewidth=0.4 + 3.6 * w,
-                    alpha=0.15 + 0.85 * w, solid_capstyle="round")
+    queries, keys = np.column_stack([np.zeros(seq), y]), np.column_stack([np.ones(seq), y])  # (seq, 2): x, y
+    draw_links(ax, weights, queries, keys, rows=rows)
     for i, token in enumerate(tokens):
         bold = "bold" if query is not None and i == query else "normal"
         ax.text(-0.04, y[i], token, ha="right", va="center", fontsize=9, fontweight=bold)
