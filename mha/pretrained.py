@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha._validation import check_dtype_argument
+from mha.attention import split_heads
 from mha.block import TransformerBlock
 from mha.checkpoints import EncoderConfig, checked_weights, find_checkpoint, layer_norm_names, read_config
 from mha.normalization import layer_norm
@@ -53,12 +54,18 @@ class Encoding:
         The last layer's output, one vector per token.
     attentions : ndarray, shape (n_layers, n_heads, seq, seq)
         Every head's attention weights (rows: queries, columns: keys; each row sums to 1).
+    queries, keys : ndarray, shape (n_layers, n_heads, seq, d_head), or None
+        Every head's queries and keys (with their biases), from which ``attentions`` is the softmax of
+        ``queries @ keys.T / sqrt(d_head)``. Kept by ``encoder(text)``; None from a batch encoded without
+        ``return_queries_keys=True``.
     """
 
     tokens: list[str]
     ids: np.ndarray
     hidden: np.ndarray
     attentions: np.ndarray
+    queries: np.ndarray | None = None
+    keys: np.ndarray | None = None
 
     def index(self, token: str, occurrence: int = 0) -> int:
         """Position of ``token`` (its ``occurrence``-th appearance, from 0) in :attr:`tokens`."""
@@ -90,6 +97,8 @@ class BatchEncoding:
     hidden : ndarray, shape (batch, seq, d_model)
     attentions : ndarray, shape (batch, n_layers, n_heads, seq, seq) or None
         No padded key ever gets weight.
+    queries, keys : ndarray, shape (batch, n_layers, n_heads, seq, d_head), or None
+        Only with ``return_queries_keys=True``.
     """
 
     tokens: list[list[str]]
@@ -98,6 +107,8 @@ class BatchEncoding:
     special: np.ndarray
     hidden: np.ndarray
     attentions: np.ndarray | None
+    queries: np.ndarray | None = None
+    keys: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -106,7 +117,8 @@ class BatchEncoding:
         """Text ``i`` alone, padding cut off."""
         n = len(self.tokens[i])
         attentions = None if self.attentions is None else self.attentions[i, :, :, :n, :n]
-        return Encoding(self.tokens[i], self.ids[i, :n], self.hidden[i, :n], attentions)
+        queries, keys = (None if a is None else a[i, :, :, :n] for a in (self.queries, self.keys))
+        return Encoding(self.tokens[i], self.ids[i, :n], self.hidden[i, :n], attentions, queries, keys)
 
     def sentence_embeddings(self, *, normalize: bool = True) -> np.ndarray:
         """Mean of each text's real token vectors, unit length by default: ``(batch, d_model)``."""
@@ -194,13 +206,13 @@ class Encoder:
         return [list(e.tokens) for e in encodings], ids, mask, special
 
     def __call__(self, text: str, *, head_mask=None) -> Encoding:
-        """Encode one text; see :meth:`encode` for ``head_mask``."""
+        """Encode one text, keeping every head's queries and keys; see :meth:`encode` for ``head_mask``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a string (use encode() for a list), got {type(text).__name__}")
-        return self.encode([text], head_mask=head_mask)[0]
+        return self.encode([text], head_mask=head_mask, return_queries_keys=True)[0]
 
-    def encode(self, texts: Sequence[str], *, head_mask=None,
-               return_attentions: bool = True) -> BatchEncoding:
+    def encode(self, texts: Sequence[str], *, head_mask=None, return_attentions: bool = True,
+               return_queries_keys: bool = False) -> BatchEncoding:
         """Encode several texts in one batch.
 
         Parameters
@@ -211,11 +223,14 @@ class Encoder:
             still what every head computed.
         return_attentions : bool, default True
             False saves the ``(batch, n_layers, n_heads, seq, seq)`` copy when only vectors are wanted.
+        return_queries_keys : bool, default False
+            Also keep every head's queries and keys (for the query-key view).
         """
         tokens, ids, mask, special = self.tokenize(texts)
-        hidden, attentions = self.forward(ids, mask=mask, head_mask=head_mask,
-                                          return_attentions=return_attentions)
-        return BatchEncoding(tokens, ids, mask, special, hidden, attentions)
+        hidden, attentions, *qk = self.forward(ids, mask=mask, head_mask=head_mask,
+                                               return_attentions=return_attentions,
+                                               return_queries_keys=return_queries_keys)
+        return BatchEncoding(tokens, ids, mask, special, hidden, attentions, *qk)
 
     def embed(self, texts: Sequence[str], *, head_mask=None, normalize: bool = True) -> np.ndarray:
         """Sentence embeddings ``(batch, d_model)``: mean-pooled last layer, unit length by default."""
@@ -223,7 +238,8 @@ class Encoder:
             normalize=normalize)
 
     # ------------------------------------------------------------------ ids in
-    def forward(self, ids, *, token_types=None, mask=None, head_mask=None, return_attentions: bool = True):
+    def forward(self, ids, *, token_types=None, mask=None, head_mask=None, return_attentions: bool = True,
+                return_queries_keys: bool = False):
         """The network itself, on token ids.
 
         Parameters
@@ -235,11 +251,14 @@ class Encoder:
             False for padding: no query attends to those keys.
         head_mask : array_like, shape (n_layers, n_heads), optional
         return_attentions : bool, default True
+        return_queries_keys : bool, default False
 
         Returns
         -------
         hidden : ndarray, shape (batch, seq, d_model)
         attentions : ndarray, shape (batch, n_layers, n_heads, seq, seq), or None
+        queries, keys : ndarray, shape (batch, n_layers, n_heads, seq, d_head)
+            Only with ``return_queries_keys=True``: what each layer's heads compare (biases included).
         """
         c = self.config
         ids = self._check_ids(ids, "ids", c.vocab_size)
@@ -262,11 +281,17 @@ class Encoder:
         attentions = None
         if return_attentions:
             attentions = np.empty((batch, c.n_layers, c.n_heads, seq, seq), self.dtype)
+        if return_queries_keys:  # (2, batch, n_layers, n_heads, seq, d_head): queries, then keys
+            d_head = c.d_model // c.n_heads
+            queries_keys = np.empty((2, batch, c.n_layers, c.n_heads, seq, d_head), self.dtype)
         for i, block in enumerate(self.blocks):
+            if return_queries_keys:  # post-norm: the attention reads the block's input as is
+                q, k, _ = block.attention.project(x)  # (batch, seq, d_model) each
+                queries_keys[:, :, i] = split_heads(q, c.n_heads), split_heads(k, c.n_heads)
             x, weights = block(x, mask=key_mask, head_mask=head_masks[i], return_weights=True)
             if return_attentions:
                 attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
-        return x, attentions
+        return (x, attentions, *queries_keys) if return_queries_keys else (x, attentions)
 
     @staticmethod
     def _check_ids(ids, name: str, limit: int, shape=None) -> np.ndarray:

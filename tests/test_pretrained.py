@@ -13,6 +13,7 @@ import json
 import numpy as np
 import pytest
 
+import mha
 from mha import checkpoints
 from mha.checkpoints import find_checkpoint, read_config
 from mha.examples import PARAPHRASE_PAIRS
@@ -98,6 +99,18 @@ def test_padded_batch_equals_texts_one_by_one(tiny):
     # No query ever attends to padding.
     padded_keys = ~batch.mask[:, None, None, None, :]  # (batch, 1, 1, 1, seq_k)
     assert np.all(np.where(padded_keys, batch.attentions, 0.0) == 0.0)
+
+
+def test_queries_and_keys_make_the_attentions(tiny):
+    """softmax(q k^T / sqrt(d_head)) over the real keys is every head's weights (the query-key view's sum)."""
+    one = tiny(SENTENCE)
+    assert one.queries.shape == one.keys.shape == (*one.attentions.shape[:3], 4)  # tiny: d_model 8, 2 heads
+    scores = one.queries @ np.swapaxes(one.keys, -1, -2) / np.sqrt(4)  # (n_layers, n_heads, seq, seq)
+    np.testing.assert_allclose(mha.softmax(scores, axis=-1), one.attentions, atol=1e-12)
+    batch = tiny.encode(["A dog ran.", SENTENCE], return_queries_keys=True)
+    np.testing.assert_allclose(batch[1].queries, one.queries, atol=1e-12)  # padding cut off
+    np.testing.assert_allclose(batch[0].keys, tiny("A dog ran.").keys, atol=1e-12)
+    assert tiny.encode([SENTENCE]).queries is None  # off by default for batches
 
 
 def test_special_tokens_are_marked(tiny):

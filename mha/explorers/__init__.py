@@ -1,5 +1,6 @@
 """The course's widgets: each one a thin wrapper that hands a pure plot function from :mod:`mha.plotting`
-and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
+and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic. The real model's head,
+model and query-key views are drawn in the browser instead (:mod:`mha.explorers.attention_view`).
 """
 
 from mha.explorers.block import stack_explorer
@@ -8,6 +9,7 @@ from mha.explorers.cross import alignment_explorer
 from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.heads import head_explorer
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
+from mha.explorers.real_heads import head_view, model_view, query_key_view
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
@@ -26,4 +28,7 @@ __all__ = [
     "relative_bias_explorer",
     "rotary_explorer",
     "stack_explorer",
+    "head_view",
+    "model_view",
+    "query_key_view",
 ]

@@ -1,75 +1,76 @@
-"""Widgets on a pretrained encoder's heads: the head view with layer and head sliders, the model view with
-a sentence slider. Frames come from :mod:`mha.plotting.real_heads`; nothing here computes attention.
+"""A pretrained encoder's heads, explorable in the browser: head view, model view, query-key view.
+
+Each call takes what ``encoder(text)`` returns (an :class:`mha.pretrained.Encoding`) and returns an
+:class:`~mha.explorers.attention_view.AttentionView`: the arrays embedded compactly in the page and drawn by
+a small script of this package, so the views work without Python on the static site, and a live reader
+can pass a sentence of their own. Nothing here computes attention.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from mha.explorers.attention_view import AttentionView, attention_view
 
-from mha.plotting.real_heads import MIN_LINE_WEIGHT, plot_head_view, plot_model_view
-from mha.widgets import FrameExplorer, frame_explorer
-
-__all__ = ["head_view_explorer", "model_view_explorer"]
+__all__ = ["head_view", "model_view", "query_key_view"]
 
 
-def head_view_explorer(encoding, *, query: str | None = None, layer: int = 0, head: int = 0,
-                       title: str | None = None) -> FrameExplorer:
-    """Every head of every layer of one sentence as a head view, chosen with a layer and a head slider.
+def head_view(encoding, *, layer: int = 0, heads=(0,), query: int | str | None = None,
+              title: str | None = None) -> AttentionView:
+    """One sentence's head view with the query-key view of the head picked last.
 
     Parameters
     ----------
     encoding : mha.pretrained.Encoding
-        One encoded sentence (``encoder(text)``).
-    query : str, optional
-        A token of the sentence: show only its lines (its first occurrence). All queries by default.
-    layer, head : int, default 0
-        The frame shown first.
+        ``encoder(text)``.
+    layer : int, default 0
+    heads : sequence of int, default (0,)
+        Heads drawn first (more can be switched on in the page).
+    query : int or str, optional
+        A token to select first (its first occurrence).
     title : str, optional
 
     Returns
     -------
-    FrameExplorer
-        ``n_layers x n_heads`` frames.
+    AttentionView
     """
-    attentions = encoding.attentions  # (n_layers, n_heads, seq, seq)
-    n_layers, n_heads = attentions.shape[:2]
-    position = None if query is None else encoding.index(query)
-
-    def render(layer: int, head: int):
-        return plot_head_view(attentions[layer, head], encoding.tokens, query=position,
-                              title=f"layer {layer}, head {head}")
-
-    return frame_explorer(render, {"layer": list(range(n_layers)), "head": list(range(n_heads))},
-                          initial={"layer": layer, "head": head},
-                          title=title or "Head view: pick a layer and a head",
-                          caption="Left: the token that attends. Right: the tokens it reads. Thicker lines "
-                                  f"carry more weight; weights under {MIN_LINE_WEIGHT} are not drawn.",
-                          colors=64)  # 72 frames in one page: a 64-colour palette makes each ~3x smaller
+    views = ("head", "query_key") if getattr(encoding, "queries", None) is not None else ("head",)
+    return attention_view(encoding, views=views, layer=layer, heads=heads, query=query,
+                          title=title or "Head view: pick a layer and heads, then a token")
 
 
-def model_view_explorer(encodings: Mapping[str, object], *, title: str | None = None) -> FrameExplorer:
-    """The model view (every layer x every head) of a few sentences, chosen with a slider.
+def model_view(encodings, *, layer: int = 0, head: int = 0, title: str | None = None) -> AttentionView:
+    """Every layer x head of one or more sentences; a click on a map opens that head's head view.
 
     Parameters
     ----------
-    encodings : mapping of str to mha.pretrained.Encoding
-        A short label per sentence -> its encoding.
+    encodings : Encoding or mapping of str to Encoding
+        Several labelled sentences get a menu.
+    layer, head : int, default 0
+        The head open first in the head view.
     title : str, optional
 
     Returns
     -------
-    FrameExplorer
-        One frame per sentence.
+    AttentionView
     """
-    if not isinstance(encodings, Mapping) or not encodings:
-        raise ValueError("encodings must be a non-empty mapping of label -> Encoding")
+    return attention_view(encodings, views=("model", "head"), layer=layer, heads=(head,),
+                          title=title or "Model view: every head at once")
 
-    def render(sentence: str):
-        encoding = encodings[sentence]
-        return plot_model_view(encoding.attentions, encoding.tokens, title=" ".join(encoding.tokens[1:-1]))
 
-    return frame_explorer(render, {"sentence": list(encodings)},
-                          title=title or "Model view: every head at once",
-                          caption="Rows are layers, columns heads; in each map queries run down and keys "
-                                  "across.",
-                          colors=64)
+def query_key_view(encoding, *, layer: int = 0, head: int = 0, query: int | str = 0,
+                   title: str | None = None) -> AttentionView:
+    """How one query's scores with every key are made, element by element, in one head.
+
+    Parameters
+    ----------
+    encoding : mha.pretrained.Encoding
+        Must carry ``queries`` and ``keys`` (``encoder(text)`` keeps them).
+    layer, head : int, default 0
+    query : int or str, default 0
+    title : str, optional
+
+    Returns
+    -------
+    AttentionView
+    """
+    return attention_view(encoding, views=("query_key",), layer=layer, heads=(head,), query=query,
+                          title=title or "Query-key view: from q and k to the attention weight")
