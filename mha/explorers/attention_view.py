@@ -22,7 +22,6 @@ encoded in C order. :func:`decode_sentence` reads it back (the tests use it to c
 from __future__ import annotations
 
 import base64
-import html
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -183,11 +182,11 @@ class AttentionView:
         """A self-contained HTML fragment: data, style, script, and the call that draws the views."""
         element_id = element_id or f"mha-av-{uuid.uuid4().hex[:12]}"
         data = json.dumps(self.payload, separators=(",", ":")).replace("</", "<\\/")
-        names = ", ".join(v.replace("_", "-") for v in self.payload["views"])
-        return (f'<div class="mha-av" id="{element_id}" data-views="{html.escape(names)}">'
+        names = [v.replace("_", "-") for v in self.payload["views"]]
+        return (f'<div class="mha-av" id="{element_id}" data-views="{" ".join(names)}">'
                 f"<style>{_static('attention_view.css')}</style>"
                 f'<script type="application/json" class="mha-av-data">{data}</script>'
-                f"<noscript>The {names} view needs JavaScript.</noscript></div>\n"
+                f"<noscript>The {', '.join(names)} view needs JavaScript.</noscript></div>\n"
                 f"<script>{_static('attention_view.js')}\n"
                 f'window.mhaAttentionView.mount(document.getElementById("{element_id}"));</script>')
 

@@ -97,6 +97,7 @@ def test_several_sentences_share_one_payload():
 def test_head_view_adds_the_query_key_view_when_the_encoding_has_queries():
     assert head_view(make_encoding()).payload["views"] == ["head", "query_key"]
     assert head_view(make_encoding(with_queries=False)).payload["views"] == ["head"]
+    assert head_view(make_encoding(), query_key=False).payload["views"] == ["head"]
 
 
 def test_query_key_view_picks_the_query_by_token():

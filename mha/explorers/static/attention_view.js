@@ -169,7 +169,7 @@
       this.headButtons = [];
       for (var h = 0; h < data.n_heads; h++) {
         var button = el("button", {
-          type: "button", "class": "mha-av-head", "data-head": h, "aria-label": "head " + h,
+          type: "button", "class": "mha-av-head-toggle", "data-head": h, "aria-label": "head " + h,
           title: "show or hide head " + h, text: String(h),
         }, heads);
         button.style.setProperty("--mha-head-color", HEAD_COLORS[h % HEAD_COLORS.length]);

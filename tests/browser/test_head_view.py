@@ -1,0 +1,172 @@
+"""The head view, model view and query-key view (mha.explorers.attention_view) in headless Chromium.
+
+Each check runs on a page made here from a hand-made encoding (needs only Chromium) and, when the book
+is built, on the real-heads chapter (the real model). What the page draws is compared with the arrays
+embedded in it, decoded independently in Python.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mha.explorers import head_view, model_view
+from mha.explorers.attention_view import decode_sentence
+from tests.browser.test_pages import browser, open_page, unexpected  # noqa: F401 - the browser fixture
+from tests.explorers.test_attention_view import make_encoding
+
+pytestmark = pytest.mark.browser
+
+HEAD_VIEW = ".mha-av[data-views~='head']"
+
+
+def standalone_html() -> str:
+    encoding = make_encoding(["[CLS]", "the", "cat", "sat", "on", "the", "mat", "[SEP]"], seed=5)
+    return ("<!doctype html><html><body>" + head_view(encoding, layer=1, heads=[2]).to_html()
+            + model_view({"one": encoding, "two": make_encoding(seed=6)}, layer=0, head=1).to_html()
+            + "</body></html>")
+
+
+@pytest.fixture(params=["standalone", "real_heads"])
+def view_page(request, browser):  # noqa: F811 - the imported fixture
+    """(page, console errors) with the views drawn: a page made here, or the built chapter."""
+    errors: list[str] = []
+    if request.param == "standalone":
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.on("pageerror", lambda error: errors.append(f"pageerror: {error}"))
+        page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+        page.set_content(standalone_html())
+    else:
+        site_url = request.getfixturevalue("site_url")
+        page, visit = open_page(browser, f"{site_url}/chapters/real_heads.html")
+        errors = visit.console_errors
+    page.wait_for_selector(f"{HEAD_VIEW} .mha-av-head svg line", state="attached")
+    yield page
+    page.close()
+    assert unexpected(errors) == []
+
+
+def payload(root) -> dict:
+    return json.loads(root.locator("script.mha-av-data").text_content())
+
+
+def drawn(root) -> list[dict]:
+    """Every line the head view shows: its head, query, key and weight."""
+    return root.locator(".mha-av-head svg line").evaluate_all(
+        "lines => lines.map(l => ({head: +l.dataset.head, query: +l.dataset.query, key: +l.dataset.key,"
+        " weight: +l.dataset.weight, opacity: +l.getAttribute('stroke-opacity')}))")
+
+
+def expected_lines(data: dict, layer: int, heads, *, query=None, key=None, sentence=0) -> set:
+    weights = decode_sentence(data, sentence)["attentions"]  # (n_layers, n_heads, seq, seq)
+    lines = set()
+    for head in heads:
+        for (i, j), w in np.ndenumerate(weights[layer, head]):
+            if w >= data["threshold"] and query in (None, i) and key in (None, j):
+                lines.add((head, i, j))
+    return lines
+
+
+def check_lines(root, layer, heads, **focus):
+    data, lines = payload(root), drawn(root)
+    weights = decode_sentence(data)["attentions"]
+    assert {(line["head"], line["query"], line["key"]) for line in lines} == expected_lines(
+        data, layer, heads, **focus)
+    for line in lines:
+        w = weights[layer, line["head"], line["query"], line["key"]]
+        assert line["weight"] == pytest.approx(w, abs=1e-4) and line["opacity"] == pytest.approx(w, abs=1e-4)
+    return lines
+
+
+def test_hovering_a_token_shows_only_its_lines_with_the_embedded_weights(view_page):
+    root = view_page.locator(HEAD_VIEW).first
+    data = payload(root)
+    layer, heads = data["layer"], data["heads"]
+    every = check_lines(root, layer, heads)
+    token = root.locator(".mha-av-head .mha-av-token[data-side='query'][data-index='2']")
+    token.hover()
+    only = check_lines(root, layer, heads, query=2)
+    assert 0 < len(only) < len(every)
+    root.locator(".mha-av-head .mha-av-token[data-side='key'][data-index='1']").hover()
+    check_lines(root, layer, heads, key=1)
+    root.locator(".mha-av-title").hover()  # away from the tokens: every line again
+    assert len(check_lines(root, layer, heads)) == len(every)
+
+
+def test_heads_switch_on_and_off(view_page):
+    root = view_page.locator(HEAD_VIEW).first
+    data = payload(root)
+    other = (data["heads"][0] + 1) % data["n_heads"]
+    root.locator(f".mha-av-head-toggle[data-head='{other}']").click()
+    assert root.locator(f".mha-av-head-toggle[data-head='{other}']").get_attribute("aria-pressed") == "true"
+    check_lines(root, data["layer"], sorted({*data["heads"], other}))
+    root.locator(".mha-av-layer").select_option(str(data["n_layers"] - 1))
+    check_lines(root, data["n_layers"] - 1, sorted({*data["heads"], other}))
+
+
+def test_clicking_a_model_view_cell_opens_that_head(view_page):
+    root = view_page.locator(".mha-av[data-views~='model']").first
+    data = payload(root)
+    layer, head = data["n_layers"] - 1, data["n_heads"] - 1
+    assert root.locator(".mha-av-cell").count() == data["n_layers"] * data["n_heads"]
+    cell = root.locator(f".mha-av-cell[data-layer='{layer}'][data-head='{head}']")
+    cell.click()
+    assert cell.get_attribute("aria-pressed") == "true"
+    assert root.locator(".mha-av-cell[aria-pressed='true']").count() == 1
+    assert root.locator(".mha-av-layer").input_value() == str(layer)
+    assert root.locator(".mha-av-head-toggle[aria-pressed='true']").evaluate_all(
+        "buttons => buttons.map(b => +b.dataset.head)") == [head]
+    check_lines(root, layer, [head])
+    # Every map is painted: its pixels are not all one colour.
+    colours = cell.locator("canvas").evaluate(
+        "c => new Set(Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data)).size")
+    assert colours > 4
+
+
+def test_keyboard_reaches_tokens_moves_pins_and_lets_go(view_page):
+    page = view_page
+    root = page.locator(HEAD_VIEW).first
+    data = payload(root)
+    layer, heads = data["layer"], data["heads"]
+    root.locator(".mha-av-head-toggle").last.focus()  # the last head button, then Tab: the first query token
+    page.keyboard.press("Tab")
+    focused = page.evaluate("[document.activeElement.dataset.side, document.activeElement.dataset.index]")
+    assert focused == ["query", "0"]
+    check_lines(root, layer, heads, query=0)
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.index") == "2"
+    check_lines(root, layer, heads, query=2)
+    page.keyboard.press("Enter")  # keep it
+    token = root.locator(".mha-av-head .mha-av-token[data-side='query'][data-index='2']")
+    assert token.get_attribute("aria-pressed") == "true"
+    root.locator(".mha-av-layer").focus()  # focus leaves the tokens: the kept token still shows alone
+    check_lines(root, layer, heads, query=2)
+    token.focus()
+    page.keyboard.press("ArrowRight")  # across to the keys
+    assert page.evaluate("document.activeElement.dataset.side") == "key"
+    check_lines(root, layer, heads, key=2)
+    page.keyboard.press("Escape")
+    root.locator(".mha-av-layer").focus()
+    check_lines(root, layer, heads)
+    assert "lines" in root.locator(".mha-av-status").first.inner_text()
+
+
+def test_query_key_view_rebuilds_scores_and_weights(view_page):
+    root = view_page.locator(".mha-av[data-views~='query-key']").first
+    if root.count() == 0:
+        pytest.skip("no query-key view on this page")
+    data = payload(root)
+    arrays = decode_sentence(data)
+    root.locator(".mha-av-query").select_option("3")
+    layer, head = data["layer"], data["heads"][0]
+    rows = root.locator(".mha-av-qk-row").evaluate_all(
+        "rows => rows.map(r => [+r.dataset.key, +r.dataset.score, +r.dataset.weight])")
+    q, k = arrays["queries"][layer, head, 3], arrays["keys"][layer, head]  # (d_head,), (seq, d_head)
+    scores = (q * k).sum(axis=-1) / np.sqrt(data["d_head"])  # (seq,)
+    assert [key for key, _, _ in rows] == list(range(len(scores)))
+    np.testing.assert_allclose([s for _, s, _ in rows], scores, atol=1e-3)
+    np.testing.assert_allclose([w for _, _, w in rows], arrays["attentions"][layer, head, 3], atol=3e-3)
+    assert root.locator(".mha-av-query-key svg rect").count() > (len(scores) + 1) * data["d_head"]
