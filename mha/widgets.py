@@ -238,15 +238,19 @@ class FrameExplorer(widgets.VBox):
     frames : dict
         The rendered frames, keyed by tuples of control values.
     kind : {"image", "html"}
+
+    live : mha.explorers._live.LiveView or None
+        With ``live=`` controls: the controls and output recomputed in a running kernel.
     """
 
-    def __init__(self, *, children, sliders, stack, links, frames, kind):
+    def __init__(self, *, children, sliders, stack, links, frames, kind, live=None):
         super().__init__(children=children)
         self.sliders = sliders
         self.stack = stack
         self.links = links
         self.frames = frames
         self.kind = kind
+        self.live = live
 
 
 def _frame_widget(kind: str, frame: bytes | str) -> widgets.Widget:
@@ -283,6 +287,7 @@ def frame_explorer(
     caption: str | None = None,
     dpi: int = 80,
     colors: int | None = None,
+    live: Mapping[str, widgets.ValueWidget] | None = None,
 ) -> FrameExplorer:
     """Pre-render every combination of slider values and link sliders to the frames.
 
@@ -303,6 +308,11 @@ def frame_explorer(
         PNG resolution for figure frames.
     colors : int, optional
         Palette size for figure frames (see :func:`figure_to_png`).
+    live : mapping of str to ipywidgets.ValueWidget, optional
+        Controls for a running kernel (see :mod:`mha.explorers._live`): any value in their range, redrawn
+        by ``render``. A control may replace a slider (same name) or be new (e.g. a text box; ``render``
+        takes it as a keyword); sliders without one get a menu of their values. Shown instead of the
+        sliders once a frontend connected to the kernel draws the explorer; never on the static site.
 
     Returns
     -------
@@ -349,8 +359,40 @@ def frame_explorer(
         children.append(widgets.HTML(f"<strong>{html.escape(title)}</strong>"))
     children.extend(sliders.values())
     children.append(stack)
+    live_view = None
+    if live is not None:
+        live_view = _live_view(render, checked, initial, live, kind, frames, dpi, colors)
+        children.append(live_view.box)
     if caption:
         children.append(widgets.HTML(f"<em>{html.escape(caption)}</em>"))
-    return FrameExplorer(
-        children=children, sliders=sliders, stack=stack, links=links, frames=frames, kind=kind
+    explorer = FrameExplorer(
+        children=children, sliders=sliders, stack=stack, links=links, frames=frames, kind=kind, live=live_view
     )
+    if live_view is not None:
+        from mha.explorers._live import connect_live
+
+        connect_live(explorer, [*sliders.values(), stack], live_view)
+    return explorer
+
+
+def _live_view(render, checked, initial, live, kind, frames, dpi, colors):
+    """The live controls and output: slider values first, then the live-only controls."""
+    from mha.explorers._live import LiveView, live_choice
+
+    controls = {}
+    for name, values in checked.items():
+        control = live.get(name) or live_choice(values, description=name)
+        control.value = initial.get(name, values[0])
+        controls[name] = control
+    controls.update({name: control for name, control in live.items() if name not in checked})
+    _check_signature(render, list(controls))
+    first = frames[tuple(initial.get(name, values[0]) for name, values in checked.items())]
+
+    def encode(result):
+        if kind == "html":
+            if not isinstance(result, str):
+                raise TypeError(f"render returned {type(result).__name__}; expected an HTML str")
+            return result
+        return figure_to_png(result, dpi=dpi, colors=colors)
+
+    return LiveView(render, controls, encode, kind, first)

@@ -71,6 +71,7 @@ def stack_explorer(depths=(4, 8, 16, 32), inits=("standard", "scaled")):
     >>> sorted(stack_explorer(depths=(2,), inits=("standard", "scaled")).frames)
     [(2, 'scaled'), (2, 'standard')]
     """
+    from mha.explorers._live import live_int
     from mha.widgets import frame_explorer
 
     return frame_explorer(
@@ -78,4 +79,5 @@ def stack_explorer(depths=(4, 8, 16, 32), inits=("standard", "scaled")):
         labels={"n_blocks": "blocks", "init": "output init"},
         title="Pre-norm or post-norm: the residual stream through a stack",
         caption="Scaled: W_o and W_2 multiplied by 1/sqrt(2 x blocks) at initialisation, as in GPT-2.",
+        live={"n_blocks": live_int(1, 48, description="blocks")},
     )

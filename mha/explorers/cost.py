@@ -33,6 +33,10 @@ def render_cost(n_heads: int, seq_len: int, d_model: int, *, batch: int = 1, dty
                                bytes_range=bytes_range)
 
 
+#: Largest values of the live sliders (a running kernel).
+LIVE_MAX = {"n_heads": 64, "seq_len": 32768, "d_model": 8192}
+
+
 def _common_ranges(n_heads, seq_len, d_model, batch, dtype):
     """Axis limits that hold every frame, so that bars can be compared across slider positions."""
     flop_values, byte_values = [], []
@@ -55,13 +59,20 @@ def cost_explorer(n_heads: Sequence[int] = (1, 8, 64), seq_len: Sequence[int] = 
     >>> sorted(explorer.frames)
     [(1, 128, 512), (8, 128, 512)]
     """
+    from mha.explorers._live import live_int
     from mha.widgets import frame_explorer
 
     bad = [(h, d) for h in n_heads for d in d_model if d % h]
     if bad:
         raise ValueError(
             f"every d_model must be divisible by every n_heads; not so for (n_heads, d_model) {bad}")
-    flops_range, bytes_range = _common_ranges(n_heads, seq_len, d_model, batch, dtype)
+    live = {"n_heads": live_int(1, LIVE_MAX["n_heads"], description="heads"),
+            "seq_len": live_int(16, LIVE_MAX["seq_len"], step=16, description="sequence length"),
+            "d_model": live_int(64, LIVE_MAX["d_model"], step=64, description="d_model")}
+    # Axes hold every frame and every live value (the smallest and largest sizes the live sliders reach).
+    extremes = [(*values, low, LIVE_MAX[name]) for name, values, low in
+                (("n_heads", n_heads, 1), ("seq_len", seq_len, 16), ("d_model", d_model, 64))]
+    flops_range, bytes_range = _common_ranges(*extremes, batch, dtype)
     render = partial(render_cost, batch=batch, dtype=dtype, flops_range=flops_range, bytes_range=bytes_range)
     return frame_explorer(
         render, {"n_heads": list(n_heads), "seq_len": list(seq_len), "d_model": list(d_model)},
@@ -70,4 +81,5 @@ def cost_explorer(n_heads: Sequence[int] = (1, 8, 64), seq_len: Sequence[int] = 
                  (("n_heads", n_heads), ("seq_len", seq_len), ("d_model", d_model))},
         title="Where one forward pass spends its FLOPs and bytes (the cost model)",
         caption="Orange items grow with the square of the sequence length. Axes are shared by all frames.",
+        live=live,
     )

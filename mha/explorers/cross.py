@@ -38,6 +38,7 @@ def alignment_explorer(sentences: Sequence[str] = tuple(toy_translation.SENTENCE
     >>> len(explorer.frames)
     2
     """
+    from mha.explorers._live import live_int
     from mha.widgets import frame_explorer
 
     known = toy_translation.SENTENCE_PAIRS
@@ -51,4 +52,5 @@ def alignment_explorer(sentences: Sequence[str] = tuple(toy_translation.SENTENCE
         title="Cross-attention alignment, one panel per head",
         caption="Rows: French words (queries). Columns: English words (keys). "
                 "Squares: the dictionary's alignment.",
+        live={"d_head": live_int(1, 64, description="d_head")},
     )

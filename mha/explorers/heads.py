@@ -18,7 +18,7 @@ SEQ_LENS = (4, 8, 16, 32)
 D_MODEL = 64
 
 
-def head_weights(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0):
+def head_weights(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0, text: str = ""):
     """Per-head attention weights of a seeded layer on the first ``seq_len`` tokens of ``LONG_TOKENS``.
 
     Parameters
@@ -30,11 +30,14 @@ def head_weights(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: in
     d_model : int, default 64
     seed : int, default 0
         Seeds both the layer's weights and the toy embeddings.
+    text : str, optional
+        A sentence of the reader's own, used instead of ``LONG_TOKENS`` (its first ``seq_len`` words).
 
     Returns
     -------
-    weights : ndarray, shape (n_heads, seq_len, seq_len)
-    tokens : list of str, length seq_len
+    weights : ndarray, shape (n_heads, seq, seq)
+        ``seq = seq_len``, or fewer when ``text`` has fewer words.
+    tokens : list of str, length seq
 
     Examples
     --------
@@ -46,14 +49,16 @@ def head_weights(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: in
 
     if not 1 <= seq_len <= len(LONG_TOKENS):
         raise ValueError(f"seq_len must lie in [1, {len(LONG_TOKENS)}], got {seq_len!r}")
-    tokens = list(LONG_TOKENS[:seq_len])
+    tokens = tokenize(text)[:seq_len] if text and text.strip() else list(LONG_TOKENS[:seq_len])
+    if not tokens:
+        raise ValueError(f"no words in {text!r}: type a sentence")
     layer = MultiHeadAttention(d_model, n_heads, rng=seed)
     x = toy_embeddings(tokens, d_model, seed=seed)  # (seq_len, d_model)
     _, weights = layer(x, return_weights=True)  # weights: (n_heads, seq_len, seq_len)
     return weights, tokens
 
 
-def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0):
+def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0, text: str = ""):
     """One frame: every head's attention map, via :func:`mha.plotting.plot_heads`.
 
     Returns
@@ -68,14 +73,17 @@ def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: in
     """
     from mha.plotting.heads import plot_heads
 
-    weights, tokens = head_weights(n_heads, seq_len, d_model=d_model, seed=seed)
+    weights, tokens = head_weights(n_heads, seq_len, d_model=d_model, seed=seed, text=text)
     title = f"{n_heads} head{'s' if n_heads > 1 else ''} of d_head = {d_model // n_heads} " \
-            f"(d_model = {d_model}), {seq_len} tokens"
+            f"(d_model = {d_model}), {len(tokens)} tokens"
     return plot_heads(weights, tokens, title=title)
 
 
 def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COUNTS, seq_lens=SEQ_LENS):
     """Sliders for the number of heads and the sentence length over pre-rendered per-head maps.
+
+    In a running kernel the sliders take any number of heads (up to 64), any length up to 32 tokens and
+    any ``d_model`` (8 to 256), and a text box takes a sentence of the reader's own.
 
     Returns
     -------
@@ -87,10 +95,11 @@ def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COU
     >>> len(explorer.frames), list(explorer.sliders)
     (2, ['n_heads', 'seq_len'])
     """
+    from mha.explorers._live import live_int, live_text
     from mha.widgets import frame_explorer
 
-    def render(n_heads, seq_len):
-        return render_heads(n_heads, seq_len, d_model=d_model, seed=seed)
+    def render(n_heads, seq_len, d_model=d_model, text=""):
+        return render_heads(n_heads, seq_len, d_model=d_model, seed=seed, text=text)
 
     return frame_explorer(
         render,
@@ -100,4 +109,8 @@ def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COU
         title=f"Attention maps per head (d_model = {d_model}, untrained, seed {seed})",
         caption="Rows are queries, columns keys; all heads share one colour scale. More heads means "
                 "narrower heads cut from the same projections.",
+        live={"n_heads": live_int(1, 64, description="heads"),
+              "seq_len": live_int(1, len(LONG_TOKENS), description="tokens"),
+              "d_model": live_int(8, 256, step=8, value=d_model, description="d_model"),
+              "text": live_text("Type your own sentence and press Enter", description="sentence")},
     )

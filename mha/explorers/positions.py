@@ -93,6 +93,7 @@ def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 
     >>> sorted(explorer.frames)
     [(0.0, 6), (4.0, 6)]
     """
+    from mha.explorers._live import live_float, live_int
     from mha.widgets import frame_explorer
 
     return frame_explorer(
@@ -101,6 +102,8 @@ def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 
         initial={"strength": strengths[min(2, len(strengths) - 1)]},
         title="A relative position bias, added to the scores",
         caption="Strength 0 leaves only the content scores; higher strengths let the bias take over.",
+        live={"strength": live_float(0.0, 8.0, step=0.1, description="bias strength"),
+              "seq_len": live_int(2, 48, description="tokens")},
     )
 
 
@@ -161,6 +164,7 @@ def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 1000
     >>> len(rotary_explorer(d_heads=(8, 16), bases=(100.0,)).frames)
     2
     """
+    from mha.explorers._live import live_int, live_log_float
     from mha.widgets import frame_explorer
 
     return frame_explorer(
@@ -170,6 +174,8 @@ def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 1000
                  "base": 10000.0 if 10000.0 in bases else bases[0]},
         title="RoPE: rotation speeds and the score between two copies of one word",
         caption="More pairs and slower speeds give a smoother fall-off with distance.",
+        live={"d_head": live_int(2, 128, step=2, description="d_head"),
+              "base": live_log_float(10.0, 1e6, description="base")},
     )
 
 
@@ -223,6 +229,7 @@ def alibi_explorer(head_counts=(1, 2, 4, 8), seq_lens=(8, 16, 32)):
     >>> len(alibi_explorer(head_counts=(1, 2), seq_lens=(8,)).frames)
     2
     """
+    from mha.explorers._live import live_int
     from mha.widgets import frame_explorer
 
     return frame_explorer(
@@ -231,4 +238,6 @@ def alibi_explorer(head_counts=(1, 2, 4, 8), seq_lens=(8, 16, 32)):
         initial={"n_heads": head_counts[-1], "seq_len": seq_lens[min(1, len(seq_lens) - 1)]},
         title="ALiBi: one fixed slope per head",
         caption="More heads spread the slopes over a wider range: some heads stay local, some see far.",
+        live={"n_heads": live_int(1, 16, description="heads"),
+              "seq_len": live_int(2, 64, description="tokens")},
     )

@@ -50,6 +50,7 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
     >>> len(explorer.frames), list(explorer.sliders)
     (4, ['d_k', 'scaled'])
     """
+    from mha.explorers._live import live_int
     from mha.widgets import frame_explorer
 
     def render(d_k, scaled):
@@ -63,4 +64,5 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
         title="Score spread and softmax weights against d_k",
         caption="Left: every score of 1000 random queries against 16 random keys. Right: the "
                 "softmax weights of 8 of those queries. Without the scale, wide heads saturate.",
+        live={"d_k": live_int(1, max(D_K_VALUES), description="d_k (width)")},
     )

@@ -43,6 +43,7 @@ def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts
     >>> explorer.kind, len(explorer.frames)
     ('html', 2)
     """
+    from mha.explorers._live import live_int
     from mha.widgets import frame_explorer
 
     return frame_explorer(
@@ -52,4 +53,8 @@ def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts
         initial={"n_heads": head_counts[len(head_counts) // 2]},
         title="Shape tracer: every array of one forward pass",
         caption="Strides count elements. A view shares memory with an earlier array; a copy does not.",
+        live={"batch": live_int(1, 8, description="batch"),
+              "seq": live_int(1, 16, description="seq (tokens)"),
+              "d_model": live_int(8, 1024, step=8, description="d_model"),
+              "n_heads": live_int(1, 16, description="heads")},
     )
