@@ -9,7 +9,7 @@ from mha.explorers.cross import alignment_explorer
 from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.heads import head_explorer
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
-from mha.explorers.real_heads import head_view, model_view, query_key_view
+from mha.explorers.real_heads import head_view, model_view, query_key_view, sentence_explorer
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
@@ -31,4 +31,5 @@ __all__ = [
     "head_view",
     "model_view",
     "query_key_view",
+    "sentence_explorer",
 ]

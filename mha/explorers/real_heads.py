@@ -8,9 +8,11 @@ can pass a sentence of their own. Nothing here computes attention.
 
 from __future__ import annotations
 
+import html
+
 from mha.explorers.attention_view import AttentionView, attention_view
 
-__all__ = ["head_view", "model_view", "query_key_view"]
+__all__ = ["head_view", "model_view", "query_key_view", "sentence_explorer"]
 
 
 def head_view(encoding, *, layer: int = 0, heads=(0,), query: int | str | None = None,
@@ -78,3 +80,62 @@ def query_key_view(encoding, *, layer: int = 0, head: int = 0, query: int | str 
     """
     return attention_view(encoding, views=("query_key",), layer=layer, heads=(head,), query=query,
                           title=title or "Query-key view: from q and k to the attention weight")
+
+
+def sentence_explorer(encoder, *, view=head_view, text: str = "", **view_options):
+    """A text box for the reader's own sentence, and ``view`` of what ``encoder`` makes of it.
+
+    It needs a running kernel, so it stays hidden until a frontend connected to one draws it (see
+    :mod:`mha.explorers._live`): on the static site the cell shows nothing, never a dead text box.
+
+    Parameters
+    ----------
+    encoder : callable
+        ``encoder(text) -> Encoding``, e.g. :func:`mha.pretrained.load_encoder`'s result.
+    view : callable, default :func:`head_view`
+        :func:`head_view`, :func:`model_view` or :func:`query_key_view`.
+    text : str, optional
+        The sentence shown first.
+    **view_options
+        Passed to ``view`` (e.g. ``layer=3, heads=[1]``).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With ``text`` (the box), ``output`` (one output, replaced on every sentence), ``message``, and
+        ``go_live()``.
+    """
+    import ipywidgets as widgets
+
+    from mha.explorers._live import HIDDEN, live_text
+
+    box = live_text("Type a sentence and press Enter", description="Your sentence")
+    box.value = text
+    output, message = widgets.Output(), widgets.HTML("")
+
+    def redraw(change=None):
+        if not box.value.strip():
+            return
+        try:
+            shown = view(encoder(box.value), **view_options)
+        except (ValueError, TypeError) as error:
+            message.value = f"<span style='color:#b00020'>{html.escape(str(error))}</span>"
+            return
+        message.value = ""
+        output.outputs = ({"output_type": "display_data", "metadata": {},
+                           "data": {"text/html": shown.to_html(), "text/plain": repr(shown)}},)
+
+    explorer = widgets.VBox([box, message, output], layout=widgets.Layout(display=HIDDEN))
+    explorer.text, explorer.output, explorer.message = box, output, message
+
+    def go_live(change=None):
+        if change is None or (change["new"] or 0) > 0:
+            explorer.layout.display = None
+            if not output.outputs:
+                redraw()
+
+    box.observe(redraw, names="value")
+    explorer.go_live = go_live
+    explorer.observe(go_live, names="_view_count")
+    explorer._view_count = 0
+    return explorer

@@ -150,3 +150,34 @@ def test_every_view_name_is_drawn_by_the_script():
     script = _static("attention_view.js")
     for name in VIEWS:
         assert f"panels.{name}" in script
+
+
+# --- the reader's own sentence (a running kernel) -------------------------------------------------------
+
+
+def fake_encoder(text):
+    """Stands in for encoder(text): a made-up encoding of the text's words."""
+    if "!" in text:
+        raise ValueError("no exclamations, please")
+    return make_encoding(["[CLS]", *text.split(), "[SEP]"], seed=len(text))
+
+
+def test_sentence_explorer_is_hidden_until_live_then_redraws_one_output():
+    from mha.explorers import sentence_explorer
+
+    explorer = sentence_explorer(fake_encoder, text="the cat sat", layer=1, heads=[2])
+    assert explorer.layout.display == "none" and explorer.output.outputs == ()  # the static site: nothing
+    explorer._view_count = 1  # a frontend connected to the kernel draws it
+    assert explorer.layout.display is None
+    (shown,) = explorer.output.outputs
+    payload = embedded_payload(shown["data"]["text/html"])
+    assert payload["sentences"][0]["tokens"] == ["[CLS]", "the", "cat", "sat", "[SEP]"]
+    assert (payload["layer"], payload["heads"]) == (1, [2])
+    explorer.text.value = "a dog ran far away"
+    (shown,) = explorer.output.outputs  # replaced, not stacked
+    decoded = decode_sentence(embedded_payload(shown["data"]["text/html"]))
+    np.testing.assert_allclose(decoded["attentions"], fake_encoder("a dog ran far away").attentions,
+                               atol=0.5 / 255 + 1e-7)
+    explorer.text.value = "wow!"
+    assert "no exclamations" in explorer.message.value
+    assert len(explorer.output.outputs) == 1  # the last view stays
