@@ -13,6 +13,13 @@ Usage (from the repository root):
 ``--render`` names any importable ``module:function`` that takes the ``--values`` as keywords and
 returns a matplotlib Figure or an HTML string (the mha.widgets render contract). ``--check`` exits
 with status 1 when the median exceeds the budget.
+
+``--live`` times what a reader in a running kernel waits for: an explorer in live mode, one control
+set after another (the observer, the render, the PNG, the output's new value). The values alternate
+between ``--values`` and ``--other`` so that every redraw really recomputes:
+
+    python benchmarks/bench_widgets.py --live mha.explorers:head_explorer \
+        --values n_heads=8 seq_len=32 --other n_heads=4 --repeat 15
 """
 
 from __future__ import annotations
@@ -96,19 +103,61 @@ def redraw_times(render: Callable[..., Any], values: dict[str, Any], repeat: int
     return times
 
 
+def live_redraw_times(explorer_spec: str, values: dict[str, Any], other: dict[str, Any],
+                      repeat: int) -> tuple[list[float], list[float]]:
+    """Seconds per live redraw of an explorer (controls alternating between two value sets), and of the
+    stand-in heatmap grid timed between them (the same machine load for both: compare the ratio)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mha.widgets import figure_to_png
+
+    explorer = load_render(explorer_spec)()
+    explorer.go_live()
+    controls = explorer.live.controls
+    for name, value in values.items():  # start at the measured values (warm-up)
+        controls[name].value = value
+    figure_to_png(heatmap_grid())  # warm-up
+    times, stand_in = [], []
+    for i in range(2 * repeat):
+        target = values if i % 2 else other  # odd runs land on the measured values
+        start = time.perf_counter()
+        for name, value in target.items():
+            controls[name].value = value
+        elapsed = time.perf_counter() - start
+        if explorer.live.message.value:
+            raise ValueError(f"the explorer refused {target}: {explorer.live.message.value}")
+        if i % 2:
+            times.append(elapsed)
+            start = time.perf_counter()
+            figure_to_png(heatmap_grid())
+            stand_in.append(time.perf_counter() - start)
+    return times, stand_in
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--render", help="module:function (default: a stand-in heatmap grid)")
+    parser.add_argument("--live", help="module:explorer_function, timed in live mode")
+    parser.add_argument("--other", nargs="*", default=["n_heads=4"],
+                        help="values alternated with --values in --live mode")
     parser.add_argument("--values", nargs="*", default=["n_heads=8", "seq_len=32"])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--check", action="store_true", help="exit 1 when over budget")
     args = parser.parse_args(argv)
 
-    render = load_render(args.render) if args.render else heatmap_grid
     values = parse_values(args.values)
-    times = redraw_times(render, values, args.repeat)
+    if args.live:
+        times, stand_in = live_redraw_times(args.live, values, parse_values(args.other), args.repeat)
+        name = f"{args.live} (live)"
+        ratio = statistics.median(times) / statistics.median(stand_in)
+        print(f"stand-in heatmap grid, timed between the redraws: median "
+              f"{statistics.median(stand_in) * 1e3:.1f} ms; live / stand-in = {ratio:.2f}")
+    else:
+        render = load_render(args.render) if args.render else heatmap_grid
+        times = redraw_times(render, values, args.repeat)
+        name = args.render or "heatmap_grid (stand-in)"
     median = statistics.median(times)
-    name = args.render or "heatmap_grid (stand-in)"
     print(f"{name} {values}: median redraw {median * 1e3:.1f} ms over {len(times)} runs "
           f"(min {min(times) * 1e3:.1f}, max {max(times) * 1e3:.1f}); "
           f"{median / BUDGET_SECONDS:.2f} x the {BUDGET_SECONDS * 1e3:.0f} ms budget")

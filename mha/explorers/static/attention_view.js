@@ -447,7 +447,7 @@
       self.renderQueryKey();
     });
     var made = s.queryKey(st.layer, head, query);
-    var cell = 7, labelWidth = 96, blockWidth = d * cell, gap = 16;
+    var cell = 6, labelWidth = 96, blockWidth = d * cell, gap = 14;
     var x0 = labelWidth, x1 = x0 + blockWidth + gap, x2 = x1 + blockWidth + gap, x3 = x2 + 56;
     var width = x3 + 110, height = 36 + (s.seq + 1) * 16;
     var box = el("div", { "class": "mha-av-scroll" }, panel);
