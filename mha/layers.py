@@ -21,9 +21,9 @@ from mha._validation import (
 )
 from mha.attention import attend
 from mha.efficient import KVCache
+from mha.frameworks import read_torch_state_dict, to_torch_state_dict
 from mha.masks import causal_mask
 from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
-from mha.torch_format import from_torch_state_dict, to_torch_state_dict
 
 __all__ = ["MultiHeadAttention"]
 
@@ -358,14 +358,19 @@ class MultiHeadAttention:
     def from_torch_state_dict(cls, state_dict, n_heads: int) -> MultiHeadAttention:
         """Build a layer from ``torch.nn.MultiheadAttention.state_dict()`` (NumPy arrays; no torch import).
 
-        See :func:`mha.torch_format.from_torch_state_dict`.
+        Returns an instance of ``cls``, so a subclass gets a subclass back. ``n_heads`` is not stored in a
+        state dict; it must divide ``d_model``. See :func:`mha.frameworks.read_torch_state_dict`.
         """
-        return from_torch_state_dict(state_dict, n_heads)
+        config, weights = read_torch_state_dict(state_dict)
+        layer = cls(n_heads=n_heads, rng=0, **config)
+        for name, value in weights.items():
+            setattr(layer, name, value)
+        return layer
 
     def to_torch_state_dict(self) -> dict[str, np.ndarray]:
         """This layer's weights with the keys and layouts of ``nn.MultiheadAttention.state_dict()``.
 
-        See :func:`mha.torch_format.to_torch_state_dict`.
+        See :func:`mha.frameworks.to_torch_state_dict`.
         """
         return to_torch_state_dict(self)
 
