@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from mha._features import check_features
+from mha._parameters import Module
 from mha._validation import as_float_array, as_generator, check_positive_int
 from mha.cost import parameter_count as attention_parameter_count
 from mha.feed_forward import FeedForward
@@ -80,7 +81,7 @@ def dropout(x, rate: float, rng: np.random.Generator | None = None, *, training:
 
 
 # ---------------------------------------------------------------------------------------- the block
-class TransformerBlock:
+class TransformerBlock(Module):
     """One transformer layer: self-attention and a feed-forward network, each with a residual connection.
 
     Parameters
@@ -182,15 +183,9 @@ class TransformerBlock:
             x = self.norm2(x + drop(self.ffn(x)))
         return (x, weights) if return_weights else x
 
-    def parameters(self) -> dict[str, np.ndarray]:
-        """Every learned array, named ``"<part>.<array>"``, e.g. ``"attention.W_q"``, ``"ffn.W_1"``."""
-        parts = {"attention": self.attention, "ffn": self.ffn, "norm1": self.norm1, "norm2": self.norm2}
-        return {f"{part}.{name}": arr for part, module in parts.items()
-                for name, arr in module.parameters().items()}
-
-    def parameter_count(self) -> int:
-        """Number of learned numbers in the block."""
-        return sum(arr.size for arr in self.parameters().values())
+    def submodules(self) -> dict[str, Module]:
+        """The block's parts; its parameters are named ``"<part>.<array>"``, e.g. ``"attention.W_q"``."""
+        return {"attention": self.attention, "ffn": self.ffn, "norm1": self.norm1, "norm2": self.norm2}
 
     def __repr__(self) -> str:
         return (f"TransformerBlock(d_model={self.d_model}, n_heads={self.attention.n_heads}, "

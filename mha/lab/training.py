@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mha._parameters import Module
 from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 from mha.grad import cross_entropy, mha_backward, mha_forward
 from mha.lab.tasks import Batch
@@ -23,7 +24,7 @@ from mha.threads import blas_threads as blas_threads_limit
 __all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
 
 
-class AttentionOnlyModel:
+class AttentionOnlyModel(Module):
     """Token and position embeddings, causal attention layers with residual connections, a linear readout.
 
     Parameters
@@ -69,31 +70,17 @@ class AttentionOnlyModel:
         self.unembedding = readout.astype(self.dtype)
         self.d_model, self.n_heads = d_model, self.layers[0].n_heads
 
-    def copy(self) -> AttentionOnlyModel:
-        """An independent copy: same weights, own arrays (training one does not change the other)."""
-        twin = AttentionOnlyModel.__new__(AttentionOnlyModel)
-        twin.__dict__.update(self.__dict__)
-        twin.token_embedding = self.token_embedding.copy()
-        twin.position_embedding = self.position_embedding.copy()
-        twin.unembedding = self.unembedding.copy()
-        twin.layers = []
-        for layer in self.layers:
-            clone = MultiHeadAttention(layer.d_model, layer.n_heads, kdim=layer.kdim, vdim=layer.vdim,
-                                       bias=layer.bias, n_kv_heads=layer.n_kv_heads, rng=0, dtype=layer.dtype)
-            for name, arr in layer.parameters().items():
-                setattr(clone, name, arr)  # copies into the clone's own (fused) storage
-            twin.layers.append(clone)
-        return twin
+    @property
+    def _params(self) -> dict[str, np.ndarray]:
+        return {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding,
+                "unembedding": self.unembedding}
 
-    def parameters(self) -> dict[str, np.ndarray]:
-        """Every learned array by name (``layers.0.W_q``, ...); editing one edits the model."""
-        params = {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding}
-        for i, layer in enumerate(self.layers):
-            params.update({f"layers.{i}.{name}": arr for name, arr in layer.parameters().items()})
-        params["unembedding"] = self.unembedding
-        return params
+    def submodules(self) -> dict[str, Module]:
+        """The attention layers, named ``layers.0``, ``layers.1``, ... (so ``layers.0.W_q``)."""
+        return {f"layers.{i}": layer for i, layer in enumerate(self.layers)}
 
-    def _check_tokens(self, tokens) -> np.ndarray:
+    def check_tokens(self, tokens) -> np.ndarray:
+        """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
         tokens = np.asarray(tokens)
         if tokens.dtype.kind not in "iu" or tokens.ndim != 2:
             raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} "
@@ -134,7 +121,7 @@ class AttentionOnlyModel:
         weights : list of ndarray, each (batch, n_heads, seq, seq)
             One per layer, only with ``return_weights=True``.
         """
-        tokens = self._check_tokens(tokens)
+        tokens = self.check_tokens(tokens)
         head_masks = self._check_head_mask(head_mask)
         h = self._embed(tokens)  # (batch, seq, d_model), the residual stream
         all_weights = []
@@ -147,11 +134,12 @@ class AttentionOnlyModel:
 
     def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
         """Mean cross-entropy on ``batch`` (where ``batch.loss_mask``) and its gradient for each parameter."""
-        loss, grads, _ = self._forward_backward(batch)
+        loss, grads, _ = self.loss_grads_and_logits(batch)
         return loss, grads
 
-    def _forward_backward(self, batch: Batch):
-        tokens = self._check_tokens(batch.tokens)
+    def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
+        """:meth:`loss_and_grads` and the logits ``(batch, seq, vocab_size)`` of the same forward pass."""
+        tokens = self.check_tokens(batch.tokens)
         h = self._embed(tokens)
         caches, inputs = [], []
         for layer in self.layers:
@@ -294,7 +282,7 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     rng = as_generator(rng)
     snapshot_steps = set(snapshot_steps)
     if probe is not None:
-        probe = model._check_tokens(np.asarray(probe)[None])
+        probe = model.check_tokens(np.asarray(probe)[None])
     elif snapshot_steps and held_out is None:
         raise ValueError("snapshot_steps need a probe sequence, a held_out batch, or both")
     history = TrainingHistory()
@@ -311,7 +299,7 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
             if step == steps:
                 break
             batch = sample(rng)
-            loss, grads, logits = model._forward_backward(batch)
+            loss, grads, logits = model.loss_grads_and_logits(batch)
             history.loss.append(loss)
             history.accuracy.append(_accuracy(logits, batch))
             optimizer.step(grads, lr=rates[step])

@@ -4,7 +4,6 @@ import pytest
 
 matplotlib.use("Agg")
 
-from matplotlib import colormaps  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
 from mha.plotting import plot_attention, plot_heads  # noqa: E402
@@ -54,7 +53,11 @@ def test_plot_attention_has_colorbar_and_labels():
     assert ax.get_title() == "Identity"
     assert ax.get_xlabel() == "key (attended to)" and ax.get_ylabel() == "query (attending)"
     assert len(fig.axes) == 2  # the heatmap and its colour bar
-    assert colormaps["viridis"] is not None
+    image = ax.images[0]
+    np.testing.assert_array_equal(image.get_array(), np.eye(3))
+    rgb = image.get_cmap()(np.linspace(0.0, 1.0, 64))[:, :3]
+    luminance = rgb @ np.array([0.2126, 0.7152, 0.0722])
+    assert np.all(np.diff(luminance) > 0)  # perceptually ordered: more weight always reads brighter
 
 
 @pytest.mark.parametrize(
