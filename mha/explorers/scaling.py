@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from mha.explorers._frames import frame_explorer
-from mha.explorers._live import live_int
-from mha.lab.scaling import sample_scores
+from mha.explorers._live import live_int, live_text
+from mha.lab.scaling import sample_scores, sentence_scores
 from mha.plotting.scaling import plot_scaling_frame
 
 __all__ = ["D_K_VALUES", "render_scaling", "scaling_explorer"]
@@ -17,8 +17,11 @@ SEQ_K = 16
 N_QUERIES = 1000
 
 
-def render_scaling(d_k: int, scaled: bool, *, seed: int = 0):
+def render_scaling(d_k: int, scaled: bool, *, seed: int = 0, text: str = ""):
     """One frame: random queries and keys of width ``d_k``, scores with or without the scale.
+
+    With ``text`` (the reader's own sentence, in a running kernel) the scores are the sentence's words
+    against each other instead (:func:`mha.lab.scaling.sentence_scores`).
 
     The same seed draws the same queries and keys for both settings of ``scaled``, so two frames
     differ only by the division. The histogram's range is fixed by the largest slider value.
@@ -33,7 +36,10 @@ def render_scaling(d_k: int, scaled: bool, *, seed: int = 0):
     >>> fig.axes[0].get_title()
     'q·k / √d_k, d_k = 64: std 1.0'
     """
-    scores = sample_scores(d_k, SEQ_K, N_QUERIES, scaled=scaled, rng=seed)  # (N_QUERIES, SEQ_K)
+    if text.strip():
+        scores = sentence_scores(text, d_k, scaled=scaled, seed=seed)  # (seq, seq)
+    else:
+        scores = sample_scores(d_k, SEQ_K, N_QUERIES, scaled=scaled, rng=seed)  # (N_QUERIES, SEQ_K)
     limit = 3.0 * math.sqrt(max(D_K_VALUES))  # three standard deviations of the widest raw scores
     return plot_scaling_frame(scores, d_k=d_k, scaled=scaled, score_limit=limit)
 
@@ -51,8 +57,8 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
     >>> len(explorer.frames), list(explorer.sliders)
     (4, ['d_k', 'scaled'])
     """
-    def render(d_k, scaled):
-        return render_scaling(d_k, scaled, seed=seed)
+    def render(d_k, scaled, text=""):
+        return render_scaling(d_k, scaled, seed=seed, text=text)
 
     return frame_explorer(
         render,
@@ -62,5 +68,6 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
         title="Score spread and softmax weights against d_k",
         caption="Left: every score of 1000 random queries against 16 random keys. Right: the "
                 "softmax weights of 8 of those queries. Without the scale, wide heads saturate.",
-        live={"d_k": live_int(1, max(D_K_VALUES), description="d_k (width)")},
+        live={"d_k": live_int(1, max(D_K_VALUES), description="d_k (width)"),
+              "text": live_text("Or type a sentence: its words against each other", description="sentence")},
     )

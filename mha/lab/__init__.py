@@ -47,7 +47,7 @@ from mha.lab.kv_sharing import fit_to_teacher, pool_kv_heads, relative_error
 from mha.lab.measure import blas_threads, median_seconds, peak_bytes
 from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.lab.residual import build_stack, residual_statistics, residual_stream, stack_statistics
-from mha.lab.scaling import ScalingCurves, entropy, sample_scores, scaling_curves
+from mha.lab.scaling import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
 from mha.lab.shapes import ShapeStep, head_assignment, token_influence, trace_layer, trace_shapes
 from mha.lab.tasks import Batch, repeated_tokens, token_names
 from mha.lab.training import Adam, AttentionOnlyModel, TrainingHistory, evaluate, learning_rates, train
@@ -60,7 +60,7 @@ __all__ = [
     "SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights",
     # shapes and scaling
     "ShapeStep", "trace_layer", "trace_shapes", "head_assignment", "token_influence",
-    "sample_scores", "entropy", "ScalingCurves", "scaling_curves",
+    "sample_scores", "sentence_scores", "entropy", "ScalingCurves", "scaling_curves",
     # positions, residual stream
     "BIAS_HEADS", "relative_bias_weights", "alibi_weights",
     "build_stack", "residual_stream", "residual_statistics", "stack_statistics",

@@ -17,7 +17,7 @@ import numpy as np
 from mha._validation import as_float_array, as_generator, check_positive_int
 from mha.attention import softmax
 
-__all__ = ["sample_scores", "entropy", "ScalingCurves", "scaling_curves"]
+__all__ = ["sample_scores", "sentence_scores", "entropy", "ScalingCurves", "scaling_curves"]
 
 #: Queries that share one random set of keys in :func:`sample_scores`.
 QUERIES_PER_KEY_SET = 20
@@ -67,6 +67,45 @@ def sample_scores(d_k: int, seq_k: int, n_queries: int, *, scaled: bool, rng) ->
     if scaled:
         scores *= 1.0 / math.sqrt(d_k)
     return scores
+
+
+def sentence_scores(text: str, d_k: int, *, scaled: bool, seed: int = 0) -> np.ndarray:
+    """Scores of a sentence with itself: toy embeddings projected to queries and keys of width ``d_k``.
+
+    A seeded one-head layer projects :func:`mha.lab.examples.toy_embeddings` of the sentence's words, so
+    each query and key entry has variance about 1, as in :func:`sample_scores`.
+
+    Parameters
+    ----------
+    text : str
+        At least two words.
+    d_k : int
+    scaled : bool
+        Divide by ``sqrt(d_k)``.
+    seed : int, default 0
+        Seeds the embeddings and the projections.
+
+    Returns
+    -------
+    ndarray, shape (seq, seq)
+        Rows are queries, columns keys.
+
+    Examples
+    --------
+    >>> sentence_scores("the cat sat on the mat", 16, scaled=True).shape
+    (6, 6)
+    """
+    from mha.lab.examples import tokenize, toy_embeddings
+    from mha.layers import MultiHeadAttention
+
+    d_k = check_positive_int(d_k, "d_k")
+    tokens = tokenize(text)
+    if len(tokens) < 2:
+        raise ValueError(f"the sentence needs at least two words, got {tokens}")
+    x = toy_embeddings(tokens, d_k, seed=seed)  # (seq, d_k)
+    q, k, _ = MultiHeadAttention(d_k, 1, rng=seed).project(x)  # (seq, d_k) each
+    scores = q @ k.T  # (seq, seq)
+    return scores * (1.0 / math.sqrt(d_k)) if scaled else scores
 
 
 def entropy(weights, axis: int = -1) -> np.ndarray:

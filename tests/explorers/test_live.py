@@ -111,6 +111,8 @@ CASES = [
      {"n_heads": 16, "seq_len": 20, "d_model": 128, "text": "my own cat sat on my own mat"},
      lambda v: render_heads(16, 20, d_model=128, text=v["text"])),
     (lambda: scaling_explorer(d_k_values=(4, 16)), {"d_k": 100}, lambda v: render_scaling(100, False)),
+    (lambda: scaling_explorer(d_k_values=(4, 16)), {"d_k": 300, "text": "the cat sat on the warm mat"},
+     lambda v: render_scaling(300, False, text=v["text"])),
     (lambda: shape_explorer(batches=(1,), seqs=(3,), d_models=(64,), head_counts=(1,)),
      {"batch": 3, "seq": 5, "d_model": 96, "n_heads": 3}, lambda v: render_shapes(3, 5, 96, 3)),
     (lambda: stack_explorer(depths=(2,), inits=("standard",)), {"n_blocks": 3},

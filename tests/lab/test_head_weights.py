@@ -41,3 +41,17 @@ def test_sequence_length_out_of_range_is_refused(seq_len):
 def test_heads_that_do_not_divide_d_model_are_refused():
     with pytest.raises(ValueError, match="divisible"):
         head_weights(3, 4, d_model=64)
+
+
+def test_the_readers_sentence_replaces_the_long_tokens():
+    from mha.lab.examples import head_weights, tokenize, toy_embeddings
+    from mha.layers import MultiHeadAttention
+
+    text = "Seven sleepy otters floated down the river"
+    weights, tokens = head_weights(4, 5, text=text, seed=2)
+    assert tokens == tokenize(text)[:5]
+    _, expected = MultiHeadAttention(64, 4, rng=2)(toy_embeddings(tokens, 64, seed=2), return_weights=True)
+    np.testing.assert_allclose(weights, expected)
+    assert head_weights(2, 32, text="two words")[0].shape == (2, 2, 2)  # shorter than seq_len: all its words
+    with pytest.raises(ValueError, match="no words"):
+        head_weights(2, 4, text="?!")

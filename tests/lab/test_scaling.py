@@ -132,3 +132,19 @@ def test_weights_bounds_hold(curves):
 def test_curves_reject_bad_widths(bad, error):
     with pytest.raises(error):
         scaling_curves(bad, rng=0)
+
+
+def test_sentence_scores_are_the_projected_words_against_each_other():
+    from mha.lab.examples import tokenize, toy_embeddings
+    from mha.lab.scaling import sentence_scores
+    from mha.layers import MultiHeadAttention
+
+    text, d_k = "the cat sat on the mat", 64
+    raw = sentence_scores(text, d_k, scaled=False, seed=3)
+    x = toy_embeddings(tokenize(text), d_k, seed=3)  # (seq, d_k)
+    q, k, _ = MultiHeadAttention(d_k, 1, rng=3).project(x)
+    np.testing.assert_allclose(raw, q @ k.T)
+    np.testing.assert_allclose(sentence_scores(text, d_k, scaled=True, seed=3), raw / 8.0)
+    np.testing.assert_array_equal(raw[0], raw[4])  # "the" twice: the same query
+    with pytest.raises(ValueError, match="at least two words"):
+        sentence_scores("hello", d_k, scaled=True)
