@@ -69,11 +69,11 @@ def expected_lines(data: dict, layer: int, heads, *, query=None, key=None, sente
     return lines
 
 
-def check_lines(root, layer, heads, **focus):
+def check_lines(root, layer, heads, *, sentence=0, **focus):
     data, lines = payload(root), drawn(root)
-    weights = decode_sentence(data)["attentions"]
+    weights = decode_sentence(data, sentence)["attentions"]
     assert {(line["head"], line["query"], line["key"]) for line in lines} == expected_lines(
-        data, layer, heads, **focus)
+        data, layer, heads, sentence=sentence, **focus)
     for line in lines:
         w = weights[layer, line["head"], line["query"], line["key"]]
         assert line["weight"] == pytest.approx(w, abs=1e-4) and line["opacity"] == pytest.approx(w, abs=1e-4)
@@ -187,3 +187,15 @@ def test_static_site_shows_no_kernel_only_control(browser, site_url, site_pages,
     finally:
         page.close()
     assert unexpected(visit.console_errors) == []
+
+
+def test_the_sentence_menu_switches_every_view(view_page):
+    root = view_page.locator(".mha-av[data-views~='model']").first
+    data = payload(root)
+    if len(data["sentences"]) < 2:
+        pytest.skip("one sentence on this page")
+    root.locator(".mha-av-sentence").select_option("1")
+    tokens = data["sentences"][1]["tokens"]
+    assert root.locator(".mha-av-head .mha-av-token[data-side='query']").count() == len(tokens)
+    assert root.locator(".mha-av-cell canvas").first.get_attribute("width") == str(len(tokens))
+    check_lines(root, data["layer"], data["heads"], sentence=1)
