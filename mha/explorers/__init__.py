@@ -11,6 +11,7 @@ from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rota
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
+from mha.explorers.writing import learned_alignment_explorer, sampling_explorer
 
 __all__ = [
     "head_explorer",
@@ -26,4 +27,6 @@ __all__ = [
     "relative_bias_explorer",
     "rotary_explorer",
     "stack_explorer",
+    "sampling_explorer",
+    "learned_alignment_explorer",
 ]

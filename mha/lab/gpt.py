@@ -15,8 +15,13 @@ import numpy as np
 from mha._features import token_matmul
 from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 from mha.block import build_stack
-from mha.block_grad import block_backward, block_forward, embedding_backward, layer_norm_backward
-from mha.block_grad import layer_norm_forward
+from mha.block_grad import (
+    block_backward,
+    block_forward,
+    embedding_backward,
+    layer_norm_backward,
+    layer_norm_forward,
+)
 from mha.grad import cross_entropy
 from mha.normalization import LayerNorm
 from mha.tasks import Batch
@@ -82,7 +87,8 @@ class TinyGPT:
     def _check_tokens(self, tokens) -> np.ndarray:
         tokens = np.asarray(tokens)
         if tokens.dtype.kind not in "iu" or tokens.ndim != 2:
-            raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} {tokens.shape}")
+            raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} "
+                             f"{tokens.shape}")
         if not 1 <= tokens.shape[1] <= self.context:
             raise ValueError(f"sequences must have 1 to context={self.context} tokens, got {tokens.shape[1]}")
         if tokens.min() < 0 or tokens.max() >= self.vocab_size:
@@ -212,7 +218,7 @@ def sample_next(logits, rng, *, temperature: float = 1.0, top_k: int | None = No
     >>> sample_next(logits, np.random.default_rng(0), temperature=0).tolist()
     [1]
     >>> draws = [sample_next(logits, np.random.default_rng(s), top_k=2)[0] for s in range(200)]
-    >>> sorted(set(draws))  # token 0 is outside the top 2
+    >>> sorted({int(d) for d in draws})  # token 0 is outside the top 2
     [1, 2]
     """
     logits = as_float_array(logits, "logits")
@@ -239,17 +245,22 @@ def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.
              use_cache: bool = True, return_logits: bool = False):
     """Continue ``prompt`` by ``n_new`` sampled tokens, with the KV cache or by full recomputation.
 
+    The model sees at most ``model.context`` tokens. When the window is full, it restarts from the last
+    ``context // 2`` tokens: the cache is emptied and refilled with them in one pass (without the cache,
+    the same window is recomputed). Both paths see the same tokens, so they write the same text.
+
     Parameters
     ----------
     model : TinyGPT
     prompt : int array_like, shape (batch, seq_prompt)
+        At most ``model.context`` tokens.
     n_new : int
     rng : numpy.random.Generator or int
     temperature, top_k
         See :func:`sample_next`.
     use_cache : bool, default True
         Feed each new token alone through the cached keys and values (one position of work per token);
-        False reruns the whole sequence every step. Both give the same tokens.
+        False reruns the whole window every step.
     return_logits : bool, default False
         Also return the logits each new token was drawn from, shape (batch, n_new, vocab_size).
 
@@ -259,30 +270,30 @@ def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.
 
     Examples
     --------
-    >>> model = TinyGPT(5, 12, d_model=8, n_heads=2, rng=0)
-    >>> a = generate(model, [[1, 2]], 6, rng=3)
-    >>> b = generate(model, [[1, 2]], 6, rng=3, use_cache=False)
+    >>> model = TinyGPT(5, 6, d_model=8, n_heads=2, rng=0)
+    >>> a = generate(model, [[1, 2]], 9, rng=3)
+    >>> b = generate(model, [[1, 2]], 9, rng=3, use_cache=False)
     >>> a.shape, bool(np.all(a == b))
-    ((1, 8), True)
+    ((1, 11), True)
     """
     tokens = model._check_tokens(np.asarray(prompt))
     n_new = check_positive_int(n_new, "n_new")
-    if tokens.shape[1] + n_new > model.context:
-        raise ValueError(f"prompt ({tokens.shape[1]}) + n_new ({n_new}) exceeds the context of "
-                         f"{model.context} positions")
     rng = as_generator(rng)
+    start, step_input, all_logits = 0, tokens, []
     caches = model.new_caches(tokens.shape[0]) if use_cache else None
-    step_input, drawn, all_logits = tokens, [tokens], []
     for _ in range(n_new):
+        if tokens.shape[1] - start == model.context:  # the window is full: keep its second half
+            start = tokens.shape[1] - model.context // 2
+            if use_cache:
+                caches, step_input = model.new_caches(tokens.shape[0]), tokens[:, start:]
         if use_cache:
             logits = model.decode(step_input, caches)[:, -1]  # (batch, vocab_size)
         else:
-            logits = model(np.concatenate(drawn, axis=1))[:, -1]
+            logits = model(tokens[:, start:])[:, -1]
         step_input = sample_next(logits, rng, temperature=temperature, top_k=top_k)[:, None]  # (batch, 1)
-        drawn.append(step_input)
+        tokens = np.concatenate([tokens, step_input], axis=1)
         all_logits.append(logits)
-    out = np.concatenate(drawn, axis=1)
-    return (out, np.stack(all_logits, axis=1)) if return_logits else out
+    return (tokens, np.stack(all_logits, axis=1)) if return_logits else tokens
 
 
 def per_position_loss(model: TinyGPT, batch: Batch, *, head_mask=None) -> np.ndarray:

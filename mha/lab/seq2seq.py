@@ -55,7 +55,8 @@ class DecoderBlock:
         self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, dtype=dtype) for _ in range(3))
 
     def parameters(self) -> dict[str, np.ndarray]:
-        return {f"{part}.{name}": arr for part in _PARTS for name, arr in getattr(self, part).parameters().items()}
+        return {f"{part}.{name}": arr for part in _PARTS
+                for name, arr in getattr(self, part).parameters().items()}
 
     def __call__(self, x, memory, *, memory_mask=None, return_weights=False):
         x = x + self.self_attention(self.norm1(x), causal=True)
@@ -133,7 +134,8 @@ class Seq2Seq:
     def _check(self, tokens, name):
         tokens = np.asarray(tokens)
         if tokens.dtype.kind not in "iu" or tokens.ndim != 2 or not 1 <= tokens.shape[1] <= self.max_len:
-            raise ValueError(f"{name} must be integers of shape (batch, 1..{self.max_len}), got {tokens.dtype} "
+            raise ValueError(f"{name} must be integers of shape (batch, 1..{self.max_len}), got "
+                             f"{tokens.dtype} "
                              f"{tokens.shape}")
         if tokens.min() < 0 or tokens.max() >= self.vocab_size:
             raise ValueError(f"{name} ids must lie in [0, {self.vocab_size})")
@@ -155,7 +157,7 @@ class Seq2Seq:
         return token_matmul(self.decoder_norm(h), self.token_embedding.T)  # (batch, seq_q, vocab_size)
 
     def __call__(self, source, source_mask, tokens, *, return_weights=False):
-        """Next-token logits for the decoder input ``tokens`` (batch, seq_q), reading ``source`` (batch, seq_k).
+        """Next-token logits for decoder input ``tokens`` (batch, seq_q), reading ``source`` (batch, seq_k).
 
         With ``return_weights=True`` also returns each decoder block's cross-attention weights,
         (batch, n_heads, seq_q, seq_k).
@@ -206,7 +208,8 @@ class Seq2Seq:
             named(f"encoder.{i}", g)
         grads["token_embedding"] = (d_table + embedding_backward(d_x, tokens, self.vocab_size)
                                     + embedding_backward(d_h, source, self.vocab_size))
-        for name, d, seq in (("source_positions", d_h, source.shape[1]), ("target_positions", d_x, tokens.shape[1])):
+        for name, d, seq in (("source_positions", d_h, source.shape[1]),
+                             ("target_positions", d_x, tokens.shape[1])):
             grads[name] = np.zeros_like(self.source_positions)
             grads[name][:seq] = d.sum(axis=0)
         return loss, grads, logits

@@ -1,4 +1,4 @@
-"""Sequence-to-sequence tasks whose right cross-attention is known: copy, reverse, sort, word-order translation.
+"""Sequence-to-sequence tasks whose right cross-attention is known: copy, reverse, sort, word order.
 
 Every example records, for each target token, the source position it comes from (its *alignment*):
 the diagonal for copy, the anti-diagonal for reverse, a permutation for sort, and for the toy translation a
@@ -19,7 +19,8 @@ __all__ = ["VOCABULARY", "PAD", "BOS", "EOS", "TASKS", "Seq2SeqBatch", "make_bat
            "words"]
 
 DIGITS = [str(d) for d in range(10)]
-NOUNS = {"cat": "chat", "dog": "chien", "bird": "oiseau", "house": "maison", "car": "voiture", "fish": "poisson"}
+NOUNS = {"cat": "chat", "dog": "chien", "bird": "oiseau", "house": "maison", "car": "voiture",
+         "fish": "poisson"}
 ADJECTIVES = {"black": "noir", "white": "blanc", "big": "grand", "small": "petit", "red": "rouge",
               "old": "vieux"}
 DETERMINERS = {"the": "le", "a": "un"}
@@ -108,10 +109,12 @@ def make_batch(task: str, batch: int, rng, *, min_len: int = 3, max_len: int = 8
     Examples
     --------
     >>> b = make_batch("reverse", 2, rng=0, min_len=3, max_len=4)
-    >>> [words(s) for s in b.source], [words(t) for t in b.targets]
-    ([['8', '6', '5', '</s>'], ['0', '7', '4', '3', '</s>']], [['5', '6', '8', '</s>'], ['3', '4', '7', '0', '</s>']])
-    >>> b.alignment[0].tolist()
-    [2, 1, 0, 3, -1]
+    >>> [words(s) for s in b.source]
+    [['7', '2', '3', '4', '</s>'], ['6', '9', '5', '</s>']]
+    >>> [words(t) for t in b.targets]
+    [['4', '3', '2', '7', '</s>'], ['5', '9', '6', '</s>']]
+    >>> b.alignment.tolist()  # -1: padding
+    [[3, 2, 1, 0, 4], [2, 1, 0, 3, -1]]
     """
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")

@@ -56,7 +56,8 @@ def extract_prose(markdown: str) -> str:
 
     Examples
     --------
-    >>> md = "# Title\\n\\nSome *text* with `code` and $x^2$.\\n\\n```python\\nprint(1)\\n```\\nA [link](u.md)."
+    >>> md = ("# Title\\n\\nSome *text* with `code` and $x^2$.\\n\\n"
+    ...       "```python\\nprint(1)\\n```\\nA [link](u.md).")
     >>> print(extract_prose(md))
     Title
     Some text with code and .

@@ -108,9 +108,14 @@ def test_decode_in_one_pass_equals_the_forward_pass():
     np.testing.assert_allclose(np.concatenate([first, rest], axis=1), model(tokens), rtol=1e-10)
 
 
-def test_generation_refuses_to_run_past_the_context():
-    with pytest.raises(ValueError, match="exceeds the context"):
-        generate(_model(), [[1, 2]], 5, rng=0)
+def test_generation_past_the_context_restarts_the_window_the_same_way_with_and_without_cache():
+    model = _model()  # context 6: 15 new tokens restart the window several times
+    a, logits_a = generate(model, [[1, 2, 3]], 15, rng=2, return_logits=True)
+    b, logits_b = generate(model, [[1, 2, 3]], 15, rng=2, use_cache=False, return_logits=True)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(logits_a, logits_b, rtol=1e-10, atol=1e-12)
+    # the last restart kept 3 tokens (context // 2) and drew the next one from them alone
+    np.testing.assert_allclose(logits_a[:, -3], model(a[:, -6:-3])[:, -1], rtol=1e-10)
 
 
 def test_sample_next_follows_temperature_and_top_k():
@@ -151,7 +156,8 @@ def test_per_position_loss_averages_to_the_mean_loss():
 
 
 def test_text_helpers():
-    assert extract_prose("---\na: 1\n---\n# Head\n\n$$\nx\n$$\nText \u2014 \u201cok\u201d.") == 'Head\nText - "ok".'
+    markdown = "---\na: 1\n---\n# Head\n\n$$\nx\n$$\nText \u2014 \u201cok\u201d."
+    assert extract_prose(markdown) == 'Head\nText - "ok".'
     text = course_text()
     assert len(text) > 50_000 and text.isascii()
     vocab = CharVocabulary(text)

@@ -43,7 +43,8 @@ def test_gradients_match_finite_differences_on_a_padded_batch(encoder_layers):
     assert set(grads) == set(model.parameters())
     rng = np.random.default_rng(3)
     for name, arr in model.parameters().items():
-        picks = [np.unravel_index(i, arr.shape) for i in rng.choice(arr.size, min(arr.size, 12), replace=False)]
+        chosen = rng.choice(arr.size, min(arr.size, 12), replace=False)
+        picks = [np.unravel_index(i, arr.shape) for i in chosen]
         numeric = []
         for i in picks:  # arr may be a view into a fused matrix: nudge it in place
             original = arr[i]
@@ -88,7 +89,7 @@ def test_translation_puts_adjectives_after_their_noun():
     batch = make_batch("translate", 50, rng=6)
     for src, tgt in zip(batch.source, batch.targets, strict=True):
         english, french = words(src), words(tgt)
-        for i, w in enumerate(english):
+        for w in english:
             if w in ("big", "small", "red", "old", "black", "white"):
                 adj = {"big": "grand", "small": "petit", "red": "rouge", "old": "vieux", "black": "noir",
                        "white": "blanc"}[w]
