@@ -1,4 +1,4 @@
-"""Backward passes for whole transformer blocks: layer norm, feed-forward, embeddings, encoder and decoder blocks.
+"""Backward passes for whole transformer blocks: layer norm, feed-forward, embeddings, encoder, decoder.
 
 The same contract as :mod:`mha.grad`: every ``*_forward`` returns its output and a cache, every
 ``*_backward`` takes the gradient of a scalar loss with respect to that output and the cache, and returns
@@ -113,7 +113,7 @@ class FeedForwardCache:
 
 
 def feed_forward_forward(ffn, x):
-    """A :class:`mha.FeedForward` applied to ``x`` of shape ``(..., d_model)``, keeping what the backward needs.
+    """A :class:`mha.FeedForward` on ``x`` of shape ``(..., d_model)``, keeping what the backward needs.
 
     Examples
     --------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-from mha.widgets import FrameExplorer, frame_explorer
+from mha.explorers._frames import FrameExplorer, frame_explorer
 
 __all__ = ["sampling_explorer", "learned_alignment_explorer"]
 

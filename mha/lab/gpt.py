@@ -2,7 +2,7 @@
 
 Token and position embeddings, pre-norm :class:`mha.TransformerBlock` s with causal attention, a final
 layer norm, and an output layer that reuses the token embedding (*tied*: ``logits = h @ Eᵀ``) or has its
-own matrix. :func:`mha.training.train` trains it (Adam, a warm-up and cosine schedule, one BLAS thread so
+own matrix. :func:`mha.lab.training.train` trains it (Adam, a warm-up and cosine schedule, one BLAS thread so
 that every run gives the same numbers); :func:`generate` writes with the KV cache.
 """
 
@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from mha._features import token_matmul
+from mha._parameters import Module
 from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
-from mha.block import build_stack
 from mha.block_grad import (
     block_backward,
     block_forward,
@@ -23,13 +23,14 @@ from mha.block_grad import (
     layer_norm_forward,
 )
 from mha.grad import cross_entropy
+from mha.lab.residual import build_stack
+from mha.lab.tasks import Batch
 from mha.normalization import LayerNorm
-from mha.tasks import Batch
 
 __all__ = ["TinyGPT", "sample_next", "generate", "per_position_loss"]
 
 
-class TinyGPT:
+class TinyGPT(Module):
     """A decoder-only transformer over characters.
 
     Parameters
@@ -74,17 +75,17 @@ class TinyGPT:
         self.unembedding = None if tied else \
             (rng.standard_normal((d_model, vocab_size)) / math.sqrt(d_model)).astype(self.dtype)
 
-    def parameters(self) -> dict[str, np.ndarray]:
-        """Every learned array by name (``blocks.0.attention.W_q``, ...); editing one edits the model."""
+    @property
+    def _params(self) -> dict[str, np.ndarray]:
         params = {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding}
-        for i, block in enumerate(self.blocks):
-            params.update({f"blocks.{i}.{name}": arr for name, arr in block.parameters().items()})
-        params.update({f"norm.{name}": arr for name, arr in self.norm.parameters().items()})
-        if not self.tied:
-            params["unembedding"] = self.unembedding
-        return params
+        return params if self.tied else {**params, "unembedding": self.unembedding}
 
-    def _check_tokens(self, tokens) -> np.ndarray:
+    def submodules(self) -> dict[str, Module]:
+        """The blocks (``blocks.0``, ...) and the final ``norm``: names such as ``blocks.0.attention.W_q``."""
+        return {**{f"blocks.{i}": block for i, block in enumerate(self.blocks)}, "norm": self.norm}
+
+    def check_tokens(self, tokens) -> np.ndarray:
+        """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
         tokens = np.asarray(tokens)
         if tokens.dtype.kind not in "iu" or tokens.ndim != 2:
             raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} "
@@ -128,7 +129,7 @@ class TinyGPT:
         logits : ndarray, shape (batch, seq, vocab_size)
         weights : list of ndarray, each (batch, n_heads, seq, seq); only with ``return_weights=True``
         """
-        tokens = self._check_tokens(tokens)
+        tokens = self.check_tokens(tokens)
         h = self._embed(tokens)
         all_weights = []
         for block, layer_mask in zip(self.blocks, self._check_head_mask(head_mask), strict=True):
@@ -139,11 +140,12 @@ class TinyGPT:
 
     def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
         """Mean cross-entropy on ``batch`` and its gradient for every parameter."""
-        loss, grads, _ = self._forward_backward(batch)
+        loss, grads, _ = self.loss_grads_and_logits(batch)
         return loss, grads
 
-    def _forward_backward(self, batch: Batch):
-        tokens = self._check_tokens(batch.tokens)
+    def loss_grads_and_logits(self, batch: Batch):
+        """The loss, its gradient for every parameter, and the logits (what :func:`train` records)."""
+        tokens = self.check_tokens(batch.tokens)
         h = self._embed(tokens)
         caches = []
         for block in self.blocks:
@@ -200,7 +202,7 @@ class TinyGPT:
         return self._readout(h)
 
     def __repr__(self) -> str:
-        n = sum(p.size for p in self.parameters().values())
+        n = self.parameter_count()
         return (f"TinyGPT(vocab_size={self.vocab_size}, context={self.context}, d_model={self.d_model}, "
                 f"n_heads={self.n_heads}, n_layers={self.n_layers}, tied={self.tied}, parameters={n})")
 
@@ -276,7 +278,7 @@ def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.
     >>> a.shape, bool(np.all(a == b))
     ((1, 11), True)
     """
-    tokens = model._check_tokens(np.asarray(prompt))
+    tokens = model.check_tokens(np.asarray(prompt))
     n_new = check_positive_int(n_new, "n_new")
     rng = as_generator(rng)
     start, step_input, all_logits = 0, tokens, []

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from mha._features import token_matmul
+from mha._parameters import Module
 from mha._validation import as_generator, check_dtype_argument, check_positive_int
-from mha.block import build_stack
 from mha.block_grad import (
     block_backward,
     block_forward,
@@ -25,6 +25,7 @@ from mha.block_grad import (
 )
 from mha.feed_forward import FeedForward
 from mha.grad import cross_entropy
+from mha.lab.residual import build_stack
 from mha.layers import MultiHeadAttention
 from mha.normalization import LayerNorm
 
@@ -33,7 +34,7 @@ __all__ = ["DecoderBlock", "Seq2Seq", "greedy_decode"]
 _PARTS = ("self_attention", "cross_attention", "ffn", "norm1", "norm2", "norm3")
 
 
-class DecoderBlock:
+class DecoderBlock(Module):
     """Pre-norm decoder block: causal self-attention, cross-attention to the encoder, feed-forward.
 
     ``x = x + SelfAttn(LN₁ x);  x = x + CrossAttn(LN₂ x, memory);  x = x + FFN(LN₃ x)``
@@ -54,9 +55,8 @@ class DecoderBlock:
         self.ffn = FeedForward(d_model, d_ff, activation=activation, rng=rng, dtype=dtype)
         self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, dtype=dtype) for _ in range(3))
 
-    def parameters(self) -> dict[str, np.ndarray]:
-        return {f"{part}.{name}": arr for part in _PARTS
-                for name, arr in getattr(self, part).parameters().items()}
+    def submodules(self) -> dict[str, Module]:
+        return {part: getattr(self, part) for part in _PARTS}
 
     def __call__(self, x, memory, *, memory_mask=None, return_weights=False):
         x = x + self.self_attention(self.norm1(x), causal=True)
@@ -73,7 +73,7 @@ class DecoderBlock:
         return x + self.ffn(self.norm3(x)), cross
 
 
-class Seq2Seq:
+class Seq2Seq(Module):
     """Encoder–decoder transformer with a shared token table and a tied output layer.
 
     Parameters
@@ -120,16 +120,16 @@ class Seq2Seq:
         self.decoder_norm = LayerNorm(d_model, dtype=self.dtype)
         self.n_heads = self.decoder[0].cross_attention.n_heads
 
-    def parameters(self) -> dict[str, np.ndarray]:
-        """Every learned array by name; editing one edits the model."""
-        params = {"token_embedding": self.token_embedding, "source_positions": self.source_positions,
-                  "target_positions": self.target_positions}
-        for prefix, blocks in (("encoder", self.encoder), ("decoder", self.decoder)):
-            for i, block in enumerate(blocks):
-                params.update({f"{prefix}.{i}.{name}": arr for name, arr in block.parameters().items()})
-        for prefix, norm in (("encoder_norm", self.encoder_norm), ("decoder_norm", self.decoder_norm)):
-            params.update({f"{prefix}.{name}": arr for name, arr in norm.parameters().items()})
-        return params
+    @property
+    def _params(self) -> dict[str, np.ndarray]:
+        return {"token_embedding": self.token_embedding, "source_positions": self.source_positions,
+                "target_positions": self.target_positions}
+
+    def submodules(self) -> dict[str, Module]:
+        """``encoder.0``, ``decoder.0``, ``decoder.1``, ..., ``encoder_norm``, ``decoder_norm``."""
+        parts = {f"encoder.{i}": block for i, block in enumerate(self.encoder)}
+        parts.update({f"decoder.{i}": block for i, block in enumerate(self.decoder)})
+        return {**parts, "encoder_norm": self.encoder_norm, "decoder_norm": self.decoder_norm}
 
     def _check(self, tokens, name):
         tokens = np.asarray(tokens)
@@ -172,7 +172,8 @@ class Seq2Seq:
         logits = self._readout(h)
         return (logits, crosses) if return_weights else logits
 
-    def _forward_backward(self, batch):
+    def loss_grads_and_logits(self, batch):
+        """The loss on a :class:`~mha.lab.seq2seq_tasks.Seq2SeqBatch`, its gradients, and the logits."""
         source, tokens = self._check(batch.source, "source"), self._check(batch.tokens, "tokens")
         key_mask = self._key_mask(batch.source_mask)
         h = self.token_embedding[source] + self.source_positions[:source.shape[1]]

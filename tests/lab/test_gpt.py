@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import mha
+from mha.lab import train
 from mha.lab.gpt import TinyGPT, generate, per_position_loss, sample_next
 from mha.lab.text import (
     CharVocabulary,
@@ -14,7 +15,6 @@ from mha.lab.text import (
     text_windows,
     unigram_loss,
 )
-from mha.training import train
 from tests.gradcheck import assert_gradients_match, numerical_gradient
 
 
