@@ -30,21 +30,26 @@ def sampling_explorer(samples: Mapping[tuple[float, int | None], str], *, prompt
     >>> explorer = sampling_explorer({(0.5, None): "aa", (1.0, None): "ab", (0.5, 5): "ac", (1.0, 5): "ad"})
     >>> len(explorer.frames), sorted(explorer.sliders)
     (4, ['temperature', 'top_k'])
+    >>> [label for label, _ in explorer.sliders["top_k"].options]  # None: every token kept
+    ['5', 'all']
     """
     temperatures = sorted({t for t, _ in samples})
     top_ks = sorted({k for _, k in samples}, key=lambda k: (k is None, k or 0))
     missing = [(t, k) for t in temperatures for k in top_ks if (t, k) not in samples]
     if missing:
         raise ValueError(f"samples miss the (temperature, top_k) pairs {missing}")
+    by_label = {("all" if k is None else str(k)): k for k in top_ks}  # a slider value cannot be None
 
     def render(temperature, top_k):
-        text = html.escape(samples[(temperature, top_k)]).replace("\n", "<br>")
-        return (f"<div style='font-family: monospace; white-space: pre-wrap; max-width: 60em'>"
-                f"<b>{html.escape(prompt)}</b>{text[len(html.escape(prompt)):] if prompt else text}</div>")
+        text = html.escape(samples[(temperature, by_label[top_k])])
+        shown = html.escape(prompt)
+        if prompt and text.startswith(shown):
+            text = f"<b>{shown}</b>{text[len(shown):]}"
+        return f"<div style='font-family: monospace; white-space: pre-wrap; max-width: 60em'>{text}</div>"
 
     return frame_explorer(
-        render, {"temperature": temperatures, "top_k": top_ks},
-        labels={"temperature": "temperature", "top_k": "top-k (None: all)"},
+        render, {"temperature": temperatures, "top_k": list(by_label)},
+        labels={"temperature": "temperature", "top_k": "top-k"},
         title="The same model, sampled with different settings",
         caption="Low temperature repeats the commonest words; high temperature invents spellings. "
                 "Top-k removes the unlikely characters that high temperature lets through.",
