@@ -55,12 +55,12 @@ def training_step(repeat: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     print(f"float32 matmul (1024^3): {matmul_rate(args.repeat):.0f} GF/s")
     step = training_step(args.repeat)
     print(f"training step (batch 32 x 32 characters, one BLAS thread): {1e3 * step:.0f} ms")
-    for context in (32, 128, 512):
+    for context in (32, 128, 256):
         cached, full = per_token(context, args.repeat)
         print(f"context {context:4d}: {1e3 * cached:.2f} ms per token with the cache, {1e3 * full:.2f} ms "
               f"without: without / with = {full / cached:.1f}")
