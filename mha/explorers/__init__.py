@@ -7,6 +7,7 @@ from mha._extras import require
 
 require("mha.explorers", "widgets", "matplotlib", "ipywidgets")
 
+from mha.explorers._frames import FrameExplorer, frame_explorer
 from mha.explorers.block import stack_explorer
 from mha.explorers.cost import cost_explorer
 from mha.explorers.cross import alignment_explorer
@@ -20,6 +21,8 @@ from mha.explorers.training import pruning_explorer, training_explorer
 from mha.explorers.writing import learned_alignment_explorer, sampling_explorer
 
 __all__ = [
+    "frame_explorer",
+    "FrameExplorer",
     "head_explorer",
     "scaling_explorer",
     "shape_explorer",
