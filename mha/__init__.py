@@ -11,6 +11,7 @@ The core library is flat, in the order the chapters teach it:
 ``feed_forward``   the position-wise feed-forward network
 ``block``          the transformer block and stacks of them
 ``grad``           backward passes, checked against finite differences
+``block_grad``     backward passes for layer norm, feed-forward, embeddings and whole blocks
 ``cost``           parameters, FLOPs and bytes, and their formatting
 ``frameworks``     weights to and from PyTorch's layouts (no PyTorch import)
 
@@ -30,6 +31,7 @@ import importlib
 from mha import (
     attention,
     block,
+    block_grad,
     cost,
     efficient,
     feed_forward,
@@ -83,6 +85,7 @@ __all__ = [
     "feed_forward",
     "block",
     "grad",
+    "block_grad",
     "cost",
     "frameworks",
     *_SUBPACKAGES,

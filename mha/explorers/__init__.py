@@ -20,6 +20,7 @@ from mha.explorers.real_heads import head_view, model_view, query_key_view, sent
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
+from mha.explorers.writing import learned_alignment_explorer, sampling_explorer
 
 __all__ = [
     "frame_explorer",
@@ -42,4 +43,6 @@ __all__ = [
     "model_view",
     "query_key_view",
     "sentence_explorer",
+    "sampling_explorer",
+    "learned_alignment_explorer",
 ]

@@ -13,6 +13,8 @@ modules *use* it:
 ``kv_sharing``         pooling key/value heads (multi-query and grouped-query attention)
 ``residual``           the residual stream through stacks of random blocks
 ``measure``            timing and peak memory, for the cost chapters
+``text``, ``gpt``      the course's prose as characters, and a tiny GPT trained on it that writes
+``seq2seq``, ``seq2seq_tasks``  a tiny encoder-decoder, and tasks whose alignment is known
 
 Chapters import from here: ``from mha.lab import toy_embeddings, trace_shapes``.
 """
@@ -20,14 +22,18 @@ Chapters import from here: ``from mha.lab import toy_embeddings, trace_shapes``.
 from mha.lab import (
     analysis,
     examples,
+    gpt,
     head_survey,
     kv_sharing,
     measure,
     position_examples,
     residual,
     scaling,
+    seq2seq,
+    seq2seq_tasks,
     shapes,
     tasks,
+    text,
     toy_translation,
     training,
 )
@@ -42,20 +48,32 @@ from mha.lab.analysis import (
     weight_on,
 )
 from mha.lab.examples import LONG_TOKENS, PARAPHRASE_PAIRS, SENTENCES, head_weights, tokenize, toy_embeddings
+from mha.lab.gpt import TinyGPT, generate, per_position_loss, sample_next
 from mha.lab.head_survey import KINDS, PATTERN_SCORES, HeadSurvey, survey_heads
 from mha.lab.kv_sharing import fit_to_teacher, pool_kv_heads, relative_error
 from mha.lab.measure import blas_threads, median_seconds, peak_bytes
 from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.lab.residual import build_stack, residual_statistics, residual_stream, stack_statistics
 from mha.lab.scaling import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
+from mha.lab.seq2seq import DecoderBlock, Seq2Seq, greedy_decode
+from mha.lab.seq2seq_tasks import Seq2SeqBatch, alignment_match
 from mha.lab.shapes import ShapeStep, head_assignment, token_influence, trace_layer, trace_shapes
 from mha.lab.tasks import Batch, repeated_tokens, token_names
+from mha.lab.text import (
+    CharVocabulary,
+    bigram_loss,
+    course_text,
+    extract_prose,
+    text_batch,
+    text_windows,
+    unigram_loss,
+)
 from mha.lab.training import Adam, AttentionOnlyModel, TrainingHistory, evaluate, learning_rates, train
 
 __all__ = [
     # modules
     "analysis", "examples", "head_survey", "kv_sharing", "measure", "position_examples", "residual",
-    "scaling", "shapes", "tasks", "toy_translation", "training",
+    "scaling", "shapes", "tasks", "toy_translation", "training", "text", "gpt", "seq2seq", "seq2seq_tasks",
     # examples
     "SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights",
     # shapes and scaling
@@ -73,4 +91,9 @@ __all__ = [
     "pool_kv_heads", "relative_error", "fit_to_teacher",
     # measurement
     "median_seconds", "peak_bytes", "blas_threads",
+    # a tiny GPT that writes
+    "extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows", "bigram_loss",
+    "unigram_loss", "TinyGPT", "sample_next", "generate", "per_position_loss",
+    # a tiny encoder-decoder
+    "DecoderBlock", "Seq2Seq", "greedy_decode", "Seq2SeqBatch", "alignment_match",
 ]  # fmt: skip

@@ -1,0 +1,315 @@
+"""A tiny character-level GPT built from the package's own blocks, trained with its own backward passes.
+
+Token and position embeddings, pre-norm :class:`mha.TransformerBlock` s with causal attention, a final
+layer norm, and an output layer that reuses the token embedding (*tied*: ``logits = h @ Eᵀ``) or has its
+own matrix. :func:`mha.lab.training.train` trains it (Adam, a warm-up and cosine schedule, one BLAS thread so
+that every run gives the same numbers); :func:`generate` writes with the KV cache.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mha._features import token_matmul
+from mha._parameters import Module
+from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
+from mha.block_grad import (
+    block_backward,
+    block_forward,
+    embedding_backward,
+    layer_norm_backward,
+    layer_norm_forward,
+)
+from mha.grad import cross_entropy
+from mha.lab.residual import build_stack
+from mha.lab.tasks import Batch
+from mha.normalization import LayerNorm
+
+__all__ = ["TinyGPT", "sample_next", "generate", "per_position_loss"]
+
+
+class TinyGPT(Module):
+    """A decoder-only transformer over characters.
+
+    Parameters
+    ----------
+    vocab_size : int
+    context : int
+        Longest sequence it reads (one learned position embedding per position).
+    d_model, n_heads, n_layers : int, default 64, 4, 2
+    d_ff : int, optional
+        Feed-forward width; ``4 * d_model`` by default.
+    tied : bool, default True
+        Output logits ``h @ token_embeddingᵀ`` (no output matrix of its own).
+    activation : {"relu", "gelu", "gelu_exact"}, default "relu"
+        Of the feed-forward networks. ReLU (the 2017 paper's) trains as well here and costs a fraction
+        of GELU's ``tanh`` in NumPy.
+    rng : numpy.random.Generator or int
+    dtype : np.float32 or np.float64, default np.float32
+
+    Examples
+    --------
+    >>> model = TinyGPT(vocab_size=10, context=8, d_model=16, n_heads=2, rng=0)
+    >>> logits, weights = model(np.zeros((3, 8), dtype=int), return_weights=True)
+    >>> logits.shape, len(weights), weights[0].shape
+    ((3, 8, 10), 2, (3, 2, 8, 8))
+    """
+
+    def __init__(self, vocab_size, context, d_model=64, n_heads=4, n_layers=2, d_ff=None, *, tied=True,
+                 activation="relu", rng, dtype=np.float32):
+        self.vocab_size = check_positive_int(vocab_size, "vocab_size")
+        self.seq_len = self.context = check_positive_int(context, "context")
+        self.n_layers = check_positive_int(n_layers, "n_layers")
+        self.d_model = check_positive_int(d_model, "d_model")
+        self.dtype = check_dtype_argument(dtype)
+        rng = as_generator(rng)
+        self.token_embedding = (rng.standard_normal((vocab_size, d_model)) * 0.1).astype(self.dtype)
+        self.position_embedding = (rng.standard_normal((context, d_model)) * 0.1).astype(self.dtype)
+        self.blocks = build_stack(n_layers, d_model, n_heads, d_ff=d_ff, activation=activation,
+                                  scaled_init=True, rng=rng, dtype=self.dtype)
+        self.n_heads = self.blocks[0].attention.n_heads
+        self.norm = LayerNorm(d_model, dtype=self.dtype)
+        self.tied = bool(tied)
+        self.unembedding = None if tied else \
+            (rng.standard_normal((d_model, vocab_size)) / math.sqrt(d_model)).astype(self.dtype)
+
+    @property
+    def _params(self) -> dict[str, np.ndarray]:
+        params = {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding}
+        return params if self.tied else {**params, "unembedding": self.unembedding}
+
+    def submodules(self) -> dict[str, Module]:
+        """The blocks (``blocks.0``, ...) and the final ``norm``: names such as ``blocks.0.attention.W_q``."""
+        return {**{f"blocks.{i}": block for i, block in enumerate(self.blocks)}, "norm": self.norm}
+
+    def check_tokens(self, tokens) -> np.ndarray:
+        """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
+        tokens = np.asarray(tokens)
+        if tokens.dtype.kind not in "iu" or tokens.ndim != 2:
+            raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} "
+                             f"{tokens.shape}")
+        if not 1 <= tokens.shape[1] <= self.context:
+            raise ValueError(f"sequences must have 1 to context={self.context} tokens, got {tokens.shape[1]}")
+        if tokens.min() < 0 or tokens.max() >= self.vocab_size:
+            raise ValueError(f"token ids must lie in [0, {self.vocab_size}), got [{tokens.min()}, "
+                             f"{tokens.max()}]")
+        return tokens
+
+    def _check_head_mask(self, head_mask):
+        if head_mask is None:
+            return [None] * self.n_layers
+        head_mask = as_float_array(head_mask, "head_mask").astype(self.dtype)
+        if head_mask.shape != (self.n_layers, self.n_heads):
+            raise ValueError(f"head_mask must have shape (n_layers, n_heads) = ({self.n_layers}, "
+                             f"{self.n_heads}), got {head_mask.shape}")
+        return list(head_mask)
+
+    def _embed(self, tokens, start: int = 0):
+        positions = self.position_embedding[start:start + tokens.shape[1]]  # (seq, d_model)
+        return self.token_embedding[tokens] + positions  # (batch, seq, d_model), the residual stream
+
+    def _readout(self, h):
+        weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
+        return token_matmul(self.norm(h), weights)  # (batch, seq, vocab_size)
+
+    def __call__(self, tokens, *, head_mask=None, return_weights=False):
+        """Next-character logits at every position.
+
+        Parameters
+        ----------
+        tokens : int array_like, shape (batch, seq)
+        head_mask : array_like, shape (n_layers, n_heads), optional
+            0 removes a head (ablation).
+        return_weights : bool, default False
+
+        Returns
+        -------
+        logits : ndarray, shape (batch, seq, vocab_size)
+        weights : list of ndarray, each (batch, n_heads, seq, seq); only with ``return_weights=True``
+        """
+        tokens = self.check_tokens(tokens)
+        h = self._embed(tokens)
+        all_weights = []
+        for block, layer_mask in zip(self.blocks, self._check_head_mask(head_mask), strict=True):
+            h, weights = block(h, causal=True, head_mask=layer_mask, return_weights=True)
+            all_weights.append(weights)
+        logits = self._readout(h)
+        return (logits, all_weights) if return_weights else logits
+
+    def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
+        """Mean cross-entropy on ``batch`` and its gradient for every parameter."""
+        loss, grads, _ = self.loss_grads_and_logits(batch)
+        return loss, grads
+
+    def loss_grads_and_logits(self, batch: Batch):
+        """The loss, its gradient for every parameter, and the logits (what :func:`train` records)."""
+        tokens = self.check_tokens(batch.tokens)
+        h = self._embed(tokens)
+        caches = []
+        for block in self.blocks:
+            h, cache = block_forward(block, h, causal=True)
+            caches.append(cache)
+        normed, norm_cache = layer_norm_forward(self.norm, h)
+        weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
+        logits = token_matmul(normed, weights)  # (batch, seq, vocab_size)
+        loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
+        d_readout = normed.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)
+        grads = {}
+        norm_grads, d_h = layer_norm_backward(token_matmul(d_logits, weights.T), norm_cache)
+        grads.update({f"norm.{name}": g for name, g in norm_grads.items()})
+        for i in reversed(range(self.n_layers)):
+            block_grads, d_h = block_backward(d_h, caches[i])
+            grads.update({f"blocks.{i}.{name}": g for name, g in block_grads.items()})
+        d_tokens = embedding_backward(d_h, tokens, self.vocab_size)  # (vocab_size, d_model)
+        if self.tied:
+            d_tokens += d_readout.T  # the table is used twice: as input and as output layer
+        else:
+            grads["unembedding"] = d_readout
+        grads["token_embedding"] = d_tokens
+        d_positions = np.zeros_like(self.position_embedding)
+        d_positions[:tokens.shape[1]] = d_h.sum(axis=0)
+        grads["position_embedding"] = d_positions
+        return loss, grads, logits
+
+    # ------------------------------------------------------------------ decoding
+    def new_caches(self, batch: int = 1):
+        """One empty KV cache per block, sized for the whole context."""
+        return [block.attention.new_cache(batch, capacity=self.context) for block in self.blocks]
+
+    def decode(self, tokens_new, caches):
+        """Logits for new tokens, reusing the keys and values of the tokens already in ``caches``.
+
+        Parameters
+        ----------
+        tokens_new : int ndarray, shape (batch, n_new)
+        caches : list of KVCache
+            From :meth:`new_caches`; updated in place.
+
+        Returns
+        -------
+        ndarray, shape (batch, n_new, vocab_size)
+        """
+        start = caches[0].length
+        if start + tokens_new.shape[1] > self.context:
+            raise ValueError(f"decoding past the context: {start} cached + {tokens_new.shape[1]} new > "
+                             f"{self.context} positions")
+        h = self._embed(tokens_new, start)
+        for block, cache in zip(self.blocks, caches, strict=True):
+            h = h + block.attention.decode(block.norm1(h), cache)
+            h = h + block.ffn(block.norm2(h))
+        return self._readout(h)
+
+    def __repr__(self) -> str:
+        n = self.parameter_count()
+        return (f"TinyGPT(vocab_size={self.vocab_size}, context={self.context}, d_model={self.d_model}, "
+                f"n_heads={self.n_heads}, n_layers={self.n_layers}, tied={self.tied}, parameters={n})")
+
+
+def sample_next(logits, rng, *, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
+    """Draw one token per row of ``logits`` (batch, vocab_size).
+
+    ``temperature`` divides the logits (below 1: sharper, above 1: flatter; 0: always the most likely);
+    ``top_k`` keeps only the k most likely tokens. One uniform number per row, read through the cumulative
+    probabilities, so the same generator state always picks the same tokens.
+
+    Examples
+    --------
+    >>> logits = np.log(np.array([[0.1, 0.6, 0.3]]))
+    >>> sample_next(logits, np.random.default_rng(0), temperature=0).tolist()
+    [1]
+    >>> draws = [sample_next(logits, np.random.default_rng(s), top_k=2)[0] for s in range(200)]
+    >>> sorted({int(d) for d in draws})  # token 0 is outside the top 2
+    [1, 2]
+    """
+    logits = as_float_array(logits, "logits")
+    if logits.ndim != 2:
+        raise ValueError(f"logits must have shape (batch, vocab_size), got {logits.shape}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if top_k is not None and not 1 <= top_k <= logits.shape[1]:
+        raise ValueError(f"top_k must lie in [1, vocab_size={logits.shape[1]}], got {top_k}")
+    u = as_generator(rng).random(logits.shape[0])  # drawn even when greedy: the stream stays aligned
+    if temperature == 0:
+        return logits.argmax(axis=1)
+    logits = logits.astype(np.float64) / temperature
+    if top_k is not None:
+        kth = np.sort(logits, axis=1)[:, -top_k][:, None]  # (batch, 1)
+        logits = np.where(logits >= kth, logits, -np.inf)
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    cumulative = np.cumsum(probs, axis=1)  # (batch, vocab_size)
+    picked = (cumulative < (u * cumulative[:, -1])[:, None]).sum(axis=1)
+    return np.minimum(picked, logits.shape[1] - 1)
+
+
+def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.0, top_k: int | None = None,
+             use_cache: bool = True, return_logits: bool = False):
+    """Continue ``prompt`` by ``n_new`` sampled tokens, with the KV cache or by full recomputation.
+
+    The model sees at most ``model.context`` tokens. When the window is full, it restarts from the last
+    ``context // 2`` tokens: the cache is emptied and refilled with them in one pass (without the cache,
+    the same window is recomputed). Both paths see the same tokens, so they write the same text.
+
+    Parameters
+    ----------
+    model : TinyGPT
+    prompt : int array_like, shape (batch, seq_prompt)
+        At most ``model.context`` tokens.
+    n_new : int
+    rng : numpy.random.Generator or int
+    temperature, top_k
+        See :func:`sample_next`.
+    use_cache : bool, default True
+        Feed each new token alone through the cached keys and values (one position of work per token);
+        False reruns the whole window every step.
+    return_logits : bool, default False
+        Also return the logits each new token was drawn from, shape (batch, n_new, vocab_size).
+
+    Returns
+    -------
+    tokens : int ndarray, shape (batch, seq_prompt + n_new)
+
+    Examples
+    --------
+    >>> model = TinyGPT(5, 6, d_model=8, n_heads=2, rng=0)
+    >>> a = generate(model, [[1, 2]], 9, rng=3)
+    >>> b = generate(model, [[1, 2]], 9, rng=3, use_cache=False)
+    >>> a.shape, bool(np.all(a == b))
+    ((1, 11), True)
+    """
+    tokens = model.check_tokens(np.asarray(prompt))
+    n_new = check_positive_int(n_new, "n_new")
+    rng = as_generator(rng)
+    start, step_input, all_logits = 0, tokens, []
+    caches = model.new_caches(tokens.shape[0]) if use_cache else None
+    for _ in range(n_new):
+        if tokens.shape[1] - start == model.context:  # the window is full: keep its second half
+            start = tokens.shape[1] - model.context // 2
+            if use_cache:
+                caches, step_input = model.new_caches(tokens.shape[0]), tokens[:, start:]
+        if use_cache:
+            logits = model.decode(step_input, caches)[:, -1]  # (batch, vocab_size)
+        else:
+            logits = model(tokens[:, start:])[:, -1]
+        step_input = sample_next(logits, rng, temperature=temperature, top_k=top_k)[:, None]  # (batch, 1)
+        tokens = np.concatenate([tokens, step_input], axis=1)
+        all_logits.append(logits)
+    return (tokens, np.stack(all_logits, axis=1)) if return_logits else tokens
+
+
+def per_position_loss(model: TinyGPT, batch: Batch, *, head_mask=None) -> np.ndarray:
+    """Cross-entropy at every position, averaged over the batch: shape (seq,), nats.
+
+    Examples
+    --------
+    >>> model = TinyGPT(4, 6, d_model=8, n_heads=2, rng=0)
+    >>> from mha.lab.text import text_windows
+    >>> per_position_loss(model, text_windows(np.arange(13) % 4, 6)).shape
+    (6,)
+    """
+    logits = model(batch.tokens, head_mask=head_mask).astype(np.float64)  # (batch, seq, vocab_size)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    picked = np.take_along_axis(log_probs, batch.targets[..., None], axis=-1)[..., 0]  # (batch, seq)
+    return -picked.mean(axis=0)

@@ -1,0 +1,268 @@
+"""A tiny encoder–decoder built from the package's layers, trained on tasks whose alignment is known.
+
+The encoder is pre-norm :class:`mha.TransformerBlock` s over the source; each decoder block adds
+cross-attention between its causal self-attention and its feed-forward network
+(:class:`DecoderBlock`). Source padding is masked in the encoder and in every cross-attention. The
+tasks (:mod:`mha.lab.seq2seq_tasks`) say, for every target token, which source token it comes from, so a
+learned cross-attention map can be scored against the right answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha._features import token_matmul
+from mha._parameters import Module
+from mha._validation import as_generator, check_dtype_argument, check_positive_int
+from mha.block_grad import (
+    block_backward,
+    block_forward,
+    decoder_block_backward,
+    decoder_block_forward,
+    embedding_backward,
+    layer_norm_backward,
+    layer_norm_forward,
+)
+from mha.feed_forward import FeedForward
+from mha.grad import cross_entropy
+from mha.lab.residual import build_stack
+from mha.layers import MultiHeadAttention
+from mha.normalization import LayerNorm
+
+__all__ = ["DecoderBlock", "Seq2Seq", "greedy_decode"]
+
+_PARTS = ("self_attention", "cross_attention", "ffn", "norm1", "norm2", "norm3")
+
+
+class DecoderBlock(Module):
+    """Pre-norm decoder block: causal self-attention, cross-attention to the encoder, feed-forward.
+
+    ``x = x + SelfAttn(LN₁ x);  x = x + CrossAttn(LN₂ x, memory);  x = x + FFN(LN₃ x)``
+
+    Examples
+    --------
+    >>> block = DecoderBlock(8, 2, rng=0)
+    >>> out, cross = block(np.ones((2, 3, 8)), np.ones((2, 5, 8)), return_weights=True)
+    >>> out.shape, cross.shape
+    ((2, 3, 8), (2, 2, 3, 5))
+    """
+
+    def __init__(self, d_model, n_heads, d_ff=None, *, activation="relu", rng=None, dtype=np.float64):
+        rng = as_generator(rng)
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.self_attention = MultiHeadAttention(d_model, n_heads, rng=rng, dtype=dtype)
+        self.cross_attention = MultiHeadAttention(d_model, n_heads, rng=rng, dtype=dtype)
+        self.ffn = FeedForward(d_model, d_ff, activation=activation, rng=rng, dtype=dtype)
+        self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, dtype=dtype) for _ in range(3))
+
+    def submodules(self) -> dict[str, Module]:
+        return {part: getattr(self, part) for part in _PARTS}
+
+    def __call__(self, x, memory, *, memory_mask=None, return_weights=False):
+        x = x + self.self_attention(self.norm1(x), causal=True)
+        attended, cross = self.cross_attention(self.norm2(x), memory, mask=memory_mask, return_weights=True)
+        x = x + attended
+        x = x + self.ffn(self.norm3(x))
+        return (x, cross) if return_weights else x
+
+    def decode(self, x_new, memory, cache, *, memory_mask=None):
+        """One step for new target tokens, keys and values of earlier ones from ``cache``."""
+        x = x_new + self.self_attention.decode(self.norm1(x_new), cache)
+        attended, cross = self.cross_attention(self.norm2(x), memory, mask=memory_mask, return_weights=True)
+        x = x + attended
+        return x + self.ffn(self.norm3(x)), cross
+
+
+class Seq2Seq(Module):
+    """Encoder–decoder transformer with a shared token table and a tied output layer.
+
+    Parameters
+    ----------
+    vocab_size, max_len : int
+        ``max_len``: longest source and longest target sequence.
+    d_model, n_heads : int, default 32, 2
+    encoder_layers, decoder_layers : int, default 1, 2
+        Blocks on each side. ``encoder_layers=0`` leaves each source token alone (embedding and position,
+        normalised): the decoder then has to read every token where it is.
+    d_ff : int, optional
+    rng : numpy.random.Generator or int
+    dtype : np.float32 or np.float64, default np.float32
+
+    Examples
+    --------
+    >>> model = Seq2Seq(12, 6, d_model=8, n_heads=2, rng=0)
+    >>> source, mask = np.array([[3, 4, 5, 0]]), np.array([[True, True, True, False]])
+    >>> logits, cross = model(source, mask, np.array([[1, 5, 4]]), return_weights=True)
+    >>> logits.shape, cross[0].shape
+    ((1, 3, 12), (1, 2, 3, 4))
+    """
+
+    def __init__(self, vocab_size, max_len, d_model=32, n_heads=2, encoder_layers=1, decoder_layers=2,
+                 d_ff=None, *, rng, dtype=np.float32):
+        self.vocab_size = check_positive_int(vocab_size, "vocab_size")
+        self.max_len = check_positive_int(max_len, "max_len")
+        self.d_model = check_positive_int(d_model, "d_model")
+        check_positive_int(encoder_layers, "encoder_layers", minimum=0)
+        check_positive_int(decoder_layers, "decoder_layers")
+        self.dtype = check_dtype_argument(dtype)
+        rng = as_generator(rng)
+
+        def table(rows):
+            return (rng.standard_normal((rows, d_model)) * 0.1).astype(self.dtype)
+
+        self.token_embedding = table(vocab_size)
+        self.source_positions, self.target_positions = table(max_len), table(max_len)
+        self.encoder = build_stack(encoder_layers, d_model, n_heads, d_ff=d_ff, activation="relu",
+                                   scaled_init=True, rng=rng, dtype=self.dtype) if encoder_layers else []
+        self.decoder = [DecoderBlock(d_model, n_heads, d_ff, rng=rng, dtype=self.dtype)
+                        for _ in range(decoder_layers)]
+        self.encoder_norm = LayerNorm(d_model, dtype=self.dtype)
+        self.decoder_norm = LayerNorm(d_model, dtype=self.dtype)
+        self.n_heads = self.decoder[0].cross_attention.n_heads
+
+    @property
+    def _params(self) -> dict[str, np.ndarray]:
+        return {"token_embedding": self.token_embedding, "source_positions": self.source_positions,
+                "target_positions": self.target_positions}
+
+    def submodules(self) -> dict[str, Module]:
+        """``encoder.0``, ``decoder.0``, ``decoder.1``, ..., ``encoder_norm``, ``decoder_norm``."""
+        parts = {f"encoder.{i}": block for i, block in enumerate(self.encoder)}
+        parts.update({f"decoder.{i}": block for i, block in enumerate(self.decoder)})
+        return {**parts, "encoder_norm": self.encoder_norm, "decoder_norm": self.decoder_norm}
+
+    def _check(self, tokens, name):
+        tokens = np.asarray(tokens)
+        if tokens.dtype.kind not in "iu" or tokens.ndim != 2 or not 1 <= tokens.shape[1] <= self.max_len:
+            raise ValueError(f"{name} must be integers of shape (batch, 1..{self.max_len}), got "
+                             f"{tokens.dtype} "
+                             f"{tokens.shape}")
+        if tokens.min() < 0 or tokens.max() >= self.vocab_size:
+            raise ValueError(f"{name} ids must lie in [0, {self.vocab_size})")
+        return tokens
+
+    @staticmethod
+    def _key_mask(source_mask):
+        return np.asarray(source_mask, dtype=bool)[:, None, None, :]  # (batch, 1, 1, seq_k)
+
+    def encode(self, source, source_mask) -> np.ndarray:
+        """The encoder's output, shape (batch, seq_k, d_model)."""
+        source = self._check(source, "source")
+        h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
+        for block in self.encoder:
+            h = block(h, mask=self._key_mask(source_mask))
+        return self.encoder_norm(h)
+
+    def _readout(self, h):
+        return token_matmul(self.decoder_norm(h), self.token_embedding.T)  # (batch, seq_q, vocab_size)
+
+    def __call__(self, source, source_mask, tokens, *, return_weights=False):
+        """Next-token logits for decoder input ``tokens`` (batch, seq_q), reading ``source`` (batch, seq_k).
+
+        With ``return_weights=True`` also returns each decoder block's cross-attention weights,
+        (batch, n_heads, seq_q, seq_k).
+        """
+        memory = self.encode(source, source_mask)
+        tokens = self._check(tokens, "tokens")
+        h = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
+        crosses = []
+        for block in self.decoder:
+            h, cross = block(h, memory, memory_mask=self._key_mask(source_mask), return_weights=True)
+            crosses.append(cross)
+        logits = self._readout(h)
+        return (logits, crosses) if return_weights else logits
+
+    def loss_grads_and_logits(self, batch):
+        """The loss on a :class:`~mha.lab.seq2seq_tasks.Seq2SeqBatch`, its gradients, and the logits."""
+        source, tokens = self._check(batch.source, "source"), self._check(batch.tokens, "tokens")
+        key_mask = self._key_mask(batch.source_mask)
+        h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
+        enc_caches, dec_caches = [], []
+        for block in self.encoder:
+            h, cache = block_forward(block, h, mask=key_mask)
+            enc_caches.append(cache)
+        memory, memory_cache = layer_norm_forward(self.encoder_norm, h)
+        x = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
+        for block in self.decoder:
+            x, cache = decoder_block_forward(block, x, memory, memory_mask=key_mask)
+            dec_caches.append(cache)
+        normed, norm_cache = layer_norm_forward(self.decoder_norm, x)
+        logits = token_matmul(normed, self.token_embedding.T)  # (batch, seq_q, vocab_size)
+        loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
+        grads = {}
+
+        def named(prefix, g):
+            grads.update({f"{prefix}.{name}": arr for name, arr in g.items()})
+
+        d_table = d_logits.reshape(-1, self.vocab_size).T @ normed.reshape(-1, self.d_model)  # tied readout
+        g, d_x = layer_norm_backward(token_matmul(d_logits, self.token_embedding), norm_cache)
+        named("decoder_norm", g)
+        d_memory = np.zeros_like(memory)
+        for i in reversed(range(len(self.decoder))):
+            g, d_x, d_mem = decoder_block_backward(d_x, dec_caches[i])
+            named(f"decoder.{i}", g)
+            d_memory += d_mem  # every decoder block reads the same memory
+        g, d_h = layer_norm_backward(d_memory, memory_cache)
+        named("encoder_norm", g)
+        for i in reversed(range(len(self.encoder))):
+            g, d_h = block_backward(d_h, enc_caches[i])
+            named(f"encoder.{i}", g)
+        grads["token_embedding"] = (d_table + embedding_backward(d_x, tokens, self.vocab_size)
+                                    + embedding_backward(d_h, source, self.vocab_size))
+        for name, d, seq in (("source_positions", d_h, source.shape[1]),
+                             ("target_positions", d_x, tokens.shape[1])):
+            grads[name] = np.zeros_like(self.source_positions)
+            grads[name][:seq] = d.sum(axis=0)
+        return loss, grads, logits
+
+
+def greedy_decode(model: Seq2Seq, source, source_mask, *, bos: int, eos: int, max_new: int | None = None,
+                  use_cache: bool = True):
+    """Write the most likely target, one token at a time, until every row has produced ``eos``.
+
+    Parameters
+    ----------
+    model : Seq2Seq
+    source : int ndarray, shape (batch, seq_k)
+    source_mask : bool ndarray, shape (batch, seq_k)
+        False on padding.
+    bos, eos : int
+        Start and end tokens.
+    max_new : int, optional
+        At most this many tokens (default ``model.max_len``).
+    use_cache : bool, default True
+        Keep each decoder block's self-attention keys and values (one position of work per step); False
+        reruns the decoder over the whole prefix every step. Same tokens either way.
+
+    Returns
+    -------
+    tokens : int ndarray, shape (batch, n_steps)
+        The written tokens, without the start token; after ``eos`` a row repeats ``eos``.
+    cross : ndarray, shape (batch, n_heads, n_steps, seq_k)
+        The last decoder block's cross-attention at every step.
+    """
+    max_new = model.max_len if max_new is None else check_positive_int(max_new, "max_new")
+    memory = model.encode(source, source_mask)
+    key_mask = model._key_mask(source_mask)
+    batch = memory.shape[0]
+    written = np.full((batch, 1), bos, dtype=np.int64)
+    caches = [block.self_attention.new_cache(batch, capacity=max_new) for block in model.decoder]
+    crosses, done = [], np.zeros(batch, dtype=bool)
+    for step in range(max_new):
+        if use_cache:
+            h = model.token_embedding[written[:, -1:]] + model.target_positions[step:step + 1]
+            for block, cache in zip(model.decoder, caches, strict=True):
+                h, cross = block.decode(h, memory, cache, memory_mask=key_mask)
+            logits, cross = model._readout(h)[:, -1], cross[:, :, -1]
+        else:
+            h = model.token_embedding[written] + model.target_positions[:written.shape[1]]
+            for block in model.decoder:
+                h, cross = block(h, memory, memory_mask=key_mask, return_weights=True)
+            logits, cross = model._readout(h)[:, -1], cross[:, :, -1]
+        nxt = np.where(done, eos, logits.argmax(axis=-1))  # (batch,)
+        written = np.concatenate([written, nxt[:, None]], axis=1)
+        crosses.append(cross)
+        done |= nxt == eos
+        if done.all():
+            break
+    return written[:, 1:], np.stack(crosses, axis=2)

@@ -1,0 +1,32 @@
+"""mha.explorers.writing: text samples by temperature and top-k, learned cross-attention by task and stage."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from mha.explorers.writing import learned_alignment_explorer, sampling_explorer  # noqa: E402
+
+
+def test_sampling_explorer_has_one_escaped_frame_per_setting():
+    samples = {(t, k): f"<{t}|{k}>" for t in (0.5, 1.0) for k in (None, 3)}
+    explorer = sampling_explorer(samples)
+    assert len(explorer.frames) == 4
+    assert [o[1] for o in explorer.sliders["top_k"].options] == ["3", "all"]  # no cut-off last
+    html = explorer.frames[(1.0, "all")]
+    assert "&lt;1.0|None&gt;" in html and "<1.0" not in html  # sampled text is escaped, not markup
+    assert explorer.frames[(0.5, "3")].endswith(">&lt;0.5|3&gt;</div>")
+
+
+def test_sampling_explorer_names_missing_settings():
+    with pytest.raises(ValueError, match=r"\(1.0, 3\)"):
+        sampling_explorer({(0.5, None): "a", (1.0, None): "b", (0.5, 3): "c"})
+
+
+def test_learned_alignment_explorer_renders_every_task_and_stage():
+    w = np.full((2, 3, 4), 0.25)
+    maps = {(task, stage): (w, list("abc"), list("wxyz"), np.array([0, 1, 3]))
+            for task in ("copy", "reverse") for stage in ("before", "after")}
+    explorer = learned_alignment_explorer(maps)
+    assert sorted(explorer.frames) == sorted(maps)
+    assert list(explorer.sliders) == ["task", "stage"]
