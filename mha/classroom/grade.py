@@ -20,8 +20,7 @@ from mha.classroom.probes import Answer, Probe, Recording, record, replay
 from mha.classroom.release import student_source
 from mha.classroom.sandbox import Limits, Sandbox, get_sandbox
 from mha.classroom.source import Assignment
-from mha.classroom.submission import (Found, InvalidSubmission, find_submissions,
-                                      read_notebook)
+from mha.classroom.submission import Found, InvalidSubmission, find_submissions, read_notebook
 
 MAX_ROUNDS = 3
 MAX_RUNS = 8
@@ -190,10 +189,15 @@ def _ask(sandbox, cells, probes, names, with_mha, limits, got: _Collected):
                              "ran your notebook again without it")
             got.cells[culprit_cell] = ("error", ("Stopped", output.detail, 0))
             cells = [(n, "pass" if n == culprit_cell else s) for n, s in cells]
-        elif unanswered:
-            culprit = unanswered[0]
-            got.answers[culprit.key] = Answer("not_run", detail=output.detail)
-            probes = unanswered[1:]
+        elif unanswered and output.ending != "garbled":
+            stuck = unanswered[0].name  # every call of that function is given up on
+            for probe in unanswered:
+                if probe.name == stuck:
+                    got.answers[probe.key] = Answer("not_run", detail=output.detail)
+            probes = [probe for probe in unanswered if probe.name != stuck]
+        else:
+            got.notes.append(f"the grader could not read your code's answers: {output.detail}")
+            break
         if not probes:
             break
     for probe in probes:

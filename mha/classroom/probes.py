@@ -181,6 +181,9 @@ class Answer:
 
 def _exception(name: str, answer: Answer, variant: str) -> BaseException:
     kind, message = answer.exc
+    if answer.status == "missing" and variant == "numpy_only":
+        return PackageUsed(f"{name} is not defined when the mha package is absent (an import "
+                           f"of mha in its cell?): {MESSAGE}")
     if answer.status == "missing":
         return NameError(f"name {name!r} is not defined")
     if answer.status == "not_callable":

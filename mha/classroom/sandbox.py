@@ -6,8 +6,9 @@
 ``--die-with-parent``; the system directories, the Python environment and (when allowed) the
 ``mha`` package bound read-only; a size-limited private tmpfs as the only writable place;
 ``--clearenv`` and a minimal environment. When the grader runs as root, the runner is started by
-``setpriv`` as ``nobody`` (so ``RLIMIT_NPROC`` is enforced, all capabilities gone, no new
-privileges); otherwise bwrap makes a user namespace. Limits on address space, CPU seconds, file
+``setpriv`` under a uid of its own, unused on the host (so ``RLIMIT_NPROC`` counts that run's
+processes only, one run cannot signal another, all capabilities are gone, no new privileges);
+otherwise bwrap makes a user namespace. Limits on address space, CPU seconds, file
 size, processes and open files come from ``prlimit``; a wall-clock timeout kills the sandbox, and
 with it its whole PID namespace (children that called ``setsid`` included). The course folder,
 the submissions, the outputs and the teacher's environment variables are not visible inside.
@@ -15,6 +16,7 @@ the submissions, the outputs and the teacher's environment variables are not vis
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
@@ -32,7 +34,8 @@ from mha.classroom import wire
 RUNNER_FILES = (Path(__file__).with_name("runner.py"), Path(__file__).with_name("wire.py"))
 INSIDE_RUNNER = "/opt/mha-runner"
 INSIDE_PACKAGE = "/opt/mha-course"
-NOBODY = 65534
+FIRST_UID, UIDS = 3_000_000, 100_000  # as root, each run gets its own unused uid
+_UID_COUNTER = itertools.count()
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user "
                 "namespaces, or pass --trust-submissions to run submissions WITHOUT a sandbox")
@@ -115,8 +118,7 @@ class Sandbox:
         self.root = os.geteuid() == 0
         self.prlimit = _tool("prlimit")
         self.package = str(Path(mha.__file__).resolve().parent)
-        self.uid = NOBODY if self.root else os.getuid()
-        self.base_processes = _processes_of(self.uid)
+        self.base_processes = 0 if self.root else _processes_of(os.getuid())
         if kind == "bubblewrap":
             self.bwrap = _tool("bwrap")
             self.setpriv = _tool("setpriv") if self.root else None
@@ -138,7 +140,7 @@ class Sandbox:
                 f"--fsize={limits.file_mb * 2**20}", "--core=0", "--nofile=256",
                 f"--nproc={self.base_processes + limits.nproc}", "--"]
 
-    def _bwrap(self, with_mha: bool, limits: Limits) -> list[str]:
+    def _bwrap(self, with_mha: bool, limits: Limits, uid: int) -> list[str]:
         args = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         if self.root:
@@ -168,14 +170,14 @@ class Sandbox:
             args += ["--setenv", key, value]
         args.append("--")
         if self.root:
-            args += [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+            args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--inh-caps=-all", "--bounding-set=-all", "--"]
         return args
 
     def command(self, with_mha: bool, limits: Limits, python_args: list[str]) -> list[str]:
         prefix = self._limits(limits)
         if self.kind == "bubblewrap":
-            prefix += self._bwrap(with_mha, limits)
+            prefix += self._bwrap(with_mha, limits, FIRST_UID + next(_UID_COUNTER) % UIDS)
         return prefix + [sys.executable, "-I", "-B", *python_args]
 
     def runner_path(self) -> str:
@@ -247,9 +249,8 @@ class Sandbox:
         except OSError as error:
             raise SandboxUnavailable(f"the sandbox does not start ({error}): {INSTALL_HINT}") from None
         words = data.decode(errors="replace").split()
-        expected_uid = str(NOBODY) if self.root else None
         if (status != 0 or words[:1] != ["ok"] or "network" in words
-                or (expected_uid and words[1] != expected_uid)):
+                or (self.root and self.kind == "bubblewrap" and words[1] == "0")):
             raise SandboxUnavailable(f"the sandbox failed its self-test (status {status}): "
                                      f"{INSTALL_HINT}")
 

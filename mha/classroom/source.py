@@ -36,6 +36,10 @@ class AssignmentError(ValueError):
     """An assignment source that cannot be released or graded (bad markers, bad header...)."""
 
 
+class MissingExtra(ImportError):  # noqa: N818 - read as "missing extra: <what to install>"
+    """An optional dependency of the classroom tools is not installed."""
+
+
 @dataclass(frozen=True)
 class Segment:
     """A run of lines in a cell: ``kind`` is "plain", "solution" or "hidden"."""
@@ -183,7 +187,11 @@ def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
             for cell in notebook["cells"]
         ]
     if path.suffix == ".md":
-        import jupytext  # only the teacher's side needs it
+        try:
+            import jupytext  # only the teacher's side needs it
+        except ImportError:
+            raise MissingExtra("reading MyST .md assignments needs jupytext: pip install "
+                               "'mha-course[classroom]' (or pip install jupytext)") from None
 
         notebook = jupytext.read(path, fmt="md:myst")
         return [(cell.cell_type, cell.source) for cell in notebook.cells]

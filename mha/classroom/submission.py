@@ -56,18 +56,24 @@ def safe_id(name: str) -> str:
     return text or "student"
 
 
-def unique_ids(names: list[str]) -> dict[str, str]:
-    """Map each original name to a unique safe id (case-insensitively): ``bob``, ``bob-2`` ..."""
+def unique_ids(names: list[str]) -> list[str]:
+    """A unique safe id for each name, in the same order (case-insensitively unique).
+
+    Examples
+    --------
+    >>> unique_ids(["bob", "Bob", "bob", "b o b", "b_o_b"])
+    ['bob', 'Bob-2', 'bob-3', 'b_o_b', 'b_o_b-2']
+    """
     taken: set[str] = set()
-    ids = {}
-    for name in sorted(names):
+    ids = []
+    for name in names:
         base = safe_id(name)
         candidate, number = base, 1
         while candidate.lower() in taken:
             number += 1
             candidate = f"{base}-{number}"
         taken.add(candidate.lower())
-        ids[name] = candidate
+        ids.append(candidate)
     return ids
 
 
@@ -125,7 +131,7 @@ def find_submissions(folder: Path, assignment_name: str) -> list[Found]:
             items.append((entry.name[:-6], path if regular else None,
                           "" if regular else "the submission is not a regular file"))
     ids = unique_ids([name for name, _, _ in items])
-    found = [Found(ids[name], name, path, problem) for name, path, problem in items]
+    found = [Found(i, name, path, problem) for i, (name, path, problem) in zip(ids, items)]
     return sorted(found, key=lambda f: f.student)
 
 
