@@ -249,8 +249,9 @@ class Sandbox:
         except OSError as error:
             raise SandboxUnavailable(f"the sandbox does not start ({error}): {INSTALL_HINT}") from None
         words = data.decode(errors="replace").split()
-        if (status != 0 or words[:1] != ["ok"] or "network" in words
-                or (self.root and self.kind == "bubblewrap" and words[1] == "0")):
+        contained = self.kind != "bubblewrap" or (
+            "network" not in words and not (self.root and words[1:2] == ["0"]))
+        if status != 0 or "ok" not in words or not contained:
             raise SandboxUnavailable(f"the sandbox failed its self-test (status {status}): "
                                      f"{INSTALL_HINT}")
 

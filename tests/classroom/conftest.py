@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,11 +65,22 @@ class GradedBatch:
 
 
 @pytest.fixture(scope="session")
-def hostile_batch(assignment_1, sandbox, tmp_path_factory) -> GradedBatch:
-    """Every case of ``hostile.CASES`` graded once, two at a time, reports written."""
+def hostile_batch(assignment_1, sandbox):
+    """Every case of ``hostile.CASES`` graded once, two at a time, reports written.
+
+    The folder lives outside pytest's temporary folders and is removed with ``rm -rf``: Python's
+    ``shutil.rmtree`` (which pytest uses to clean up) recurses, and fails on 1,000 nested folders.
+    """
+    root = Path(tempfile.mkdtemp(prefix="mha-hostile-"))
+    try:
+        yield _graded_batch(assignment_1, sandbox, root)
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(root)], check=False)
+
+
+def _graded_batch(assignment_1, sandbox, root: Path) -> GradedBatch:
     from tests.classroom.hostile import build_all
 
-    root = tmp_path_factory.mktemp("hostile")
     submissions, out, canary = root / "submitted", root / "grades", root / "canary"
     canary.mkdir()
     (canary / "canary.txt").write_text("CANARY-CONTENT-7c2e")
