@@ -131,7 +131,7 @@ def find_submissions(folder: Path, assignment_name: str) -> list[Found]:
             items.append((entry.name[:-6], path if regular else None,
                           "" if regular else "the submission is not a regular file"))
     ids = unique_ids([name for name, _, _ in items])
-    found = [Found(i, name, path, problem) for i, (name, path, problem) in zip(ids, items)]
+    found = [Found(i, name, path, problem) for i, (name, path, problem) in zip(ids, items, strict=True)]
     return sorted(found, key=lambda f: f.student)
 
 

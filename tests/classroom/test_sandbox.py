@@ -1,0 +1,91 @@
+"""The sandbox itself: what a process inside can see, reach and leave behind."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from mha.classroom.sandbox import INSIDE_PACKAGE, Limits
+
+pytestmark = pytest.mark.classroom
+FAST = Limits(timeout=5.0, memory_mb=512, tmp_mb=8, nproc=8)
+
+
+def _inside(sandbox, code: str, with_mha: bool = False, limits: Limits = FAST) -> tuple:
+    status, data = sandbox.execute(sandbox.command(with_mha, limits, ["-c", code]), b"", limits)
+    return status, data.decode(errors="replace")
+
+
+def test_inside_a_fresh_unprivileged_process_sees_only_system_python_and_tmp(sandbox, tmp_path,
+                                                                                  monkeypatch):
+    monkeypatch.setenv("MHA_GRADER_SECRET", "hunter2")
+    (tmp_path / "course.txt").write_text("secret")
+    status, out = _inside(sandbox, (
+        "import os\n"
+        "print(os.getuid(), os.getpid(), sorted(os.environ))\n"
+        f"print(os.path.exists({str(tmp_path)!r}), os.path.exists({os.getcwd()!r}))\n"
+        "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
+        "print(sorted(os.listdir('/opt')))"))
+    ids, seen, caps, opt = out.splitlines()
+    uid, pid, environ = ids.split(" ", 2)
+    assert status == 0 and uid != "0" and pid == "2"  # an unprivileged uid, its own PID namespace
+    assert "MHA_GRADER_SECRET" not in environ and "hunter2" not in out
+    assert seen == "False False" and int(caps, 16) == 0 and opt == "['mha-runner']"
+
+
+def test_mha_is_there_only_when_allowed(sandbox):
+    code = "import importlib.util as u\nprint(u.find_spec('mha') is not None)"
+    assert _inside(sandbox, f"import sys\nsys.path.insert(0, {INSIDE_PACKAGE!r})\n" + code,
+                   with_mha=True)[1].strip() == "True"
+    assert _inside(sandbox, f"import sys\nsys.path.insert(0, {INSIDE_PACKAGE!r})\n" + code,
+                   with_mha=False)[1].strip() == "False"
+
+
+def test_no_network_no_writes_outside_tmp_and_tmp_is_small(sandbox):
+    status, out = _inside(sandbox, (
+        "import os, socket\n"
+        "for target in ('/usr/pwned', '/opt/mha-runner/pwned', '/proc/pwned', '/pwned'):\n"
+        "    try:\n        open(target, 'w'); print('wrote', target)\n"
+        "    except OSError:\n        pass\n"
+        "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2); print('network')\n"
+        "except OSError:\n    pass\n"
+        "try:\n    open('/tmp/big', 'wb').write(b'x' * 2**24); print('big')\n"
+        "except OSError as e:\n    print('full', e.errno)"))
+    assert status == 0 and "wrote" not in out and "network" not in out and "full" in out
+
+
+def test_a_time_out_kills_the_whole_namespace_setsid_children_included(sandbox):
+    code = ("import os, subprocess, time\n"
+            "subprocess.Popen(['sleep', '27.18'], start_new_session=True)\n"
+            "if os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n"
+            "while True:\n    time.sleep(1)")
+    start = time.perf_counter()
+    status, _ = _inside(sandbox, code, limits=Limits(timeout=2.0, memory_mb=512))
+    assert status is None and time.perf_counter() - start < 10
+    time.sleep(0.5)
+    commands = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                commands.append(open(f"/proc/{entry.name}/cmdline", "rb").read())
+            except OSError:
+                pass
+    assert not any(b"27.18" in command for command in commands)
+
+
+def test_processes_and_memory_are_limited(sandbox):
+    status, out = _inside(sandbox, (
+        "import os, time\n"
+        "children = 0\n"
+        "for _ in range(200):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n            time.sleep(5)\n            os._exit(0)\n"
+        "        children += 1\n"
+        "    except OSError:\n        break\n"
+        "print(children)\n"
+        "try:\n    bytearray(2**30); print('allocated')\n"
+        "except MemoryError:\n    print('memory')"))
+    children, memory = out.split()
+    assert status == 0 and int(children) < FAST.nproc and memory == "memory"
