@@ -195,6 +195,8 @@ def _exception(name: str, answer: Answer, variant: str) -> BaseException:
     if variant == "numpy_only" and (kind in ("ImportError", "ModuleNotFoundError")
                                     or (kind == "NameError" and "mha" in message)):
         return PackageUsed(MESSAGE)
+    if kind == "NotImplementedError" and not message:
+        message = "not answered yet (the '# YOUR CODE HERE' stub is still there)"
     error_type = REPLAYED.get(kind)
     if error_type is None:
         return AnswerError(f"{kind}: {message}" if message else kind)
