@@ -56,7 +56,7 @@ class Limits:
     file_mb: int = 64
     probe_timeout: float = 10.0
     tmp_mb: int = 64
-    nproc: int = 32
+    nproc: int = 8
 
     def __post_init__(self):
         for name in ("cell_timeout", "timeout", "memory_mb", "file_mb", "probe_timeout", "tmp_mb",
