@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mha._extras import MissingExtra
+
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -34,10 +36,6 @@ _HEADER_LIKE = re.compile(r"^#\s*(grade_id|points)\s*:", re.IGNORECASE)
 
 class AssignmentError(ValueError):
     """An assignment source that cannot be released or graded (bad markers, bad header...)."""
-
-
-class MissingExtra(ImportError):  # noqa: N818 - read as "missing extra: <what to install>"
-    """An optional dependency of the classroom tools is not installed."""
 
 
 @dataclass(frozen=True)
@@ -190,8 +188,8 @@ def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
         try:
             import jupytext  # only the teacher's side needs it
         except ImportError:
-            raise MissingExtra("reading MyST .md assignments needs jupytext: pip install "
-                               "'mha-course[classroom]' (or pip install jupytext)") from None
+            raise MissingExtra('mha.classroom needs jupytext to read MyST .md assignments: pip '
+                               'install "mha-course[classroom]"') from None
 
         notebook = jupytext.read(path, fmt="md:myst")
         return [(cell.cell_type, cell.source) for cell in notebook.cells]
