@@ -11,6 +11,7 @@ the rest still counts. Each test cell scores all its points when it passes, none
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from mha.classroom.submission import Found, InvalidSubmission, find_submissions,
 
 MAX_ROUNDS = 3
 MAX_RUNS = 8
+BUDGET_RUNS = 3  # a student's runs stop after this many times the per-run time limit
 MAX_RESULT_BYTES = 8 * 2**20
 STATUSES = {"ok", "raised", "missing", "not_callable", "timeout", "unsupported"}
 
@@ -66,6 +68,10 @@ class _Collected:
     notes: list = field(default_factory=list)
     events: set = field(default_factory=set)
     runs: int = 0
+    deadline: float = float("inf")
+
+    def exhausted(self) -> bool:
+        return self.runs >= MAX_RUNS or time.monotonic() > self.deadline
 
 
 _RECORDINGS: dict = {}
@@ -172,7 +178,7 @@ def _ask(sandbox, cells, probes, names, with_mha, limits, got: _Collected):
     """Run until every probe is answered or given up on (a culprit cell or call is skipped)."""
     cells, probes = list(cells), list(probes)
     end, reports = None, {}
-    while got.runs < MAX_RUNS:
+    while not got.exhausted():
         reports, results, end, output = _one_run(sandbox, cells, probes, names, with_mha,
                                                  limits, got)
         got.answers.update(results)
@@ -203,6 +209,8 @@ def _ask(sandbox, cells, probes, names, with_mha, limits, got: _Collected):
     for probe in probes:
         got.answers.setdefault(probe.key, Answer("not_run", detail="not run: the grader gave up "
                                                  "after the run ended early several times"))
+    if got.exhausted() and probes:
+        got.events.add("timeout")
     return reports, end
 
 
@@ -268,13 +276,13 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
     tests = {test.grade_id for test in assignment.tests}
     own = [(number, source) for number, (kind, source, grade_id) in enumerate(cells, start=1)
            if kind == "code" and grade_id not in tests]
-    got = _Collected()
+    got = _Collected(deadline=time.monotonic() + BUDGET_RUNS * limits.timeout)
     pending = list(recording.probes.values())
     for _ in range(MAX_ROUNDS):
         _collect(sandbox, own, pending, list(recording.answers), limits, got)
         outcomes, missing = replay(assignment, recording, got.answers, got.defined, got.signatures)
         pending = [probe for key, probe in missing.items() if key not in got.answers]
-        if not pending or got.runs >= MAX_RUNS:
+        if not pending or got.exhausted():
             break
     by_id = {outcome.grade_id: outcome for outcome in outcomes}
     questions = []

@@ -51,29 +51,31 @@ def test_regrading_writes_the_same_bytes(hostile_batch, assignment_1, sandbox, t
 
 
 def test_release_then_grade_from_the_command_line(tmp_path, assignment_1, sandbox):
-    source = str(ASSIGNMENTS[0])
-
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "mha.classroom", *args], capture_output=True,
-                              text=True, check=False, cwd=tmp_path,
-                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
-
-    assert cli("release", source, "--out", "release").returncode == 0
+    assert main(["release", str(ASSIGNMENTS[0]), "--out", str(tmp_path / "release")]) == 0
+    assert main(["nbgrader", str(ASSIGNMENTS[0]), "--out", str(tmp_path / "source")]) == 0
+    # an .ipynb source keeps jupytext (slow to import) out of the fresh process below
+    source = str(tmp_path / "source" / "01-self-attention" / "01-self-attention.ipynb")
     submitted = tmp_path / "submitted"
     (submitted / "bob" / "01-self-attention").mkdir(parents=True)  # nbgrader's layout
     (tmp_path / "release" / "01-self-attention.ipynb").rename(
         submitted / "bob" / "01-self-attention" / "01-self-attention.ipynb")
     write_notebook(nbgrader_notebook(assignment_1), submitted / "alice.ipynb")
     (submitted / "carol").mkdir()  # a folder with no notebook
-    done = cli("grade", source, str(submitted), "--out", "grades", "--cell-timeout", "2")
+    done = subprocess.run(  # the real command, in a fresh process with a bare environment
+        [sys.executable, "-m", "mha.classroom", "grade", source, str(submitted), "--out",
+         "grades", "--cell-timeout", "2"], capture_output=True, text=True, check=False,
+        cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert "alice: 13 / 13" in done.stdout and "bob: 0 / 13" in done.stdout
     assert "carol: 0 / 13" in done.stdout and "graded 3 submission(s)" in done.stdout
     feedback = (tmp_path / "grades" / "feedback" / "carol.md").read_text()
     assert "not graded: no notebook in the folder" in feedback
     assert (tmp_path / "grades" / "summary.md").is_file()
-    missing = cli("grade", source, str(tmp_path / "nowhere"))
-    assert missing.returncode == 2 and "expected a folder of submissions" in missing.stderr
+
+
+def test_a_missing_folder_is_an_error(tmp_path, capsys, sandbox):
+    assert main(["grade", str(ASSIGNMENTS[0]), str(tmp_path / "nowhere")]) == 2
+    assert "expected a folder of submissions" in capsys.readouterr().err
 
 
 def test_without_a_sandbox_the_grader_refuses_in_one_line(monkeypatch, tmp_path, capsys):
