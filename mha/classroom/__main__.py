@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                         memory_mb=args.memory_mb)
         assignment = load_assignment(args.source)
         sandbox = get_sandbox(args.trust_submissions)
+        sandbox.check_private(args.out)
         start = time.perf_counter()
         results = grade_folder(assignment, args.submissions, limits, jobs=args.jobs,
                                sandbox=sandbox)

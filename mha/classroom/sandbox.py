@@ -105,6 +105,17 @@ def _python_dirs() -> list[str]:
     return dirs
 
 
+def _installed_copies() -> list[str]:
+    """Folders named ``mha`` on the import path that the sandbox would show (to be masked)."""
+    bound = _python_dirs()
+    copies = set()
+    for entry in sys.path:
+        candidate = os.path.join(os.path.realpath(entry or "."), "mha")
+        if os.path.isdir(candidate) and any(_inside(candidate, d) for d in bound):
+            copies.add(candidate)
+    return sorted(copies)
+
+
 def _inside(path: str, folder: str) -> bool:
     folder = folder.rstrip("/") + "/"
     return (path.rstrip("/") + "/").startswith(folder)
@@ -161,8 +172,9 @@ class Sandbox:
                     made.add(str(parent))
                     args += ["--perms", "0755", "--dir", str(parent)]
             args += ["--ro-bind", source, target]
-        if not with_mha and any(_inside(self.package, d) for d in _python_dirs()):
-            args += ["--tmpfs", self.package]  # an installed copy of mha: mask it
+        if not with_mha:
+            for copy in _installed_copies():  # a copy of mha inside the Python environment
+                args += ["--tmpfs", copy]
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777",
                  "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp", "--chdir", "/tmp",
                  "--clearenv"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,6 +68,7 @@ def test_nothing_survives_the_batch_and_the_outputs_stay_as_written(hostile_batc
             if b"31.41" in command or b"/opt/mha-runner/runner.py" in command:
                 leftovers.append(command)
     assert leftovers == []
+    assert not list(Path(tempfile.gettempdir()).glob("mha-run-*"))  # temporary folders removed
     out = hostile_batch.out
     assert snapshot(out) == {str(Path(k).relative_to("grades")): v
                              for k, v in hostile_batch.after.items()
