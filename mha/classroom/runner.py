@@ -1,9 +1,10 @@
 """The inside of the sandbox: run a student's own cells, then answer the grader's probe calls.
 
-This file runs as a script (``python -I -B runner.py``) in the sandbox, next to ``wire.py``, and
-imports nothing but the standard library, NumPy and ``wire``. It reads one message on stdin (the
-student's non-test cells, the probe calls and their input arrays), keeps a private duplicate of
-stdout for its answer, points the standard descriptors at ``/dev/null``, and then:
+This file runs as a script (``python -I -S -B runner.py <site-packages>...``) in the sandbox,
+next to ``wire.py``, and imports nothing but the standard library, NumPy and ``wire``. It reads one
+message on stdin (the student's non-test cells, the probe calls and their input arrays), keeps a
+private duplicate of stdout for its answer, points the standard descriptors at ``/dev/null``, and
+then:
 
 1. runs each cell in one ``__main__`` namespace, with a per-cell alarm, recording the error a cell
    raised (type, message, line) and discarding what it prints;
@@ -27,6 +28,7 @@ import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.extend(sys.argv[1:])  # site-packages folders: started with -S, .pth files are skipped
 
 import numpy as np  # noqa: E402
 import wire  # noqa: E402

@@ -105,6 +105,14 @@ def _python_dirs() -> list[str]:
     return dirs
 
 
+def _site_dirs() -> list[str]:
+    """The grader's site-packages folders (NumPy's first), as the sandbox sees them."""
+    first = str(Path(np.__file__).resolve().parent.parent)
+    dirs = [first] + [entry for entry in sys.path if entry.endswith(("site-packages",
+                                                                       "dist-packages"))]
+    return list(dict.fromkeys(dirs))
+
+
 def _installed_copies() -> list[str]:
     """Folders named ``mha`` on the import path that the sandbox would show (to be masked)."""
     bound = _python_dirs()
@@ -192,10 +200,11 @@ class Sandbox:
             prefix += self._bwrap(with_mha, limits, FIRST_UID + next(_UID_COUNTER) % UIDS)
         return prefix + [sys.executable, "-I", "-B", *python_args]
 
-    def runner_path(self) -> str:
-        if self.kind == "bubblewrap":
-            return f"{INSIDE_RUNNER}/runner.py"
-        return str(RUNNER_FILES[0])
+    def runner_args(self) -> list[str]:
+        """``-S`` (``site`` and its ``.pth`` files cost more than the sandbox) and the runner
+        script, given the site-packages folders to import NumPy from."""
+        runner = f"{INSIDE_RUNNER}/runner.py" if self.kind == "bubblewrap" else str(RUNNER_FILES[0])
+        return ["-S", runner, *_site_dirs()]
 
     def package_path(self) -> str:
         return INSIDE_PACKAGE if self.kind == "bubblewrap" else str(Path(self.package).parent)
@@ -228,7 +237,7 @@ class Sandbox:
 
     def run(self, job: bytes, with_mha: bool, limits: Limits) -> RunOutput:
         """Run the runner on a packed job; parse the frames it wrote."""
-        command = self.command(with_mha, limits, [self.runner_path()])
+        command = self.command(with_mha, limits, self.runner_args())
         status, data = self.execute(command, job, limits)
         result = RunOutput()
         result.frames, garbled = read_frames(data, limits.file_mb * 2**20)
