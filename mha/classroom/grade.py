@@ -2,7 +2,8 @@
 
 For each student: read the notebook defensively (:mod:`~mha.classroom.submission`), send its
 non-test code cells and the assignment's probe calls to the sandboxed runner (first with the
-``mha`` package absent; again with it only if the code asked for it), validate the answers, and
+``mha`` package absent; again with it only if the code asked for it; the hidden tests' calls only
+once the visible ones are answered), validate the answers, and
 replay the instructor's tests on them in this process (:mod:`~mha.classroom.probes`). A test that
 needs answers to new inputs (one answer's output fed to another) gets another round. A run that a
 cell or a call ends (time limit, memory, ``os._exit``) is repeated without that cell or call, so
@@ -85,7 +86,8 @@ def recording_for(assignment: Assignment) -> Recording:
     return _RECORDINGS[key]
 
 
-def _job(cells, probes: list[Probe], answers, sandbox: Sandbox, with_mha, limits) -> bytes:
+def _message(header: dict, probes: list[Probe]) -> bytes:
+    """Pack ``header`` with the probes' calls and all their input arrays."""
     arrays: list = []
 
     def shift(tree, offset):
@@ -101,16 +103,21 @@ def _job(cells, probes: list[Probe], answers, sandbox: Sandbox, with_mha, limits
     for probe in probes:
         offset = len(arrays)
         arrays.extend(probe.arrays)
-        if probe.kind == "value":
-            encoded.append({"name": probe.name, "kind": "value", "args": None, "kwargs": None})
-            continue
-        encoded.append({"name": probe.name, "kind": "call", "args": shift(probe.args, offset),
-                        "kwargs": shift(probe.kwargs, offset)})
-    header = {"cells": cells, "probes": encoded, "answers": sorted(answers),
+        value = probe.kind == "value"
+        encoded.append({"name": probe.name, "kind": probe.kind,
+                        "args": None if value else shift(probe.args, offset),
+                        "kwargs": None if value else shift(probe.kwargs, offset)})
+    return wire.pack({**header, "probes": encoded}, arrays)
+
+
+def _job(cells, visible: list[Probe], hidden: list[Probe], answers, sandbox: Sandbox, with_mha,
+         limits) -> tuple[bytes, bytes | None]:
+    """The first message (cells, visible calls) and the second (hidden calls, or None)."""
+    header = {"cells": cells, "answers": sorted(answers), "hidden_follow": bool(hidden),
               "path": [sandbox.package_path()] if with_mha else [], "block_mha": not with_mha,
               "cell_timeout": limits.cell_timeout, "probe_timeout": limits.probe_timeout,
               "max_result_bytes": MAX_RESULT_BYTES}
-    return wire.pack(header, arrays)
+    return _message(header, visible), (_message({}, hidden) if hidden else None)
 
 
 def _answer(result, arrays) -> Answer:
@@ -148,26 +155,36 @@ def _answer(result, arrays) -> Answer:
 
 
 def _one_run(sandbox, cells, probes, answers_names, with_mha, limits, got: _Collected):
-    """One sandbox run; returns (cell reports, answers by probe key, end frame or None, output)."""
+    """One sandbox run; returns (cell reports, answers by probe key, end frame or None, output).
+
+    Answers to visible calls count only if they reached the grader before the hidden calls were
+    sent, answers to hidden calls only after: the feedback never quotes anything written while
+    the hidden inputs were inside the student's process.
+    """
     got.runs += 1
-    output = sandbox.run(_job(cells, probes, answers_names, sandbox, with_mha, limits),
-                         with_mha, limits)
+    visible = [p for p in probes if not p.hidden]
+    hidden = [p for p in probes if p.hidden]
+    ordered = visible + hidden
+    first, second = _job(cells, visible, hidden, answers_names, sandbox, with_mha, limits)
+    output = sandbox.run(first, second, with_mha, limits)
     reports, results, end = {}, {}, None
     numbers = {number for number, _ in cells}
-    for header, arrays in output.frames:
+    split = output.split if output.split >= 0 else float("inf")
+    for header, arrays, offset in output.frames:
         try:
-            if "cell" in header and header["cell"] in numbers:
+            index = header.get("probe")
+            if "cell" in header and header["cell"] in numbers and offset <= split:
                 error = header.get("error")
                 valid = (isinstance(error, list) and len(error) == 3
                          and all(isinstance(x, str) for x in error[:2]) and type(error[2]) is int)
                 reports[header["cell"]] = (str(header.get("status"))[:10],
                                            tuple(error) if valid else None)
-            elif "probe" in header and type(header["probe"]) is int \
-                    and 0 <= header["probe"] < len(probes):
-                results[probes[header["probe"]].key] = _answer(header.get("result"), arrays)
+            elif type(index) is int and 0 <= index < len(ordered):
+                if (index < len(visible)) == (offset <= split):
+                    results[ordered[index].key] = _answer(header.get("result"), arrays)
             elif header.get("end") is True:
                 end = header
-            else:
+            elif header.get("phase") != "visible_done":
                 break
         except (wire.WireError, TypeError, ValueError, AttributeError):
             break
@@ -176,7 +193,8 @@ def _one_run(sandbox, cells, probes, answers_names, with_mha, limits, got: _Coll
 
 def _ask(sandbox, cells, probes, names, with_mha, limits, got: _Collected):
     """Run until every probe is answered or given up on (a culprit cell or call is skipped)."""
-    cells, probes = list(cells), list(probes)
+    cells = list(cells)
+    probes = [p for p in probes if not p.hidden] + [p for p in probes if p.hidden]  # run order
     end, reports = None, {}
     while not got.exhausted():
         reports, results, end, output = _one_run(sandbox, cells, probes, names, with_mha,

@@ -21,6 +21,7 @@ import builtins
 import contextlib
 import inspect
 import io
+import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class Probe:
     args: list
     kwargs: list
     arrays: tuple = ()
+    hidden: bool = False  # made only from hidden test lines: sent after the visible answers
 
 
 @dataclass
@@ -71,13 +73,37 @@ class Recording:
     probes: dict[str, Probe] = field(default_factory=dict)
 
 
-def make_probe(name: str, kind: str, variant: str, args=(), kwargs=None) -> Probe:
+def make_probe(name: str, kind: str, variant: str, args=(), kwargs=None,
+               hidden: bool = False) -> Probe:
     """Encode a call's inputs (raises wire.WireError for inputs that are not plain data)."""
     arrays: list = []
     args_tree = wire.encode(tuple(args), arrays)
     kwargs_tree = wire.encode(dict(sorted((kwargs or {}).items())), arrays)
     key = wire.digest(["probe", kind, name, variant, args_tree, kwargs_tree], arrays)
-    return Probe(key, name, kind, variant, args_tree, kwargs_tree, tuple(arrays))
+    return Probe(key, name, kind, variant, args_tree, kwargs_tree, tuple(arrays), hidden)
+
+
+def hidden_lines(assignment: Assignment) -> dict[str, set[int]]:
+    """For each test cell's file name (``<test grade_id>``), its hidden line numbers."""
+    return {f"<test {cell.grade_id}>": _hidden_lines(cell) for cell in assignment.tests}
+
+
+def _from_hidden_line(hidden: dict[str, set[int]]) -> bool:
+    """True if the innermost test-cell frame calling now is on a hidden line."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        lines = hidden.get(frame.f_code.co_filename)
+        if lines is not None:
+            return frame.f_lineno in lines
+        frame = frame.f_back
+    return False
+
+
+def _keep(probes: dict, probe: Probe) -> None:
+    """Add ``probe``; a call made from a visible line stays visible."""
+    known = probes.get(probe.key)
+    if known is None or (known.hidden and not probe.hidden):
+        probes[probe.key] = probe
 
 
 def answer_names(assignment: Assignment) -> dict[str, str]:
@@ -95,17 +121,18 @@ def answer_names(assignment: Assignment) -> dict[str, str]:
     return names
 
 
-def _recorder(name, target, recording, depth):
+def _recorder(name, target, recording, depth, hidden):
     """A function standing for the instructor's ``target`` that notes each call a test makes."""
     def recorder(*args, **kwargs):
         if depth[0]:  # a call from inside another answer: not a test's call
             return target(*args, **kwargs)
         try:
-            probe = make_probe(name, "call", VARIANT.get(), args, kwargs)
+            probe = make_probe(name, "call", VARIANT.get(), args, kwargs,
+                               _from_hidden_line(hidden))
         except wire.WireError as error:
             raise AssignmentError(f"a test calls {name}() with inputs the grader cannot send to "
                                   f"the student's code ({error})") from None
-        recording.probes.setdefault(probe.key, probe)
+        _keep(recording.probes, probe)
         depth[0] += 1
         try:
             result = target(*args, **kwargs)
@@ -143,13 +170,14 @@ def record(assignment: Assignment) -> Recording:
     """Run the instructor's notebook with recording proxies; every test must pass."""
     recording = Recording(answer_names(assignment))
     namespace: dict = {"__name__": "__main__"}
-    depth = [0]
+    depth, hidden = [0], hidden_lines(assignment)
     with _grading():
         for number, cell in enumerate(assignment.cells, start=1):
             if cell.role == "markdown":
                 continue
+            filename = f"<test {cell.grade_id}>" if cell.role == "test" else f"<cell {number}>"
             try:
-                _run_cell(instructor_source(cell), namespace, f"<cell {number}>")
+                _run_cell(instructor_source(cell), namespace, filename)
             except AssignmentError:
                 raise
             except Exception as error:  # noqa: BLE001 - reported to the teacher
@@ -160,10 +188,9 @@ def record(assignment: Assignment) -> Recording:
             for name, kind in recording.answers.items():
                 value = namespace.get(name)
                 if kind == "call" and callable(value) and not hasattr(value, "mha_recorder"):
-                    namespace[name] = _recorder(name, value, recording, depth)
+                    namespace[name] = _recorder(name, value, recording, depth, hidden)
                 elif kind == "value" and name in namespace:
-                    probe = make_probe(name, "value", "main")
-                    recording.probes.setdefault(probe.key, probe)
+                    _keep(recording.probes, make_probe(name, "value", "main"))
     return recording
 
 
@@ -203,18 +230,18 @@ def _exception(name: str, answer: Answer, variant: str) -> BaseException:
     return error_type(message) if message else error_type()
 
 
-def replayer(name: str, answers: dict, missing: dict, parameters=None):
+def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=None):
     """A function standing for the student's ``name``: returns what their code returned."""
     def replay_call(*args, **kwargs):
         variant = VARIANT.get()
         try:
-            probe = make_probe(name, "call", variant, args, kwargs)
+            probe = make_probe(name, "call", variant, args, kwargs, _from_hidden_line(hidden))
         except wire.WireError as error:
             raise AnswerError(f"the grader cannot pass these inputs to {name}(): {error}") \
                 from None
         answer = answers.get(probe.key)
         if answer is None:
-            missing.setdefault(probe.key, probe)
+            _keep(missing, probe)
             raise ProbeMissing(name)
         for where, tree in answer.mutated:
             target = args[where] if isinstance(where, int) and where < len(args) else \
@@ -287,7 +314,7 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
     """
     namespace: dict = {"__name__": "__main__"}
     missing: dict = {}
-    outcomes = []
+    outcomes, hidden = [], hidden_lines(assignment)
     with _grading():
         for number, cell in enumerate(assignment.cells, start=1):
             if cell.role in ("markdown",):
@@ -304,7 +331,7 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
                         if answer is not None and answer.status == "ok":
                             namespace[name] = wire.decode(answer.out, list(answer.arrays))
                         continue
-                    namespace[name] = replayer(name, answers, missing,
+                    namespace[name] = replayer(name, answers, missing, hidden,
                                                signature_of(signatures.get(name)))
                 continue
             filename = f"<test {cell.grade_id}>" if cell.role == "test" else f"<cell {number}>"

@@ -2,15 +2,17 @@
 
 This file runs as a script (``python -I -S -B runner.py <site-packages>...``) in the sandbox,
 next to ``wire.py``, and imports nothing but the standard library, NumPy and ``wire``. It reads one
-message on stdin (the student's non-test cells, the probe calls and their input arrays), keeps a
-private duplicate of stdout for its answer, points the standard descriptors at ``/dev/null``, and
-then:
+message on stdin (the student's non-test cells, the visible tests' probe calls and their input
+arrays), keeps private duplicates of stdin and stdout, points the standard descriptors at
+``/dev/null``, and then:
 
 1. runs each cell in one ``__main__`` namespace, with a per-cell alarm, recording the error a cell
    raised (type, message, line) and discarding what it prints;
 2. calls each probe (``name(*args, **kwargs)`` on fresh copies of the inputs, or reads a value),
    with a per-call alarm, recording the output, the exception (type name and message), and any
-   input array the call changed in place;
+   input array the call changed in place; then says so, and only then receives the *hidden* tests'
+   calls and answers them the same way (so no answer the feedback may quote was written while the
+   hidden inputs were in the process);
 3. reports the signature of each answer, and whether anything tried to import ``mha`` when the
    grader asked for a run without it;
 4. writes one frame per cell and per probe as it goes (JSON + arrays, see ``wire``) on the private
@@ -193,9 +195,37 @@ def _send(fd, header, arrays):
         view = view[os.write(fd, view):]
 
 
+def _receive(fd):
+    """Read one length-prefixed wire message from ``fd``; return (header, arrays)."""
+    def exactly(count):
+        chunks = []
+        while count:
+            chunk = os.read(fd, min(count, 1 << 20))
+            if not chunk:
+                raise EOFError("the grader closed the channel")
+            chunks.append(chunk)
+            count -= len(chunk)
+        return b"".join(chunks)
+
+    length = int.from_bytes(exactly(8), "little")
+    data = exactly(length)
+    return wire.unpack(data, max_bytes=len(data) + 1)
+
+
+def _answer_all(probes, first_index, namespace, arrays, job, answer):
+    for index, probe in enumerate(probes, start=first_index):
+        out_arrays = []
+        try:
+            result = call_probe(probe, namespace, arrays, float(job["probe_timeout"]), out_arrays,
+                                int(job["max_result_bytes"]))
+        except BaseException as error:  # noqa: BLE001
+            result, out_arrays = {"status": "raised", "exc": _exception(error)[:2]}, []
+        _send(answer, {"probe": index, "result": result}, out_arrays)
+
+
 def main():
-    data = sys.stdin.buffer.read()
-    job, arrays = wire.unpack(data, max_bytes=len(data) + 1)
+    channel = os.dup(0)
+    job, arrays = _receive(channel)
     answer = os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -210,14 +240,11 @@ def main():
     for number, source in job["cells"]:
         (report,) = run_cells([(number, source)], namespace, float(job["cell_timeout"]))
         _send(answer, {"cell": number, "status": report[0], "error": report[1]}, [])
-    for index, probe in enumerate(job["probes"]):
-        out_arrays = []
-        try:
-            result = call_probe(probe, namespace, arrays, float(job["probe_timeout"]), out_arrays,
-                                int(job["max_result_bytes"]))
-        except BaseException as error:  # noqa: BLE001
-            result, out_arrays = {"status": "raised", "exc": _exception(error)[:2]}, []
-        _send(answer, {"probe": index, "result": result}, out_arrays)
+    _answer_all(job["probes"], 0, namespace, arrays, job, answer)
+    if job["hidden_follow"]:  # the hidden tests' calls arrive only once these answers are in
+        _send(answer, {"phase": "visible_done"}, [])
+        hidden, hidden_arrays = _receive(channel)
+        _answer_all(hidden["probes"], len(job["probes"]), namespace, hidden_arrays, job, answer)
     signatures = {name: signature(namespace[name]) for name in job["answers"]
                   if name in namespace and callable(namespace[name])}
     _send(answer, {"end": True, "signatures": signatures, "mha_attempted": _NoMha.attempted}, [])

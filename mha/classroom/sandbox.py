@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,9 +72,10 @@ class Limits:
 class RunOutput:
     """What one run sent back: its frames (header, arrays) and how it ended."""
 
-    frames: list = field(default_factory=list)
+    frames: list = field(default_factory=list)  # (header, arrays, end offset)
     ending: str = "done"  # done, timeout, killed, exit, garbled
     detail: str = ""
+    split: int = -1  # stdout offset at which the hidden calls were sent
 
 
 def _tool(name: str) -> str:
@@ -209,39 +212,48 @@ class Sandbox:
     def package_path(self) -> str:
         return INSIDE_PACKAGE if self.kind == "bubblewrap" else str(Path(self.package).parent)
 
-    def execute(self, command: list[str], stdin: bytes, limits: Limits) -> tuple[int | None, bytes]:
-        """Run ``command`` with ``stdin``; return (exit status or None on time-out, stdout)."""
+    def execute(self, command: list[str], first: bytes, limits: Limits,
+                second: bytes | None = None) -> tuple[int | None, bytes, int]:
+        """Run ``command``, send ``first`` on its stdin and, once its output holds a
+        ``visible_done`` frame, ``second``. Return (exit status or None on time-out, stdout,
+        the stdout offset where ``second`` was sent or -1)."""
+        cap = limits.file_mb * 2**20
         with tempfile.TemporaryDirectory(prefix="mha-run-") as folder:
-            paths = [Path(folder, name) for name in ("in", "out", "err", "work")]
-            paths[0].write_bytes(stdin)
-            paths[3].mkdir()
-            with open(paths[0], "rb") as job, open(paths[1], "w+b") as out, \
-                    open(paths[2], "w+b") as err:
+            work = Path(folder, "work")
+            work.mkdir()
+            with open(Path(folder, "err"), "w+b") as err:
                 process = subprocess.Popen(  # noqa: S603 - fixed, absolute tool paths
-                    command, stdin=job, stdout=out, stderr=err, cwd=paths[3],
-                    env=_environment(str(paths[3])) if self.kind == "none" else {},
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=work,
+                    env=_environment(str(work)) if self.kind == "none" else {},
                     start_new_session=True)
+                deadline = time.monotonic() + limits.timeout
                 try:
-                    status = process.wait(timeout=limits.timeout)
+                    data, split, timed_out = _converse(process, first, second, cap, deadline)
+                    status = None if timed_out else process.wait(
+                        timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    status = None
+                    data, split, status = b"", -1, None
                 finally:
                     try:
                         os.killpg(process.pid, signal.SIGKILL)
                     except (ProcessLookupError, PermissionError):
                         pass
                     process.wait()
-                out.seek(0)
-                data = out.read(limits.file_mb * 2**20 + 1)
-        return status, data
+                    for pipe in (process.stdin, process.stdout):
+                        try:
+                            pipe.close()
+                        except OSError:
+                            pass
+        return status, bytes(data), split
 
-    def run(self, job: bytes, with_mha: bool, limits: Limits) -> RunOutput:
+    def run(self, first: bytes, second: bytes | None, with_mha: bool, limits: Limits) -> RunOutput:
         """Run the runner on a packed job; parse the frames it wrote."""
         command = self.command(with_mha, limits, self.runner_args())
-        status, data = self.execute(command, job, limits)
-        result = RunOutput()
+        status, data, split = self.execute(command, _framed(first), limits,
+                                           None if second is None else _framed(second))
+        result = RunOutput(split=split)
         result.frames, garbled = read_frames(data, limits.file_mb * 2**20)
-        ended = any("end" in header for header, _ in result.frames)
+        ended = any("end" in header for header, _, _ in result.frames)
         if status is None:
             result.ending = "timeout"
             result.detail = f"the run went past its {limits.timeout:g} s time limit and was stopped"
@@ -266,7 +278,8 @@ class Sandbox:
                 "print('ok', os.getuid(), os.getpid(), os.path.exists('/root/.ssh'))")
         limits = Limits(timeout=30)
         try:
-            status, data = self.execute(self.command(False, limits, ["-c", code]), b"", limits)
+            status, data, _ = self.execute(self.command(False, limits, ["-c", code]), b"",
+                                           limits)
         except OSError as error:
             raise SandboxUnavailable(f"the sandbox does not start ({error}): {INSTALL_HINT}") from None
         words = data.decode(errors="replace").split()
@@ -278,8 +291,8 @@ class Sandbox:
 
 
 def read_frames(data: bytes, max_bytes: int) -> tuple[list, bool]:
-    """Split the runner's output into validated (header, arrays) frames; stop at the first bad
-    one. Returns the frames and whether anything unreadable followed them."""
+    """Split the runner's output into validated (header, arrays, end offset) frames; stop at the
+    first bad one. Returns the frames and whether anything unreadable followed them."""
     frames, offset = [], 0
     if len(data) > max_bytes:
         return frames, True
@@ -294,9 +307,60 @@ def read_frames(data: bytes, max_bytes: int) -> tuple[list, bool]:
             return frames, True
         if not isinstance(header, dict):
             return frames, True
-        frames.append((header, arrays))
         offset += 8 + length
+        frames.append((header, arrays, offset))
     return frames, offset != len(data)
+
+
+def _framed(message: bytes) -> bytes:
+    return len(message).to_bytes(8, "little") + message
+
+
+def _visible_done(data: bytes, start: int) -> tuple[int, int]:
+    """Look for the ``visible_done`` frame in ``data`` from the frame boundary ``start``: return
+    (the offset just after it or -1, the boundary to resume from)."""
+    offset = start
+    while offset + 8 <= len(data):
+        end = offset + 8 + int.from_bytes(data[offset:offset + 8], "little")
+        if end > len(data):
+            break
+        if data.find(b'"phase":"visible_done"', offset + 8, min(end, offset + 200)) != -1:
+            return end, end
+        offset = end
+    return -1, offset
+
+
+def _converse(process, first: bytes, second: bytes | None, cap: int, deadline: float):
+    """Feed stdin and read stdout without blocking; ``second`` goes out only after the visible
+    answers. Returns (stdout bytes, offset where ``second`` was sent or -1, timed out)."""
+    stdin, stdout = process.stdin.fileno(), process.stdout.fileno()
+    os.set_blocking(stdin, False)
+    os.set_blocking(stdout, False)
+    pending, data, split, scanned = memoryview(first), bytearray(), -1, 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return data, split, True
+        readable, writable, _ = select.select([stdout], [stdin] if pending else [], [],
+                                              remaining)
+        if writable:
+            try:
+                pending = pending[os.write(stdin, pending[:1 << 16]):]
+            except BlockingIOError:
+                pass
+            except OSError:  # the runner is gone or closed its input
+                pending = memoryview(b"")
+        if readable:
+            chunk = os.read(stdout, 1 << 16)
+            if not chunk:
+                return data, split, False
+            data += chunk
+            if len(data) > cap:
+                return data[: cap + 1], split, False
+            if second is not None and split < 0 and not pending:
+                found, scanned = _visible_done(data, scanned)
+                if found >= 0:
+                    split, pending = found, memoryview(second)
 
 
 def _environment(home: str) -> dict[str, str]:

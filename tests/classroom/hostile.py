@@ -177,6 +177,23 @@ LEAK = " | ".join(found)[:3000]
 def softmax(x, axis=-1):
     raise ValueError("LEAK " + LEAK)
 '''
+EXFILTRATE = r'''
+import gc, os, threading
+import numpy as np
+STOLEN = []
+def steal():
+    for fd in range(3, 12):
+        try:
+            STOLEN.append(os.read(fd, 1 << 20))  # the channel: blocks until the hidden calls come
+        except OSError:
+            pass
+threading.Thread(target=steal, daemon=True).start()
+
+def softmax(x, axis=-1):
+    seen = [a.tolist() for a in gc.get_objects() if isinstance(a, np.ndarray) and 0 < a.size < 100
+            and np.abs(a).max() > 9000]
+    raise ValueError("EXFIL " + repr(seen)[:1500] + repr(STOLEN)[:1500])
+'''
 # --- writing outside, signals, surviving children, resources -----------------------------------
 WRITES = r'''
 import os, sqlite3, socket
@@ -319,6 +336,8 @@ CASES = [
     Case("lying_arrays", cells=(LIAR,), attack="lying ndarray subclasses, object arrays"),
     Case("snooping", answers={"softmax": SNOOP},
          attack="reading hidden tests, instructor source, canary, env vars"),
+    Case("exfiltrate_hidden_inputs", answers={"softmax": EXFILTRATE},
+         attack="hidden tests' inputs echoed through a visible test's feedback"),
     Case("writing_outside", cells=(WRITES,),
          attack="writes via paths, dir_fd, sqlite, mkfifo, mknod, /proc/self/fd; network"),
     Case("signals", cells=(SIGNALS,), attack="signals to the grader and to every process"),

@@ -86,6 +86,9 @@ def test_no_secret_reaches_any_output(hostile_batch):
     snooper = next(c for c in CASES if c.name == "snooping")
     feedback = _result(hostile_batch, snooper).questions[0].feedback
     assert "LEAK" in feedback  # the snooper's message arrives, with nothing it should not have
+    thief = next(c for c in CASES if c.name == "exfiltrate_hidden_inputs")
+    feedback = "\n".join(q.feedback for q in _result(hostile_batch, thief).questions)
+    assert "EXFIL" in feedback and "9999" not in feedback and "10000" not in feedback
 
 
 def test_csv_cells_never_start_like_a_formula(hostile_batch):

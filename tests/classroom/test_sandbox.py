@@ -14,7 +14,7 @@ FAST = Limits(timeout=5.0, memory_mb=512, tmp_mb=8, nproc=8)
 
 
 def _inside(sandbox, code: str, with_mha: bool = False, limits: Limits = FAST) -> tuple:
-    status, data = sandbox.execute(sandbox.command(with_mha, limits, ["-c", code]), b"", limits)
+    status, data, _ = sandbox.execute(sandbox.command(with_mha, limits, ["-c", code]), b"", limits)
     return status, data.decode(errors="replace")
 
 

@@ -84,7 +84,7 @@ def test_frames_stop_at_the_first_unreadable_one():
     good = wire.pack({"cell": 1}, [])
     data = len(good).to_bytes(8, "little") + good + b"\x05" * 20
     frames, garbled = read_frames(data, 2**20)
-    assert [header for header, _ in frames] == [{"cell": 1}] and garbled
+    assert [header for header, _, _ in frames] == [{"cell": 1}] and garbled
 
 
 def test_submission_files_are_read_defensively(tmp_path):
