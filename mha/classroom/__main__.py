@@ -55,9 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", type=Path, default=Path("grades"), help="folder (default: grades)")
     grade.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default 2)")
     grade.add_argument("--cell-timeout", type=float, default=Limits.cell_timeout,
-                       help="seconds per cell (default %(default)s)")
+                       help="seconds per cell and per call of an answer (default %(default)s)")
     grade.add_argument("--timeout", type=float, default=Limits.timeout,
-                       help="seconds per submission (default %(default)s)")
+                       help="seconds per sandboxed run; a student gets at most 3 runs' worth "
+                            "(default %(default)s)")
     grade.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
                        help="address-space limit per submission in MiB (default %(default)s)")
     grade.add_argument("--trust-submissions", action="store_true",
@@ -108,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "validate":
             return _validate(args.sources, args.trust_submissions)
-        limits = Limits(cell_timeout=args.cell_timeout, timeout=args.timeout,
-                        memory_mb=args.memory_mb)
+        limits = Limits(cell_timeout=args.cell_timeout, probe_timeout=args.cell_timeout,
+                        timeout=args.timeout, memory_mb=args.memory_mb)
         assignment = load_assignment(args.source)
         sandbox = get_sandbox(args.trust_submissions)
         sandbox.check_private(args.out)
