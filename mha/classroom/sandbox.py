@@ -87,7 +87,11 @@ def _tool(name: str) -> str:
 
 def _processes_of(uid: int) -> int:
     count = 0
-    for entry in os.scandir("/proc"):
+    try:
+        entries = list(os.scandir("/proc"))
+    except OSError:  # no /proc (macOS, in trusted mode)
+        return 0
+    for entry in entries:
         if entry.name.isdigit():
             try:
                 count += entry.stat(follow_symlinks=False).st_uid == uid
@@ -138,7 +142,7 @@ class Sandbox:
     def __init__(self, kind: str):
         self.kind = kind
         self.root = os.geteuid() == 0
-        self.prlimit = _tool("prlimit")
+        self.prlimit = _tool("prlimit") if kind == "bubblewrap" else shutil.which("prlimit")
         self.package = str(Path(mha.__file__).resolve().parent)
         self.base_processes = 0 if self.root else _processes_of(os.getuid())
         if kind == "bubblewrap":
@@ -157,6 +161,8 @@ class Sandbox:
                         "to submissions: grade from a virtual environment outside the course folder")
 
     def _limits(self, limits: Limits) -> list[str]:
+        if self.prlimit is None:  # trusted mode without util-linux: wall-clock limit only
+            return []
         cpu = int(limits.timeout) + 1
         return [self.prlimit, f"--as={limits.memory_mb * 2**20}", f"--cpu={cpu}:{cpu + 1}",
                 f"--fsize={limits.file_mb * 2**20}", "--core=0", "--nofile=256",
