@@ -235,10 +235,11 @@ class Sandbox:
                 deadline = time.monotonic() + limits.timeout
                 try:
                     data, split, timed_out = _converse(process, first, second, cap, deadline)
-                    status = None if timed_out else process.wait(
-                        timeout=max(0.1, deadline - time.monotonic()))
+                    status = None
+                    if not timed_out:  # output closed: the run ends now, or is stopped at the limit
+                        status = process.wait(timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    data, split, status = b"", -1, None
+                    status = None
                 finally:
                     try:
                         os.killpg(process.pid, signal.SIGKILL)
