@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -37,7 +38,7 @@ RUNNER_FILES = (Path(__file__).with_name("runner.py"), Path(__file__).with_name(
 INSIDE_RUNNER = "/opt/mha-runner"
 INSIDE_PACKAGE = "/opt/mha-course"
 FIRST_UID, UIDS = 3_000_000, 100_000  # as root, each run gets its own unused uid
-_UID_COUNTER = itertools.count()
+_UID_COUNTER = itertools.count(secrets.randbelow(UIDS))  # two graders at once do not collide
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user "
                 "namespaces, or pass --trust-submissions to run submissions WITHOUT a sandbox")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +92,22 @@ def test_processes_and_memory_are_limited(sandbox):
         "except MemoryError:\n    print('memory')"))
     children, memory = out.split()
     assert status == 0 and int(children) < FAST.nproc and memory == "memory"
+
+
+def test_an_installed_copy_of_mha_is_masked_in_the_numpy_only_run(sandbox, monkeypatch):
+    from mha.classroom import sandbox as module
+
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not under /tmp: the sandbox has its own
+    try:
+        site = folder / "site-packages"
+        (site / "mha").mkdir(parents=True)
+        (site / "mha" / "__init__.py").write_text("VISIBLE = True\n")
+        real = module._python_dirs()
+        monkeypatch.setattr(module, "_python_dirs", lambda: [*real, str(site)])
+        monkeypatch.setattr(module.sys, "path", [*module.sys.path, str(site)])
+        code = (f"import sys\nsys.path.append({str(site)!r})\n"
+                "import mha\nprint(hasattr(mha, 'VISIBLE'))")
+        assert _inside(sandbox, code, with_mha=False)[1].strip() == "False"  # an empty folder
+        assert _inside(sandbox, code, with_mha=True)[1].strip() == "True"  # there otherwise
+    finally:
+        shutil.rmtree(folder)
