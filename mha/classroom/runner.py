@@ -29,11 +29,14 @@ import signal
 import sys
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.extend(sys.argv[1:])  # site-packages folders: started with -S, .pth files are skipped
+if __name__ == "__main__":  # in the sandbox: started with -S, site-packages come as arguments
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.extend(sys.argv[1:])
+    import wire
+else:  # imported by the grader's own tools (docs, tests): no change to sys.path
+    from mha.classroom import wire
 
 import numpy as np  # noqa: E402
-import wire  # noqa: E402
 
 MESSAGE_CHARS = 500
 
