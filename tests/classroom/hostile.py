@@ -2,7 +2,8 @@
 
 Each :class:`Case` starts from the released notebook (every answer a stub: an *empty*
 submission, 0 points) or from the instructor's answers, replaces answer cells (found by the
-function they define), adds cells after the first one, or writes a raw file. ``points`` is what it
+function they define; an attack that defines several answers takes the last answer cell, so that
+no stub after it redefines them), adds cells after the first one, or writes a raw file. ``points`` is what it
 must score: ``None`` means "no more than an empty submission" (0). Placeholders ``@CANARY@``,
 ``@SUBMISSIONS@``, ``@OUT@``, ``@ROOT@``, ``@SOURCE@`` become absolute paths of the test's folders.
 
@@ -333,7 +334,11 @@ CASES = [
          at_most={"softmax_rows": 1},
          messages={"softmax_stable": "overflow"},
          attack="patched numpy, mha.checks, builtins; a thread re-patching"),
-    Case("lying_arrays", cells=(LIAR,), attack="lying ndarray subclasses, object arrays"),
+    Case("lying_arrays", answers={"self_attention": LIAR},  # the last answer cell: it wins
+         messages={"softmax_rows": "returned a Liar the grader cannot check",
+                   "attention_shapes": "dtype object are not accepted",
+                   "causal_mask": "nested too deeply"},
+         attack="lying ndarray subclasses, object arrays, deep values"),
     Case("snooping", answers={"softmax": SNOOP},
          attack="reading hidden tests, instructor source, canary, env vars"),
     Case("exfiltrate_hidden_inputs", answers={"softmax": EXFILTRATE},
@@ -352,7 +357,8 @@ CASES = [
     Case("os_exit", cells=("import os\nos._exit(0)",), answers={"softmax": SOFTMAX},
          points={**dict.fromkeys(ALL, 0), "softmax_rows": 1, "softmax_stable": 2},
          attack="os._exit in a cell"),
-    Case("markdown_injection", cells=(MARKDOWN,), attack="Markdown injection in feedback"),
+    Case("markdown_injection", answers={"self_attention": MARKDOWN},
+         messages={"softmax_rows": "FULL MARKS"}, attack="Markdown injection in feedback"),
     Case("=HYPERLINK(1)", attack="CSV injection in the student id"),
     Case("-2+3", attack="CSV injection in the student id"),
     Case("bob", attack="id collision (file and folder, case)"),

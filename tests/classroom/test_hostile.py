@@ -119,7 +119,7 @@ def test_student_text_cannot_escape_its_code_fence(hostile_batch):
             fence = None
         elif fence is None:
             outside.append(line)
-    assert fence is None
+    assert fence is None and "# FULL MARKS" in text  # the student's text is there, fenced
     assert "# FULL MARKS" not in outside and not any("=1+1" in line for line in outside)
 
 
