@@ -214,11 +214,12 @@ def _ask(sandbox, cells, probes, names, with_mha, limits, got: _Collected):
             got.cells[culprit_cell] = ("error", ("Stopped", output.detail, 0))
             cells = [(n, "pass" if n == culprit_cell else s) for n, s in cells]
         elif unanswered and output.ending != "garbled":
-            stuck = unanswered[0].name  # every call of that function is given up on
-            for probe in unanswered:
-                if probe.name == stuck:
+            hidden_silent = output.split >= 0 and not any(p.hidden and p.key in results
+                                                          for p in probes)
+            for probe in unanswered:  # the function that stopped the run, or every hidden call
+                if probe.name == unanswered[0].name or (hidden_silent and probe.hidden):
                     got.answers[probe.key] = Answer("not_run", detail=output.detail)
-            probes = [probe for probe in unanswered if probe.name != stuck]
+            probes = [probe for probe in unanswered if probe.key not in got.answers]
         else:
             got.notes.append(f"the grader could not read your code's answers: {output.detail}")
             break

@@ -352,7 +352,7 @@ CASES = [
          attack="memory, disk, output flood, recursion"),
     Case("stubborn_loop", cells=(STUBBORN,), answers={"softmax": SOFTMAX},
          points={**dict.fromkeys(ALL, 0), "softmax_rows": 1, "softmax_stable": 2},
-         messages={"notes": r"ended the run \(the run went past its 5 s"},
+         messages={"notes": r"ended the run \(the run went past its 8 s"},
          attack="a loop that swallows the time-out"),
     Case("os_exit", cells=("import os\nos._exit(0)",), answers={"softmax": SOFTMAX},
          points={**dict.fromkeys(ALL, 0), "softmax_rows": 1, "softmax_stable": 2},
