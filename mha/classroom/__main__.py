@@ -7,10 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-from mha.classroom.grade import grade_folder, write_reports
+from mha.classroom.grade import grade_folder
 from mha.classroom.release import export_nbgrader, release
-from mha.classroom.sandbox import Limits
-from mha.classroom.source import AssignmentError, load_assignment
+from mha.classroom.reports import write_reports
+from mha.classroom.sandbox import Limits, SandboxUnavailable, get_sandbox
+from mha.classroom.source import AssignmentError, MissingExtra, load_assignment
 from mha.classroom.validate import validate
 
 EPILOG = """\
@@ -43,20 +44,26 @@ def _parser() -> argparse.ArgumentParser:
 
     grade = commands.add_parser(
         "grade", help="grade a folder of submissions into a CSV and feedback files",
-        description="Run each submission (<student>.ipynb, or a <student>/ folder holding "
-                    "<assignment>.ipynb) in its own sandboxed process against the full tests, "
-                    "then write <out>/grades.csv (student, question, points, max_points, "
-                    "feedback), <out>/totals.csv and <out>/feedback/<student>.md.")
+        description="Run each submission's own cells (<student>.ipynb, or a <student>/ folder "
+                    "holding <assignment>.ipynb) in a bubblewrap sandbox, where they only answer "
+                    "the tests' calls; the tests, hidden ones included, run in the grader on those "
+                    "answers. Writes <out>/grades.csv (student, question, points, max_points, "
+                    "feedback), <out>/totals.csv, <out>/summary.md and "
+                    "<out>/feedback/<student>.md.")
     grade.add_argument("source", type=Path, help="the assignment source (.md or .ipynb)")
     grade.add_argument("submissions", type=Path, help="folder of submissions")
     grade.add_argument("--out", type=Path, default=Path("grades"), help="folder (default: grades)")
     grade.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default 2)")
     grade.add_argument("--cell-timeout", type=float, default=Limits.cell_timeout,
-                       help="seconds per cell (default %(default)s)")
+                       help="seconds per cell and per call of an answer (default %(default)s)")
     grade.add_argument("--timeout", type=float, default=Limits.timeout,
-                       help="seconds per submission (default %(default)s)")
+                       help="seconds per sandboxed run; a student gets at most 3 runs' worth "
+                            "(default %(default)s)")
     grade.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
                        help="address-space limit per submission in MiB (default %(default)s)")
+    grade.add_argument("--trust-submissions", action="store_true",
+                       help="run submissions WITHOUT a sandbox (only where bubblewrap is missing, "
+                            "and only for code you trust)")
 
     val = commands.add_parser(
         "validate", help="check sources before release: full marks, zero for the stub, no leak",
@@ -64,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                     "released version (must score 0) in the sandbox, and look for solution or "
                     "hidden-test lines in the released notebook. Exit status 1 if anything is off.")
     val.add_argument("sources", nargs="+", type=Path, help="assignment sources (.md or .ipynb)")
+    val.add_argument("--trust-submissions", action="store_true",
+                     help="run the two notebooks without a sandbox")
 
     nbg = commands.add_parser(
         "nbgrader", help="write instructor notebooks with nbgrader metadata",
@@ -75,11 +84,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _validate(sources: list[Path]) -> int:
+def _validate(sources: list[Path], trust: bool) -> int:
     failures = 0
+    sandbox = get_sandbox(trust)
     for source in sources:
         assignment = load_assignment(source)
-        problems = validate(assignment)
+        problems = validate(assignment, sandbox=sandbox)
         failures += bool(problems)
         status = "ok" if not problems else "NOT READY"
         print(f"{source}: {status} ({len(assignment.tests)} tests, "
@@ -98,19 +108,30 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {write(load_assignment(source), args.out)}")
             return 0
         if args.command == "validate":
-            return _validate(args.sources)
-        limits = Limits(args.cell_timeout, args.timeout, args.memory_mb)
+            return _validate(args.sources, args.trust_submissions)
+        limits = Limits(cell_timeout=args.cell_timeout, probe_timeout=args.cell_timeout,
+                        timeout=args.timeout, memory_mb=args.memory_mb)
         assignment = load_assignment(args.source)
+        sandbox = get_sandbox(args.trust_submissions)
+        sandbox.check_private(args.out)
         start = time.perf_counter()
-        results = grade_folder(assignment, args.submissions, limits, jobs=args.jobs)
+        results = grade_folder(assignment, args.submissions, limits, jobs=args.jobs,
+                               sandbox=sandbox)
         seconds = time.perf_counter() - start
-        csv_path = write_reports(assignment, results, args.out)
+        csv_path = write_reports(assignment, results, args.out, sandbox.kind)
+    except SandboxUnavailable as error:
+        print(f"error: refusing to run submissions: {error}", file=sys.stderr)
+        return 3
+    except MissingExtra as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 4
     except (AssignmentError, ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     for result in results:
         print(f"{result.student}: {result.points:g} / {result.max_points:g}")
-    print(f"graded {len(results)} submission(s) in {seconds:.1f} s; wrote {csv_path}")
+    print(f"graded {len(results)} submission(s) in {seconds:.1f} s; wrote {csv_path} and "
+          f"{args.out / 'summary.md'}")
     return 0
 
 

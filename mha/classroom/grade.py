@@ -1,33 +1,34 @@
-"""Grade a folder of submissions: one sandboxed run per student, a CSV and a feedback file each.
+"""Grade submissions: the student's code answers probes in the sandbox, the grader runs the tests.
 
-A submission is the student's notebook with their own cells kept as they are and every test cell
-replaced by the instructor's full version (hidden tests included), found by its ``grade_id``
-(cell metadata, else the ``# grade_id: ...`` header line). A test cell the student deleted is run
-at the end. Each test cell scores all its points if it runs without an exception, none otherwise.
+For each student: read the notebook defensively (:mod:`~mha.classroom.submission`), send its
+non-test code cells and the assignment's probe calls to the sandboxed runner (first with the
+``mha`` package absent; again with it only if the code asked for it; the hidden tests' calls only
+once the visible ones are answered), validate the answers, and
+replay the instructor's tests on them in this process (:mod:`~mha.classroom.probes`). A test that
+needs answers to new inputs (one answer's output fed to another) gets another round. A run that a
+cell or a call ends (time limit, memory, ``os._exit``) is repeated without that cell or call, so
+the rest still counts. Each test cell scores all its points when it passes, none otherwise.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import re
+import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from mha.classroom.release import write_atomically
-from mha.classroom.sandbox import CellOutcome, Limits, ProgramCell, RunReport, run_cells
-from mha.classroom.source import Assignment, AssignmentError, instructor_source, parse_header
+from mha.classroom import wire
+from mha.classroom.probes import Answer, Probe, Recording, record, replay
+from mha.classroom.release import student_source
+from mha.classroom.sandbox import Limits, Sandbox, get_sandbox
+from mha.classroom.source import Assignment
+from mha.classroom.submission import Found, InvalidSubmission, find_submissions, read_notebook
 
-MAX_SUBMISSION_BYTES = 50 * 2**20
-DEFAULT_LIMITS = Limits()
-CSV_FIELDS = ("student", "question", "points", "max_points", "feedback")
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
-
-
-class InvalidSubmission(ValueError):
-    """A submission file that is not a readable notebook."""
+MAX_ROUNDS = 3
+MAX_RUNS = 8
+BUDGET_RUNS = 3  # a student's runs stop after this many times the per-run time limit
+MAX_RESULT_BYTES = 8 * 2**20
+STATUSES = {"ok", "raised", "missing", "not_callable", "timeout", "unsupported"}
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,13 @@ class QuestionResult:
 
 @dataclass(frozen=True)
 class StudentResult:
-    """All of one student's results, and notes for their feedback file."""
+    """One student's results, notes for the feedback file, and events for the batch summary."""
 
     student: str
     questions: tuple[QuestionResult, ...]
     notes: tuple[str, ...] = ()
     cell_errors: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
 
     @property
     def points(self) -> float:
@@ -58,220 +60,291 @@ class StudentResult:
         return sum(question.max_points for question in self.questions)
 
 
-def read_submission(path: Path) -> list[tuple[str, str, dict]]:
-    """Return ``(cell_type, source, metadata)`` for each cell of a submitted ``.ipynb``.
+@dataclass
+class _Collected:
+    answers: dict = field(default_factory=dict)
+    cells: dict = field(default_factory=dict)
+    defined: set | None = None
+    signatures: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    events: set = field(default_factory=set)
+    runs: int = 0
+    deadline: float = float("inf")
 
-    Raises InvalidSubmission with a message for the student when the file is not a notebook.
+    def exhausted(self) -> bool:
+        return self.runs >= MAX_RUNS or time.monotonic() > self.deadline
+
+
+_RECORDINGS: dict = {}
+
+
+def recording_for(assignment: Assignment) -> Recording:
+    """The assignment's probes (recorded once per process and source)."""
+    key = (str(assignment.path), hash(tuple(cell.source for cell in assignment.cells)))
+    if key not in _RECORDINGS:
+        _RECORDINGS[key] = record(assignment)
+    return _RECORDINGS[key]
+
+
+def _message(header: dict, probes: list[Probe]) -> bytes:
+    """Pack ``header`` with the probes' calls and all their input arrays."""
+    arrays: list = []
+
+    def shift(tree, offset):
+        if tree and tree[0] in ("a", "g"):
+            return [tree[0], tree[1] + offset]
+        if tree and tree[0] in ("t", "l"):
+            return [tree[0], [shift(item, offset) for item in tree[1]]]
+        if tree and tree[0] == "d":
+            return ["d", [[shift(k, offset), shift(v, offset)] for k, v in tree[1]]]
+        return tree
+
+    encoded = []
+    for probe in probes:
+        offset = len(arrays)
+        arrays.extend(probe.arrays)
+        value = probe.kind == "value"
+        encoded.append({"name": probe.name, "kind": probe.kind,
+                        "args": None if value else shift(probe.args, offset),
+                        "kwargs": None if value else shift(probe.kwargs, offset)})
+    return wire.pack({**header, "probes": encoded}, arrays)
+
+
+def _job(cells, visible: list[Probe], hidden: list[Probe], answers, sandbox: Sandbox, with_mha,
+         limits) -> tuple[bytes, bytes | None]:
+    """The first message (cells, visible calls) and the second (hidden calls, or None)."""
+    header = {"cells": cells, "answers": sorted(answers), "hidden_follow": bool(hidden),
+              "path": [sandbox.package_path()] if with_mha else [], "block_mha": not with_mha,
+              "cell_timeout": limits.cell_timeout, "probe_timeout": limits.probe_timeout,
+              "max_result_bytes": MAX_RESULT_BYTES}
+    return _message(header, visible), (_message({}, hidden) if hidden else None)
+
+
+def _answer(result, arrays) -> Answer:
+    """Validate one probe result from the runner (untrusted) into an Answer."""
+    if not isinstance(result, dict) or result.get("status") not in STATUSES:
+        raise wire.WireError("malformed result")
+    status = result["status"]
+    if status == "ok":
+        out = result.get("out")
+        try:
+            wire.decode(out, arrays)
+        except (wire.WireError, ValueError, OverflowError, TypeError, RecursionError):
+            kind = out[1] if isinstance(out, list) and len(out) == 2 and out[0] == "x" else "value"
+            return Answer("unsupported", detail=f"returned a {str(kind)[:60]} the grader cannot "
+                          "check (return NumPy arrays, numbers, strings, tuples, lists or dicts)")
+        mutated = []
+        for item in result.get("mutated", ()):
+            if (isinstance(item, list) and len(item) == 2 and type(item[0]) in (int, str)):
+                try:
+                    wire.decode(item[1], arrays)
+                    mutated.append((item[0], item[1]))
+                except (wire.WireError, ValueError):
+                    pass
+        return Answer("ok", out, tuple(arrays), mutated=tuple(mutated))
+    if status == "raised":
+        exc = result.get("exc")
+        if not (isinstance(exc, list) and len(exc) == 2 and all(isinstance(x, str) for x in exc)):
+            raise wire.WireError("malformed exception")
+        return Answer("raised", exc=(exc[0][:100], exc[1][:1000]))
+    detail = result.get("type") if status == "not_callable" else result.get("why")
+    detail = detail if isinstance(detail, str) else ""
+    if status == "unsupported":
+        detail = f"its answer could not be checked ({detail[:200]})"
+    return Answer(status, detail=detail[:200])
+
+
+def _one_run(sandbox, cells, probes, answers_names, with_mha, limits, got: _Collected):
+    """One sandbox run; returns (cell reports, answers by probe key, end frame or None, output).
+
+    Answers to visible calls count only if they reached the grader before the hidden calls were
+    sent, answers to hidden calls only after: the feedback never quotes anything written while
+    the hidden inputs were inside the student's process.
     """
-    size = path.stat().st_size
-    if size > MAX_SUBMISSION_BYTES:
-        raise InvalidSubmission(f"the notebook is {size / 2**20:.0f} MiB, more than the "
-                                f"{MAX_SUBMISSION_BYTES // 2**20} MiB the grader accepts")
-    try:
-        notebook = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InvalidSubmission("the notebook is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise InvalidSubmission(
-            f"the notebook is not valid JSON (line {error.lineno}, column {error.colno}: "
-            f"{error.msg}); open it in Jupyter, save it, and submit again") from None
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise InvalidSubmission("the file is JSON but not a Jupyter notebook (no 'cells' list)")
-    cells = []
-    for number, cell in enumerate(notebook["cells"], start=1):
-        source = cell.get("source") if isinstance(cell, dict) else None
-        if isinstance(source, list) and all(isinstance(line, str) for line in source):
-            source = "".join(source)
-        if not isinstance(source, str) or not isinstance(cell.get("cell_type"), str):
-            raise InvalidSubmission(f"cell {number} of the notebook is malformed")
-        metadata = cell.get("metadata")
-        cells.append((cell["cell_type"], source, metadata if isinstance(metadata, dict) else {}))
-    return cells
-
-
-def _test_id(source: str, metadata: dict) -> str | None:
-    for key in ("mha_classroom", "nbgrader"):
-        entry = metadata.get(key)
-        if isinstance(entry, dict) and isinstance(entry.get("grade_id"), str):
-            return entry["grade_id"]
-    first_line = source.lstrip("\n").split("\n", 1)[0]
-    try:
-        header = parse_header(first_line)
-    except AssignmentError:
-        return None
-    return header[0] if header else None
-
-
-def build_program(assignment: Assignment, cells) -> tuple[list[ProgramCell], list[str]]:
-    """The cells to run for one submission, and notes about tests that were moved or missing.
-
-    Cells are numbered as in the student's notebook (1 = first cell, markdown included).
-    """
-    tests = {cell.grade_id: cell for cell in assignment.tests}
-    program, notes, seen = [], [], set()
-    for number, (cell_type, source, metadata) in enumerate(cells, start=1):
-        if cell_type != "code":
-            continue
-        grade_id = _test_id(source, metadata)
-        if grade_id in tests:
-            if grade_id not in seen:
-                program.append(ProgramCell(number, instructor_source(tests[grade_id]), grade_id))
-                seen.add(grade_id)
-        else:
-            program.append(ProgramCell(number, source))
-    for test in (test for test in assignment.tests if test.grade_id not in seen):
-        program.append(ProgramCell(len(cells) + len(notes) + 1, instructor_source(test),
-                                   test.grade_id))
-        notes.append(f"the test cell {test.grade_id!r} was missing from the notebook; the "
-                     "grader ran it after your last cell")
-    return program, notes
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _score(assignment: Assignment, student: str, report: RunReport, notes) -> StudentResult:
-    by_id = {o.grade_id: o for o in report.outcomes.values() if o.grade_id}
-    questions = []
-    for test in assignment.tests:
-        outcome = by_id[test.grade_id]
-        passed = outcome.status == "ok"
-        questions.append(QuestionResult(test.grade_id, test.points if passed else 0.0,
-                                        test.points, "passed" if passed else outcome.message))
-    errors = [f"cell {o.index}: {o.message}" for o in sorted(report.outcomes.values(),
-              key=lambda o: o.index) if o.grade_id is None and o.status != "ok"]
-    return StudentResult(student, tuple(questions), tuple(notes + report.notes), tuple(errors))
-
-
-def run_resilient(program: list[ProgramCell], limits: Limits, retries: int = 2) -> RunReport:
-    """Run ``program``; if a cell ends the process (``os._exit``, a crash, the total time limit),
-    run again without that cell, up to ``retries`` times, so the other questions still count."""
-    replaced: dict[int, CellOutcome] = {}
-    report = run_cells(program, limits)
-    for _ in range(retries):
-        culprit = next((o for o in report.outcomes.values() if o.status == "killed"), None)
-        if culprit is None:
+    got.runs += 1
+    visible = [p for p in probes if not p.hidden]
+    hidden = [p for p in probes if p.hidden]
+    ordered = visible + hidden
+    first, second = _job(cells, visible, hidden, answers_names, sandbox, with_mha, limits)
+    output = sandbox.run(first, second, with_mha, limits)
+    reports, results, end = {}, {}, None
+    numbers = {number for number, _ in cells}
+    split = output.split if output.split >= 0 else float("inf")
+    for header, arrays, offset in output.frames:
+        try:
+            index = header.get("probe")
+            if "cell" in header and header["cell"] in numbers and offset <= split:
+                error = header.get("error")
+                valid = (isinstance(error, list) and len(error) == 3
+                         and all(isinstance(x, str) for x in error[:2]) and type(error[2]) is int)
+                reports[header["cell"]] = (str(header.get("status"))[:10],
+                                           tuple(error) if valid else None)
+            elif type(index) is int and 0 <= index < len(ordered):
+                if (index < len(visible)) == (offset <= split):
+                    results[ordered[index].key] = _answer(header.get("result"), arrays)
+            elif header.get("end") is True:
+                end = header
+            elif header.get("phase") != "visible_done":
+                break
+        except (wire.WireError, TypeError, ValueError, AttributeError):
             break
-        replaced[culprit.index] = culprit
-        program = [ProgramCell(c.index, "raise RuntimeError('skipped')", c.grade_id)
-                   if c.index == culprit.index else c for c in program]
-        report = run_cells(program, limits)
-    for index, outcome in replaced.items():
-        report.outcomes[index] = outcome
-        report.notes.append(f"cell {index} ended the grading process; the grader ran the "
-                            "notebook again without it")
-    if not any(o.status != "not run" for o in report.outcomes.values()) and report.stderr_head:
-        report.notes.append("the grading process failed before the first cell: "
-                            + _one_line(report.stderr_head, 500))
-    return report
+    return reports, results, end, output
+
+
+def _ask(sandbox, cells, probes, names, with_mha, limits, got: _Collected):
+    """Run until every probe is answered or given up on (a culprit cell or call is skipped)."""
+    cells = list(cells)
+    probes = [p for p in probes if not p.hidden] + [p for p in probes if p.hidden]  # run order
+    end, reports = None, {}
+    while not got.exhausted():
+        reports, results, end, output = _one_run(sandbox, cells, probes, names, with_mha,
+                                                 limits, got)
+        got.answers.update(results)
+        if output.ending == "timeout":
+            got.events.add("timeout")
+        elif output.ending == "killed":
+            got.events.add("killed")
+        if end is not None or output.ending == "done":
+            break
+        unanswered = [p for p in probes if p.key not in results]
+        culprit_cell = next((number for number, _ in cells if number not in reports), None)
+        if culprit_cell is not None:
+            got.notes.append(f"cell {culprit_cell} ended the run ({output.detail}); the grader "
+                             "ran your notebook again without it")
+            got.cells[culprit_cell] = ("error", ("Stopped", output.detail, 0))
+            cells = [(n, "pass" if n == culprit_cell else s) for n, s in cells]
+        elif unanswered and output.ending != "garbled":
+            hidden_silent = output.split >= 0 and not any(p.hidden and p.key in results
+                                                          for p in probes)
+            for probe in unanswered:  # the function that stopped the run, or every hidden call
+                if probe.name == unanswered[0].name or (hidden_silent and probe.hidden):
+                    got.answers[probe.key] = Answer("not_run", detail=output.detail)
+            probes = [probe for probe in unanswered if probe.key not in got.answers]
+        else:
+            got.notes.append(f"the grader could not read your code's answers: {output.detail}")
+            break
+        if not probes:
+            break
+    for probe in probes:
+        got.answers.setdefault(probe.key, Answer("not_run", detail="not run: the grader gave up "
+                                                 "after the run ended early several times"))
+    if got.exhausted() and probes:
+        got.events.add("timeout")
+    return reports, end
+
+
+def _mha_wanted(reports, end, probes, answers) -> bool:
+    if end is None or end.get("mha_attempted") is True:
+        return True
+    for probe in probes:
+        answer = answers.get(probe.key)
+        if answer and answer.status == "raised" and "mha" in answer.exc[1]:
+            return True
+    return any(error and "mha" in error[1] for _, error in reports.values())
+
+
+def _collect(sandbox, cells, probes, names, limits, got: _Collected) -> None:
+    """Answer ``probes``: NumPy-only probes without ``mha``; the others with it only if needed."""
+    reports, end = _ask(sandbox, cells, probes, names, False, limits, got)
+    main = [p for p in probes if p.variant == "main"]
+    if main and _mha_wanted(reports, end, main, got.answers):
+        reports, end = _ask(sandbox, cells, main, names, True, limits, got)
+    got.cells.update(reports)
+    if end is not None:
+        signatures = end.get("signatures")
+        if isinstance(signatures, dict):
+            got.defined = {name for name in names if name in signatures}
+            got.signatures = {name: signatures[name] for name in got.defined}
+
+
+def _test_notes(assignment: Assignment, cells) -> tuple[list[str], set[str]]:
+    notes, events = [], set()
+    tests = {test.grade_id for test in assignment.tests}
+    present = {grade_id: source for kind, source, grade_id in cells if grade_id in tests}
+    for test in assignment.tests:
+        if test.grade_id not in present:
+            notes.append(f"the test cell {test.grade_id!r} was missing from your notebook; the "
+                         "grader ran the original")
+            events.add("deleted_tests")
+        elif present[test.grade_id].strip() != student_source(test).strip():
+            notes.append(f"you edited the test cell {test.grade_id!r}; the grader ran the original")
+            events.add("edited_tests")
+    return notes, events
+
+
+def _zero(assignment: Assignment, student: str, reason: str, event: str) -> StudentResult:
+    message = f"not graded: {reason}"
+    return StudentResult(student, tuple(QuestionResult(t.grade_id, 0.0, t.points, message)
+                                        for t in assignment.tests), (message,), (), (event,))
 
 
 def grade_submission(assignment: Assignment, student: str, path: Path | None,
-                     limits: Limits = DEFAULT_LIMITS, problem: str = "") -> StudentResult:
-    """Grade one student's notebook in the sandbox; never raises for anything the student did."""
+                     limits: Limits | None = None, problem: str = "",
+                     sandbox: Sandbox | None = None) -> StudentResult:
+    """Grade one student's notebook; never raises for anything the student did."""
+    limits = limits or Limits()
     try:
         if path is None:
             raise InvalidSubmission(problem or "no notebook found")
-        program, notes = build_program(assignment, read_submission(path))
-    except (InvalidSubmission, OSError) as error:
-        message = f"not graded: {error}"
-        return StudentResult(student, tuple(QuestionResult(t.grade_id, 0.0, t.points, message)
-                                            for t in assignment.tests), (message,))
-    return _score(assignment, student, run_resilient(program, limits), notes)
+        cells = read_notebook(path)
+    except InvalidSubmission as error:
+        return _zero(assignment, student, str(error), "invalid")
+    sandbox = sandbox or get_sandbox()
+    recording = recording_for(assignment)
+    notes, events = _test_notes(assignment, cells)
+    tests = {test.grade_id for test in assignment.tests}
+    own = [(number, source) for number, (kind, source, grade_id) in enumerate(cells, start=1)
+           if kind == "code" and grade_id not in tests]
+    got = _Collected(deadline=time.monotonic() + BUDGET_RUNS * limits.timeout)
+    pending = list(recording.probes.values())
+    for _ in range(MAX_ROUNDS):
+        _collect(sandbox, own, pending, list(recording.answers), limits, got)
+        outcomes, missing = replay(assignment, recording, got.answers, got.defined, got.signatures)
+        pending = [probe for key, probe in missing.items() if key not in got.answers]
+        if not pending or got.exhausted():
+            break
+    by_id = {outcome.grade_id: outcome for outcome in outcomes}
+    questions = []
+    for test in assignment.tests:
+        outcome = by_id[test.grade_id]
+        passed = outcome.status == "passed"
+        feedback = {"passed": "passed", "failed": outcome.message}.get(
+            outcome.status, "not graded: your answers led the test to calls the grader could not "
+            "ask your code about in time")
+        questions.append(QuestionResult(test.grade_id, test.points if passed else 0.0,
+                                        test.points, feedback))
+    errors = []
+    for number in sorted(got.cells):
+        status, error = got.cells[number]
+        if status != "ok" and error:
+            where = f", line {error[2]}" if error[2] else ""
+            errors.append(f"cell {number}{where}: {error[0]}: {error[1]}" if error[1]
+                          else f"cell {number}{where}: {error[0]}")
+        if status == "timeout":
+            got.events.add("timeout")
+        if error and error[0] == "MemoryError":
+            got.events.add("memory")
+    return StudentResult(student, tuple(questions), tuple(notes + got.notes), tuple(errors),
+                         tuple(sorted(events | got.events)))
 
 
-def find_submissions(folder: Path, assignment: Assignment) -> list[tuple[str, Path | None, str]]:
-    """``(student, notebook or None, problem)`` for each ``<student>.ipynb`` or ``<student>/``.
-
-    In a student's folder the notebook is ``<assignment>.ipynb`` (at any depth, as nbgrader's
-    ``submitted/<student>/<assignment>/`` layout has it), else the only ``.ipynb`` there.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"{folder}: expected a folder of submissions, found none")
-    found: dict[str, tuple[Path | None, str]] = {}
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_file() and entry.suffix == ".ipynb":
-            student, notebook, problem = entry.stem, entry, ""
-        elif entry.is_dir():
-            student = entry.name
-            candidates = sorted(p for p in entry.rglob("*.ipynb") if ".ipynb_checkpoints"
-                                not in p.parts)
-            named = [p for p in candidates if p.stem == assignment.name]
-            chosen = named or candidates
-            notebook = chosen[0] if len(chosen) == 1 else None
-            problem = ("no notebook in the folder" if not chosen else
-                       f"{len(chosen)} notebooks in the folder, expected {assignment.name}.ipynb")
-        else:
-            continue
-        if student in found:
-            raise ValueError(f"{folder}: two submissions for {student!r} (a file and a folder?)")
-        found[student] = (notebook, "" if notebook else problem)
-    return [(student, notebook, problem) for student, (notebook, problem) in found.items()]
-
-
-def grade_folder(assignment: Assignment, folder: Path, limits: Limits = DEFAULT_LIMITS,
-                 jobs: int = 2) -> list[StudentResult]:
-    """Grade every submission in ``folder``, ``jobs`` sandboxes at a time, in student order."""
+def grade_folder(assignment: Assignment, folder: Path, limits: Limits | None = None,
+                 jobs: int = 2, sandbox: Sandbox | None = None) -> list[StudentResult]:
+    """Grade every submission in ``folder``, ``jobs`` at a time, in student-id order."""
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    submissions = find_submissions(folder, assignment)
+    sandbox = sandbox or get_sandbox()
+    submissions: list[Found] = find_submissions(folder, assignment.name)
+    sandbox.check_private(folder, assignment.path)
+    recording_for(assignment)  # record once, before the threads start
+
+    def one(found: Found) -> StudentResult:
+        try:
+            return grade_submission(assignment, found.student, found.path, limits,
+                                    found.problem, sandbox)
+        except Exception as error:  # noqa: BLE001 - one student's problem never stops the batch
+            return _zero(assignment, found.student, f"the grader failed on this submission "
+                         f"({type(error).__name__}); tell your teacher", "grader_error")
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda s: grade_submission(assignment, s[0], s[1], limits, s[2]),
-                             submissions))
-
-
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
-def grades_csv(results: list[StudentResult]) -> str:
-    """The CSV text: one row per student and question, in a stable order."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
-    for result in sorted(results, key=lambda r: r.student):
-        for q in result.questions:
-            writer.writerow([result.student, q.grade_id, _number(q.points),
-                             _number(q.max_points), _one_line(q.feedback)])
-    return buffer.getvalue()
-
-
-def feedback_markdown(assignment: Assignment, result: StudentResult) -> str:
-    """The feedback file a student reads: score, a table, then every message in full."""
-    lines = [f"# {assignment.name}: feedback for {result.student}", "",
-             f"Score: **{_number(result.points)} / {_number(result.max_points)}**", "",
-             "| question | points | result |", "| --- | --- | --- |"]
-    for q in result.questions:
-        verdict = "passed" if q.points == q.max_points else _one_line(q.feedback, 80).replace(
-            "|", "\\|")
-        lines.append(f"| {q.grade_id} | {_number(q.points)} / {_number(q.max_points)} | "
-                     f"{verdict} |")
-    for q in result.questions:
-        if q.points < q.max_points:
-            lines += ["", f"## {q.grade_id}", "", "```text", q.feedback, "```"]
-    for title, items in (("Errors in your own cells", result.cell_errors),
-                         ("Notes from the grader", result.notes)):
-        if items:
-            lines += ["", f"## {title}", ""] + [f"- {_one_line(item, 1000)}" for item in items]
-    return "\n".join(lines) + "\n"
-
-
-def write_reports(assignment: Assignment, results: list[StudentResult], out_dir: Path) -> Path:
-    """Write ``grades.csv``, ``totals.csv`` and ``feedback/<student>.md`` atomically."""
-    out_dir = Path(out_dir)
-    write_atomically(out_dir / "grades.csv", grades_csv(results))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(("student", "points", "max_points"))
-    for result in sorted(results, key=lambda r: r.student):
-        writer.writerow([result.student, _number(result.points), _number(result.max_points)])
-    write_atomically(out_dir / "totals.csv", buffer.getvalue())
-    for result in results:
-        name = _UNSAFE.sub("_", result.student) or "_"
-        write_atomically(out_dir / "feedback" / f"{name}.md", feedback_markdown(assignment, result))
-    return out_dir / "grades.csv"
+        return list(pool.map(one, submissions))

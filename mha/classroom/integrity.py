@@ -1,10 +1,16 @@
 """Tell whether an answer was written with NumPy or borrowed from the ``mha`` package.
 
-The assignments ask for NumPy-only code while their tests compare with ``mha``. Inside
-:func:`package_forbidden`, every function and method of the package's core modules raises
-:class:`PackageUsed`, whichever way the answer reached it (``mha.softmax``, ``from mha.attention
-import softmax``, a subclass of ``MultiHeadAttention``): the function objects themselves are
-swapped to a refusing body for the duration of the block, then put back.
+The assignments ask for NumPy-only code while their tests compare with ``mha``. In a student's own
+notebook, inside :func:`package_forbidden`, every function and method of the package's core
+modules raises :class:`PackageUsed`, whichever way the answer reached it (``mha.softmax``,
+``from mha.attention import softmax``, a subclass of ``MultiHeadAttention``): the function objects
+themselves are swapped to a refusing body for the duration of the block, then put back. That is a
+convenience for learners, not a verdict.
+
+When the grader replays the tests (:data:`GRADING` set), the block only marks the answer calls made
+inside it as *NumPy-only probes*: the grader has the student's code answer them in a separate
+sandboxed run where the ``mha`` package is physically absent, so nothing the student's code does
+can make it look NumPy-only.
 """
 
 from __future__ import annotations
@@ -13,8 +19,15 @@ import importlib
 import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 CORE_MODULES = ("mha.attention", "mha.masks", "mha.layers", "mha.efficient", "mha.cost")
+#: True while the grader records or replays tests (set by :mod:`mha.classroom.probes`).
+GRADING: ContextVar[bool] = ContextVar("mha_classroom_grading", default=False)
+#: "main", or "numpy_only" inside :func:`package_forbidden` while grading.
+VARIANT: ContextVar[str] = ContextVar("mha_classroom_variant", default="main")
+MESSAGE = ("your answer calls the mha package; the assignment asks you to write it with NumPy only "
+           "(the tests compare your answer with mha)")
 
 
 class PackageUsed(AssertionError):  # noqa: N818 - read as "package used (where it must not be)"
@@ -25,8 +38,7 @@ def _refuse(*args, **kwargs):
     # This body runs with the globals of whichever mha function it replaced: reach this module
     # through a builtin only.
     error = __import__("mha.classroom.integrity", fromlist=["PackageUsed"]).PackageUsed
-    raise error("your answer calls the mha package; the assignment asks you to write it with "
-                "NumPy only (the tests compare your answer with mha)")
+    raise error(__import__("mha.classroom.integrity", fromlist=["MESSAGE"]).MESSAGE)
 
 
 def _core_functions() -> list:
@@ -55,6 +67,13 @@ def package_forbidden() -> Iterator[None]:
     >>> mha.softmax(np.zeros(2))
     array([0.5, 0.5])
     """
+    if GRADING.get():
+        token = VARIANT.set("numpy_only")
+        try:
+            yield
+        finally:
+            VARIANT.reset(token)
+        return
     saved = {function: function.__code__ for function in _core_functions()}
     try:
         for function in saved:

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mha._extras import MissingExtra
+
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -183,7 +185,11 @@ def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
             for cell in notebook["cells"]
         ]
     if path.suffix == ".md":
-        import jupytext  # only the teacher's side needs it
+        try:
+            import jupytext  # only the teacher's side needs it
+        except ImportError:
+            raise MissingExtra('mha.classroom needs jupytext to read MyST .md assignments: pip '
+                               'install "mha-course[classroom]"') from None
 
         notebook = jupytext.read(path, fmt="md:myst")
         return [(cell.cell_type, cell.source) for cell in notebook.cells]

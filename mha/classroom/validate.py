@@ -1,8 +1,9 @@
 """Check an assignment before releasing it: full marks for the solution, none for the stub, no leak.
 
-:func:`validate` grades two notebooks made from the source in the sandbox, exactly as students'
-work is graded: the instructor version (solutions in) must score every point, the released version
-must score zero without the grader failing, and no line of a solution or a hidden test may appear in
+:func:`validate` records the tests' calls with the instructor's solution (every test must pass),
+then grades two notebooks made from the source in the sandbox, exactly as students' work is
+graded: the instructor version (solutions in) must score every point, the released version must
+score zero without the grader failing, and no line of a solution or a hidden test may appear in
 the released notebook.
 """
 
@@ -12,10 +13,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from mha.classroom.grade import StudentResult, grade_submission
+from mha.classroom.grade import StudentResult, grade_submission, recording_for
 from mha.classroom.release import nbgrader_notebook, student_notebook, write_notebook
-from mha.classroom.sandbox import Limits
-from mha.classroom.source import Assignment
+from mha.classroom.sandbox import Limits, Sandbox
+from mha.classroom.source import Assignment, AssignmentError
 
 MIN_LEAK_CHARS = 8  # shorter lines (`else:`, `return x`) may appear anywhere and prove nothing
 
@@ -37,9 +38,14 @@ def leaked_lines(assignment: Assignment, notebook: dict) -> list[str]:
     return sorted(secret_lines(assignment) & shown)
 
 
-def validate(assignment: Assignment, limits: Limits | None = None) -> list[str]:
+def validate(assignment: Assignment, limits: Limits | None = None,
+             sandbox: Sandbox | None = None) -> list[str]:
     """Return the problems found (an empty list means the assignment is ready to release)."""
     problems = []
+    try:
+        recording_for(assignment)
+    except AssignmentError as error:
+        return [f"recording the tests' calls failed: {error}"]
     released = student_notebook(assignment)
     if leaked := leaked_lines(assignment, released):
         problems.append(f"the released notebook shows {len(leaked)} secret line(s), e.g. "
@@ -49,7 +55,8 @@ def validate(assignment: Assignment, limits: Limits | None = None) -> list[str]:
         for name, notebook in (("instructor", nbgrader_notebook(assignment)),
                                ("released", released)):
             path = write_notebook(json.loads(json.dumps(notebook)), Path(folder) / f"{name}.ipynb")
-            results[name] = grade_submission(assignment, name, path, limits or Limits())
+            results[name] = grade_submission(assignment, name, path, limits or Limits(),
+                                             sandbox=sandbox)
     instructor, stub = results["instructor"], results["released"]
     for question in instructor.questions:
         if question.points < question.max_points:

@@ -1,0 +1,227 @@
+"""Find and read submissions defensively: every problem becomes a one-line reason, never a crash.
+
+A submission folder holds ``<student>.ipynb`` files or ``<student>/`` folders (searched a few
+levels deep for ``<assignment>.ipynb``, as nbgrader's ``submitted/<student>/<assignment>/``
+layout has it). Symbolic links are never followed; FIFOs, devices and other non-regular files are
+refused without being opened for reading data; sizes, cell counts and JSON nesting are capped; the
+text must be UTF-8. Student ids are made file-name safe and unique.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from mha.classroom.source import AssignmentError, parse_header
+
+MAX_BYTES = 8 * 2**20
+MAX_CELLS = 2_000
+MAX_SOURCE_CHARS = 2_000_000
+MAX_DEPTH = 64
+MAX_ENTRIES = 10_000  # entries in the submissions folder
+MAX_WALK = 500  # entries looked at inside one student's folder
+MAX_LEVELS = 4
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class InvalidSubmission(ValueError):
+    """A submission the grader cannot read; the message is one line for the student."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """One student's submission: a unique safe id, the original name, the notebook or a reason."""
+
+    student: str
+    original: str
+    path: Path | None
+    problem: str = ""
+
+
+def safe_id(name: str) -> str:
+    """A file-name safe id: letters, digits, ``_ . -``; no leading dot or dash; at most 64 chars.
+
+    Examples
+    --------
+    >>> safe_id("=cmd|' /C calc'!A0")
+    'cmd_C_calc_A0'
+    >>> safe_id("../../etc")
+    'etc'
+    """
+    text = _UNSAFE.sub("_", name).strip("._-")[:64].strip("._-")
+    return text or "student"
+
+
+def unique_ids(names: list[str]) -> list[str]:
+    """A unique safe id for each name, in the same order (case-insensitively unique).
+
+    Examples
+    --------
+    >>> unique_ids(["bob", "Bob", "bob", "b o b", "b_o_b"])
+    ['bob', 'Bob-2', 'bob-3', 'b_o_b', 'b_o_b-2']
+    """
+    taken: set[str] = set()
+    ids = []
+    for name in names:
+        base = safe_id(name)
+        candidate, number = base, 1
+        while candidate.lower() in taken:
+            number += 1
+            candidate = f"{base}-{number}"
+        taken.add(candidate.lower())
+        ids.append(candidate)
+    return ids
+
+
+def _walk(folder: Path, wanted: str) -> tuple[list[Path], str]:
+    """Regular ``.ipynb`` files under ``folder`` (no symlinks followed), bounded."""
+    found, seen, queue = [], 0, [(folder, 0)]
+    while queue:
+        current, level = queue.pop(0)
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_WALK:
+                return [], f"the folder holds more than {MAX_WALK} entries"
+            if entry.name.startswith(".") or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False) and level < MAX_LEVELS:
+                queue.append((Path(entry.path), level + 1))
+            elif entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False):
+                found.append(Path(entry.path))
+    named = [p for p in found if p.stem == wanted]
+    chosen = named or found
+    if len(chosen) == 1:
+        return chosen, ""
+    if not chosen:
+        return [], "no notebook in the folder"
+    return [], f"{len(chosen)} notebooks in the folder, expected {wanted}.ipynb"
+
+
+def find_submissions(folder: Path, assignment_name: str) -> list[Found]:
+    """Every ``<student>.ipynb`` or ``<student>/`` in ``folder``, in id order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: expected a folder of submissions, found none")
+    entries = []
+    with os.scandir(folder) as scan:
+        for count, entry in enumerate(scan):
+            if count >= MAX_ENTRIES:
+                raise ValueError(f"{folder}: more than {MAX_ENTRIES} entries")
+            if not entry.name.startswith("."):
+                entries.append(entry)
+    items: list[tuple[str, Path | None, str]] = []
+    for entry in sorted(entries, key=lambda e: e.name):
+        path = Path(entry.path)
+        if entry.is_symlink():
+            name = entry.name[:-6] if entry.name.endswith(".ipynb") else entry.name
+            items.append((name, None, "the submission is a symbolic link (not accepted)"))
+        elif entry.is_dir(follow_symlinks=False):
+            chosen, problem = _walk(path, assignment_name)
+            items.append((entry.name, chosen[0] if chosen else None, problem))
+        elif entry.name.endswith(".ipynb"):
+            regular = entry.is_file(follow_symlinks=False)
+            items.append((entry.name[:-6], path if regular else None,
+                          "" if regular else "the submission is not a regular file"))
+    ids = unique_ids([name for name, _, _ in items])
+    found = [Found(i, name, path, problem) for i, (name, path, problem) in zip(ids, items, strict=True)]
+    return sorted(found, key=lambda f: f.student)
+
+
+def _depth_ok(text: str) -> bool:
+    """True if no JSON array/object nests deeper than MAX_DEPTH (strings skipped)."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return False
+        elif char in "]}":
+            depth -= 1
+    return True
+
+
+def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """Read a regular file without following a symlink or blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as error:
+        raise InvalidSubmission(f"the notebook cannot be opened ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidSubmission("the submission is not a regular file")
+        if info.st_size > limit:
+            raise InvalidSubmission(f"the notebook is {info.st_size / 2**20:.1f} MiB, more than "
+                                    f"the {limit / 2**20:g} MiB the grader accepts")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise InvalidSubmission(f"the notebook is larger than {limit / 2**20:g} MiB")
+    return data
+
+
+def _test_id(source: str, metadata: dict) -> str | None:
+    for key in ("mha_classroom", "nbgrader"):
+        entry = metadata.get(key)
+        if isinstance(entry, dict) and isinstance(entry.get("grade_id"), str):
+            return entry["grade_id"]
+    first_line = source.lstrip("\n").split("\n", 1)[0]
+    try:
+        header = parse_header(first_line)
+    except AssignmentError:
+        return None
+    return header[0] if header else None
+
+
+def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
+    """``(cell_type, source, grade_id or None)`` per cell of a submitted ``.ipynb``."""
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidSubmission("the notebook is not UTF-8 text") from None
+    if not _depth_ok(text):
+        raise InvalidSubmission(f"the notebook's JSON nests deeper than {MAX_DEPTH} levels")
+    try:
+        notebook = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        where = (f" (line {error.lineno}, column {error.colno}: {error.msg})"
+                 if isinstance(error, json.JSONDecodeError) else "")
+        raise InvalidSubmission(f"the notebook is not valid JSON{where}; open it in Jupyter, save "
+                                "it, and submit again") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise InvalidSubmission("the file is JSON but not a Jupyter notebook (no 'cells' list)")
+    if len(notebook["cells"]) > MAX_CELLS:
+        raise InvalidSubmission(f"the notebook has {len(notebook['cells'])} cells, more than the "
+                                f"{MAX_CELLS} the grader accepts")
+    cells, total = [], 0
+    for number, cell in enumerate(notebook["cells"], start=1):
+        source = cell.get("source") if isinstance(cell, dict) else None
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)
+        if not isinstance(source, str) or not isinstance(cell.get("cell_type"), str):
+            raise InvalidSubmission(f"cell {number} of the notebook is malformed")
+        total += len(source)
+        if total > MAX_SOURCE_CHARS or "\x00" in source:
+            raise InvalidSubmission("the notebook's code is too long or holds NUL characters")
+        metadata = cell.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        grade_id = _test_id(source, metadata) if cell["cell_type"] == "code" else None
+        cells.append((cell["cell_type"], source, grade_id))
+    return cells

@@ -1,0 +1,124 @@
+"""What crosses the sandbox boundary is plain data; what a teacher opens is safe. No sandbox needed."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+from mha.classroom import wire
+from mha.classroom.reports import fenced, neutral
+from mha.classroom.sandbox import read_frames
+from mha.classroom.submission import InvalidSubmission, find_submissions, read_notebook, unique_ids
+
+pytestmark = pytest.mark.classroom
+
+
+def test_values_round_trip_with_dtypes_and_shapes():
+    value = {"w": np.arange(6, dtype=np.float32).reshape(2, 3).T, "n": (1, 2.5, None, True),
+             "s": ["x", np.int64(3)], 4: np.float32, "dtype": np.dtype("int16")}
+    arrays: list = []
+    tree = wire.encode(value, arrays)
+    _, back = wire.unpack(wire.pack({"tree": tree}, arrays), 10**6)
+    again = wire.decode(tree, back)
+    assert again["w"].dtype == np.float32 and np.array_equal(again["w"], value["w"])
+    assert again["n"] == (1, 2.5, None, True) and again[4] is np.float32
+    assert type(again["s"][1]) is np.int64 and again["dtype"] == np.int16
+
+
+def test_the_digest_depends_on_values_not_memory_layout():
+    a = np.arange(12.0).reshape(3, 4)
+    first, second = [], []
+    assert wire.digest(wire.encode(a, first), first) == \
+        wire.digest(wire.encode(np.asfortranarray(a), second), second)
+    third: list = []
+    assert wire.digest(wire.encode(a.astype(np.float32), third), third) != \
+        wire.digest(wire.encode(a, first), first)
+
+
+@pytest.mark.parametrize("value", [np.array([object()]), np.zeros(2, dtype="U3"),
+                                   np.zeros(2, dtype=[("a", "f8")]), [[[[[[[[[[[[[[[[[[[[[[[[[[
+                                   ]]]]]]]]]]]]]]]]]]]]]]]]]], object(), "x" * 30_000])
+def test_objects_records_strings_and_deep_values_are_refused(value):
+    with pytest.raises(wire.WireError):
+        wire.encode(value, [])
+
+
+def _npz(member: str, payload: bytes, compress=zipfile.ZIP_STORED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compress) as archive:
+        archive.writestr(member, payload)
+    return wire.MAGIC + (2).to_bytes(8, "little") + b"{}" + buffer.getvalue()
+
+
+def _npy(array, shape=None) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, array, allow_pickle=True)
+    data = buffer.getvalue()
+    if shape is not None:
+        data = data.replace(str(array.shape).encode(), str(shape).encode().ljust(
+            len(str(array.shape))), 1)
+    return data
+
+
+@pytest.mark.parametrize("message", [
+    _npz("a0.npy", _npy(np.array([{"pickled": 1}], dtype=object))),  # a pickle inside
+    _npz("a0.npy", _npy(np.zeros(10**6)), zipfile.ZIP_DEFLATED),  # compressed (a zip bomb?)
+    _npz("evil.npy", _npy(np.zeros(3))),  # unexpected name
+    _npz("a0.npy", _npy(np.zeros(4), shape=(9999,))),  # the header lies about the size
+    _npz("a0.npy", b"not an npy file at all"),
+    wire.MAGIC + (10**9).to_bytes(8, "little") + b"{}",
+    wire.MAGIC + (6).to_bytes(8, "little") + b'[' * 6,
+    b"garbage",
+])
+def test_malformed_or_hostile_messages_are_refused_before_anything_is_built(message):
+    with pytest.raises(wire.WireError):
+        wire.unpack(message, 2**20)
+
+
+def test_frames_stop_at_the_first_unreadable_one():
+    good = wire.pack({"cell": 1}, [])
+    data = len(good).to_bytes(8, "little") + good + b"\x05" * 20
+    frames, garbled = read_frames(data, 2**20)
+    assert [header for header, _, _ in frames] == [{"cell": 1}] and garbled
+
+
+def test_submission_files_are_read_defensively(tmp_path):
+    cases = {
+        "deep": b"[" * 5000 + b"]" * 5000, "utf": b"\xff", "many": json.dumps(
+            {"cells": [{}] * 3000}).encode(), "nul": json.dumps(
+            {"cells": [{"cell_type": "code", "source": "x\x00"}]}).encode(),
+        "type": json.dumps({"cells": [{"cell_type": "code", "source": 3}]}).encode(),
+    }
+    for name, data in cases.items():
+        (tmp_path / f"{name}.ipynb").write_bytes(data)
+        with pytest.raises(InvalidSubmission):
+            read_notebook(tmp_path / f"{name}.ipynb")
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    with pytest.raises(InvalidSubmission, match="not a regular file"):
+        read_notebook(tmp_path / "fifo.ipynb")  # returns at once: never blocks on the FIFO
+    os.symlink("/dev/zero", tmp_path / "zero.ipynb")
+    with pytest.raises(InvalidSubmission):
+        read_notebook(tmp_path / "zero.ipynb")
+
+
+def test_ids_are_unique_and_safe_and_links_are_not_followed(tmp_path):
+    assert unique_ids(["a b", "a_b", "A_B", "..", "", "=1+2"]) == \
+        ["a_b", "a_b-2", "A_B-3", "student", "student-2", "1_2"]
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.ipynb").write_text("{}")
+    os.symlink(tmp_path / "sub", tmp_path / "linked")
+    found = {f.original: f for f in find_submissions(tmp_path, "x")}
+    assert found["sub"].path is not None and found["linked"].path is None
+    assert "symbolic link" in found["linked"].problem
+
+
+def test_csv_cells_and_fences_cannot_be_escaped():
+    assert [neutral(v) for v in ("=1", "+1", "-1", "@A", "\tx", "\rx", "ok")] == \
+        ["'=1", "'+1", "'-1", "'@A", "'\tx", "'\rx", "ok"]
+    opener, body, closer = fenced("a ```` b")
+    assert opener == "`````text" and closer == "`````" and body == "a ```` b"
