@@ -5,6 +5,7 @@ and its slider values to :func:`mha.widgets.frame_explorer`. One module per topi
 from mha.explorers.block import stack_explorer
 from mha.explorers.cost import cost_explorer
 from mha.explorers.cross import alignment_explorer
+from mha.explorers.diagram import diagram_explorer
 from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.heads import head_explorer
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
@@ -26,4 +27,5 @@ __all__ = [
     "relative_bias_explorer",
     "rotary_explorer",
     "stack_explorer",
+    "diagram_explorer",
 ]
