@@ -126,8 +126,8 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
     strip_h = height / n_heads
     for i, color in enumerate(colors):
         ax.add_patch(_rect(concat_x, height - (i + 1) * strip_h, concat_w, strip_h, color))
-    ax.text(concat_x + concat_w / 2, -0.2, f"concat\n({seq}, {d_model})\nfeatures by head", ha="center", va="top",
-            fontsize=8)
+    ax.text(concat_x + concat_w / 2, -0.2, f"concat\n({seq}, {d_model})\nfeatures by head", ha="center",
+            va="top", fontsize=8)
     for r, head in enumerate(rows):
         y = height - r * (row_h + gap) - row_h
         if head is None:
@@ -294,10 +294,10 @@ def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2):
               f"q.reshape({seq}, {n_heads}, {d_head})\n(seq, n_heads, d_head): same order, new cuts",
               f".transpose(1, 0, 2)\n({n_heads}, {seq}, {d_head}) = (n_heads, seq, d_head)")
     widths = (d_model, d_model + gap * (n_heads - 1), d_head)
-    bottoms = (-seq, -seq, -(n_heads * (seq + gap) - gap))
-    for ax, text, width, bottom in zip(axes, titles, widths, bottoms):
+    bottom = -(n_heads * (seq + gap) - gap)  # the transposed panel is the tallest
+    for ax, text, width in zip(axes, titles, widths, strict=True):
         ax.set_xlim(-1.6 if ax is axes[2] else -0.2, width + 0.2)
-        ax.set_ylim(min(bottoms) - 0.2, 0.2)
+        ax.set_ylim(bottom - 0.2, 0.2)
         ax.set_aspect("equal")
         ax.set_axis_off()
         ax.set_title(text, fontsize=9)

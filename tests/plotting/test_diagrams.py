@@ -104,8 +104,9 @@ def test_head_split_puts_each_heads_features_of_every_token_together():
     assert len(cells) == len(labels) == seq * d_model
     # reading the transposed panel row by row gives q.transpose(1, 0, 2): head, token, feature
     expected = [f"t{t}\nf{h * d_head + f}" for h in range(n_heads) for t in range(seq) for f in range(d_head)]
-    by_position = sorted(zip(((-t.get_position()[1], t.get_position()[0]) for t in split.texts
-                              if t.get_text().startswith("t")), labels))
+    positions = [(-t.get_position()[1], t.get_position()[0]) for t in split.texts
+                 if t.get_text().startswith("t")]
+    by_position = sorted(zip(positions, labels, strict=True))
     assert [label for _, label in by_position] == expected
     assert [c for _, c in cells] == [colors[h] for h in range(n_heads) for _ in range(seq * d_head)]
 
