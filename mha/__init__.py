@@ -20,6 +20,7 @@ from mha.layers import MultiHeadAttention
 from mha.masks import causal_mask, padding_mask, torch_masks_to_mask
 from mha.normalization import LayerNorm, layer_norm
 from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
+from mha.torch_format import from_keras_weights, to_keras_weights
 
 __version__ = "0.1.0"
 
@@ -31,6 +32,8 @@ __all__ = [
     "causal_mask",
     "padding_mask",
     "torch_masks_to_mask",
+    "to_keras_weights",
+    "from_keras_weights",
     "MultiHeadAttention",
     "chunked_attention",
     "KVCache",
