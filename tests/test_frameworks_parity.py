@@ -152,3 +152,18 @@ def test_keras_gives_zero_weights_to_a_query_that_may_attend_to_nothing(keras):
     _, scores = keras_layer(keras, layer, x, x, x)(x, x, attention_mask=allowed,
                                                    return_attention_scores=True)
     np.testing.assert_array_equal(np.asarray(scores)[0, :, 1], 0.0)
+
+
+def test_causal_switches_equal_a_causal_mask(keras):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    q, k, v = rng.standard_normal((3, 1, 2, 4, 3))  # each (batch, n_heads, seq, d_head)
+    sdpa = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(a) for a in (q, k, v)), is_causal=True)
+    np.testing.assert_allclose(sdpa.numpy(), mha.scaled_dot_product_attention(q, k, v, mha.causal_mask(4)),
+                               atol=1e-12)
+    layer = mha.MultiHeadAttention(8, 2, rng=rng, dtype=np.float32)
+    x = rng.standard_normal((1, 4, 8), dtype=np.float32)
+    module = keras_layer(keras, layer, x, x, x)
+    np.testing.assert_allclose(np.asarray(module(x, x, use_causal_mask=True)), layer(x, causal=True),
+                               atol=ATOL)
