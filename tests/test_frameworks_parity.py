@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import mha
-from mha.torch_format import from_keras_weights, to_keras_weights
 
 #: float32 products of a few dozen terms, computed in different orders.
 ATOL = 2e-5
@@ -92,7 +91,7 @@ def keras_layer(keras, layer, query, value, key):
     module = keras.layers.MultiHeadAttention(num_heads=layer.n_heads, key_dim=layer.d_head,
                                              use_bias=layer.bias)
     module(query, value, key)  # builds the kernels
-    module.set_weights(to_keras_weights(layer))
+    module.set_weights(layer.to_keras_weights())
     return module
 
 
@@ -137,7 +136,7 @@ def test_weights_from_a_keras_layer_give_its_outputs(keras):
     module(query, value)
     weights = [0.3 * rng.standard_normal(w.shape, dtype=np.float32) for w in module.get_weights()]
     module.set_weights(weights)  # random biases too (Keras starts them at zero)
-    layer = from_keras_weights(module.get_weights())
+    layer = mha.MultiHeadAttention.from_keras_weights(module.get_weights())
     assert layer.dtype == np.float32
     assert (layer.d_model, layer.n_heads, layer.kdim, layer.vdim) == (12, 3, 7, 7)
     np.testing.assert_allclose(layer(query, value), np.asarray(module(query, value)), atol=ATOL)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from mha.explorers._frames import frame_explorer
+from mha.lab.shapes import seeded_head_weights
+from mha.plotting.diagrams import plot_mha_diagram
+
 __all__ = ["render_diagram", "diagram_explorer"]
 
 SEQS = (3, 6)
@@ -18,15 +22,8 @@ def render_diagram(seq: int, d_model: int, n_heads: int):
     >>> fig.get_suptitle()
     'Multi-head attention: 3 tokens, d_model = 64, 2 heads of d_head = 64 / 2 = 32'
     """
-    import numpy as np
-
-    from mha.layers import MultiHeadAttention
-    from mha.plotting.diagrams import plot_mha_diagram
-
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((seq, d_model))  # (seq, d_model): random tokens
-    _, weights = MultiHeadAttention(d_model, n_heads, rng=rng)(x, return_weights=True)
-    return plot_mha_diagram(seq, d_model, n_heads, weights=weights)  # weights: (n_heads, seq, seq)
+    weights = seeded_head_weights(seq, d_model, n_heads, rng=0)  # (n_heads, seq, seq)
+    return plot_mha_diagram(seq, d_model, n_heads, weights=weights)
 
 
 def diagram_explorer(*, seqs=SEQS, d_models=D_MODELS, head_counts=HEAD_COUNTS):
@@ -34,7 +31,7 @@ def diagram_explorer(*, seqs=SEQS, d_models=D_MODELS, head_counts=HEAD_COUNTS):
 
     Returns
     -------
-    mha.widgets.FrameExplorer
+    mha.explorers.FrameExplorer
 
     Examples
     --------
@@ -42,8 +39,6 @@ def diagram_explorer(*, seqs=SEQS, d_models=D_MODELS, head_counts=HEAD_COUNTS):
     >>> explorer.kind, len(explorer.frames)
     ('image', 2)
     """
-    from mha.widgets import frame_explorer
-
     bad = sorted({(d, h) for d in d_models for h in head_counts if d % h})
     if bad:
         raise ValueError(f"every n_heads must divide every d_model; these pairs do not: {bad}")
