@@ -210,7 +210,7 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
         f'The query "{query}" scores every key; its attention weights are largest for "{keys[best]}" '
         f"({weights[best]:.2f}). The answer is the weighted sum of all value rows, shown next to the single "
         "value a hard dictionary lookup would return."))
-    grid = fig.add_gridspec(2, 2, width_ratios=(1, 2.2), height_ratios=(len(keys), 2))
+    grid = fig.add_gridspec(2, 2, width_ratios=(1, 2.2), height_ratios=(len(keys), 2.5))
     ax_w = fig.add_subplot(grid[0, 0])
     bars = ax_w.barh(range(len(keys)), weights, color="#0072B2")
     bars[best].set_color("#D55E00")
@@ -231,11 +231,8 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
                         interpolation="nearest")
     ax_o.set_yticks([0, 1], ["soft: Σ w·v", f"hard: v({keys[best]})"])
     ax_o.set_xlabel("feature of the value vectors")
+    ax_o.set_title("the answer: attention blends every row; a dictionary returns one", fontsize=10)
     fig.colorbar(image, ax=[ax_v, ax_o], label="value entry", shrink=0.8)
-    ax_note = fig.add_subplot(grid[1, 0])
-    ax_note.set_axis_off()
-    ax_note.text(0.0, 0.5, "a dictionary returns one row;\nattention returns a blend of all rows,\n"
-                 "weighted by how well their keys match", fontsize=8, va="center")
     fig.suptitle(title or "Attention is a soft lookup", fontsize=11)
     return fig
 
