@@ -1,7 +1,7 @@
 """Exchange weights with the frameworks' attention layers without importing them.
 
 Pure array conversions: this module never imports :mod:`mha.layers` (the layer's classmethods call it),
-nor PyTorch.
+nor PyTorch, nor Keras.
 
 PyTorch's ``nn.MultiheadAttention``
 
@@ -10,6 +10,14 @@ stores ``(in, out)`` and applies ``x @ W``. So each matrix is transposed on the 
 ``kdim == vdim == d_model`` PyTorch stacks the three input projections into ``in_proj_weight`` of shape
 ``(3 * d_model, d_model)``; otherwise it keeps ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``.
 Biases are one ``in_proj_bias`` of shape ``(3 * d_model,)`` and ``out_proj.bias`` in both cases.
+
+Keras 3's ``keras.layers.MultiHeadAttention``
+
+It stores each projection as an einsum kernel with the heads as
+their own axis: ``query``, ``key`` and ``value`` kernels ``(in_features, n_heads, d_head)`` with biases
+``(n_heads, d_head)``, and the output kernel ``(n_heads, d_head, d_model)`` with bias ``(d_model,)``. They
+multiply on the right, as here, so converting is a reshape. ``layer.get_weights()`` lists them in that order
+(query, key, value, output; kernel before bias), and ``set_weights`` takes the same list.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["to_torch_state_dict", "read_torch_state_dict"]
+__all__ = ["to_torch_state_dict", "read_torch_state_dict", "to_keras_weights", "read_keras_weights"]
 
 _PACKED = ("in_proj_weight", "out_proj.weight")
 _SEPARATE = ("q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight")
@@ -138,3 +146,115 @@ def _check_keys(found: set, expected: set) -> None:
 def _check_shape(arrays: dict, name: str, shape: tuple) -> None:
     if arrays[name].shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {arrays[name].shape}")
+
+
+# ---------------------------------------------------------------------------------------------- Keras 3
+
+_KERAS_NAMES = ("query", "key", "value", "attention_output")
+
+
+def to_keras_weights(layer) -> list[np.ndarray]:
+    """Return the layer's weights as ``keras.layers.MultiHeadAttention.get_weights()`` lists them.
+
+    The Keras layer must be built with ``num_heads=n_heads``, ``key_dim=d_head`` (and the default
+    ``value_dim``, ``output_shape``), ``use_bias=bias``; then ``keras_layer.set_weights(weights)`` loads them.
+
+    Returns
+    -------
+    list of ndarray
+        Query kernel ``(d_model, n_heads, d_head)`` and bias ``(n_heads, d_head)``; key kernel
+        ``(kdim, n_heads, d_head)`` and bias; value kernel ``(vdim, n_heads, d_head)`` and bias; output
+        kernel ``(n_heads, d_head, d_model)`` and bias ``(d_model,)``. Biases are left out when the layer
+        has none. Fresh copies.
+
+    Examples
+    --------
+    >>> import mha
+    >>> [w.shape for w in to_keras_weights(mha.MultiHeadAttention(8, 2, rng=0))]
+    [(8, 2, 4), (2, 4), (8, 2, 4), (2, 4), (8, 2, 4), (2, 4), (2, 4, 8), (8,)]
+    """
+    if layer.n_kv_heads != layer.n_heads:
+        raise ValueError(
+            f"keras.layers.MultiHeadAttention has no grouped-query attention (Keras has a separate "
+            f"GroupedQueryAttention layer); this layer has n_kv_heads={layer.n_kv_heads} != "
+            f"n_heads={layer.n_heads}"
+        )
+    h, d_head = layer.n_heads, layer.d_head
+    weights = []
+    for W, b in ((layer.W_q, layer.b_q), (layer.W_k, layer.b_k), (layer.W_v, layer.b_v)):
+        weights.append(W.reshape(W.shape[0], h, d_head).copy())  # (in_features, n_heads, d_head)
+        if layer.bias:
+            weights.append(b.reshape(h, d_head).copy())  # (n_heads, d_head)
+    weights.append(layer.W_o.reshape(h, d_head, layer.d_model).copy())  # (n_heads, d_head, d_model)
+    if layer.bias:
+        weights.append(layer.b_o.copy())
+    return weights
+
+
+def read_keras_weights(weights) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read ``keras.layers.MultiHeadAttention.get_weights()`` into this package's layout.
+
+    Parameters
+    ----------
+    weights : sequence of array_like
+        8 arrays (with biases) or 4 (``use_bias=False``), in ``get_weights()`` order: query, key, value and
+        output kernels, each followed by its bias. float32 or float64.
+
+    Returns
+    -------
+    config : dict
+        ``d_model``, ``n_heads``, ``kdim``, ``vdim``, ``bias`` and ``dtype``, read off the arrays: the
+        keyword arguments of :class:`~mha.layers.MultiHeadAttention`. The Keras layer must use
+        ``key_dim = value_dim = d_model / n_heads`` and output ``d_model`` features.
+    weights : dict of str to ndarray
+        ``W_q``, ``W_k``, ``W_v``, ``W_o`` stored ``(in, out)`` with the heads side by side, and with
+        ``bias`` the biases ``b_q``, ``b_k``, ``b_v``, ``b_o`` of shape ``(d_model,)``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> kernels = [rng.normal(size=s) for s in ((8, 2, 4), (6, 2, 4), (8, 2, 4), (2, 4, 8))]
+    >>> config, weights = read_keras_weights(kernels)
+    >>> config["n_heads"], config["kdim"], config["bias"], weights["W_k"].shape
+    (2, 6, False, (6, 8))
+    """
+    arrays = [np.asarray(w) for w in weights]
+    if len(arrays) not in (4, 8):
+        raise ValueError(f"expected the 8 arrays of get_weights() (4 with use_bias=False), got {len(arrays)}")
+    has_bias = len(arrays) == 8
+    kernels = arrays[::2] if has_bias else arrays
+    dtype = np.result_type(*arrays)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"Keras weights must be float32 or float64, got {dtype}")
+    for name, kernel in zip(_KERAS_NAMES, kernels, strict=True):
+        if kernel.ndim != 3:
+            raise ValueError(f"the {name} kernel must have 3 axes, got shape {kernel.shape}")
+    W_q, W_k, W_v, W_o = kernels
+    d_model, n_heads, d_head = W_q.shape
+    if n_heads * d_head != d_model:
+        raise ValueError(
+            f"the query kernel {W_q.shape} = (d_model, num_heads, key_dim) needs num_heads * key_dim == "
+            f"d_model for this package's layer; got {n_heads} * {d_head} != {d_model}"
+        )
+    for name, kernel in (("key", W_k), ("value", W_v)):
+        if kernel.shape[1:] != (n_heads, d_head):
+            raise ValueError(f"the {name} kernel must have shape (in_features, {n_heads}, {d_head}), "
+                             f"got {kernel.shape}")
+    if W_o.shape != (n_heads, d_head, d_model):
+        raise ValueError(f"the attention_output kernel must have shape {(n_heads, d_head, d_model)} "
+                         f"(value_dim = key_dim, output = d_model), got {W_o.shape}")
+    config = {"d_model": d_model, "n_heads": n_heads, "kdim": W_k.shape[0], "vdim": W_v.shape[0],
+              "bias": has_bias, "dtype": dtype}
+    # Keras keeps the heads as their own axis; here they sit side by side: a reshape, no transpose.
+    out = {"W_q": W_q.reshape(d_model, d_model),  # (d_model, n_heads * d_head)
+           "W_k": W_k.reshape(W_k.shape[0], d_model),
+           "W_v": W_v.reshape(W_v.shape[0], d_model),
+           "W_o": W_o.reshape(d_model, d_model)}  # head i's rows: i * d_head ... (i + 1) * d_head - 1
+    if has_bias:
+        shapes = [(n_heads, d_head)] * 3 + [(d_model,)]
+        for name, bias, shape in zip(_KERAS_NAMES, arrays[1::2], shapes, strict=True):
+            if bias.shape != shape:
+                raise ValueError(f"the {name} bias must have shape {shape}, got {bias.shape}")
+        out["b_q"], out["b_k"], out["b_v"] = (b.reshape(d_model) for b in arrays[1:6:2])
+        out["b_o"] = arrays[7]
+    return config, out

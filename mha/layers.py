@@ -21,7 +21,7 @@ from mha._validation import (
 )
 from mha.attention import attend
 from mha.efficient import KVCache
-from mha.frameworks import read_torch_state_dict, to_torch_state_dict
+from mha.frameworks import read_keras_weights, read_torch_state_dict, to_keras_weights, to_torch_state_dict
 from mha.masks import causal_mask
 from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
 
@@ -365,6 +365,26 @@ class MultiHeadAttention(Module):
         See :func:`mha.frameworks.to_torch_state_dict`.
         """
         return to_torch_state_dict(self)
+
+    # ------------------------------------------------------------------ Keras interchange
+    @classmethod
+    def from_keras_weights(cls, weights) -> MultiHeadAttention:
+        """Build a layer from ``keras.layers.MultiHeadAttention.get_weights()`` (no Keras import).
+
+        ``n_heads`` and the widths are read off the kernels. See :func:`mha.frameworks.read_keras_weights`.
+        """
+        config, arrays = read_keras_weights(weights)
+        layer = cls(rng=0, **config)
+        for name, value in arrays.items():
+            setattr(layer, name, value)
+        return layer
+
+    def to_keras_weights(self) -> list[np.ndarray]:
+        """This layer's weights as ``keras.layers.MultiHeadAttention.get_weights()`` lists them.
+
+        See :func:`mha.frameworks.to_keras_weights`.
+        """
+        return to_keras_weights(self)
 
     def __repr__(self) -> str:
         extra = ""

@@ -13,6 +13,7 @@ from mha.explorers._frames import FrameExplorer, frame_explorer
 from mha.explorers.block import stack_explorer
 from mha.explorers.cost import cost_explorer
 from mha.explorers.cross import alignment_explorer
+from mha.explorers.diagram import diagram_explorer
 from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.heads import head_explorer, render_heads
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
@@ -38,6 +39,7 @@ __all__ = [
     "relative_bias_explorer",
     "rotary_explorer",
     "stack_explorer",
+    "diagram_explorer",
     "render_heads",
     "head_view",
     "model_view",

@@ -57,7 +57,14 @@ from mha.lab.residual import build_stack, residual_statistics, residual_stream, 
 from mha.lab.scaling import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
 from mha.lab.seq2seq import DecoderBlock, Seq2Seq, greedy_decode
 from mha.lab.seq2seq_tasks import Seq2SeqBatch, alignment_match
-from mha.lab.shapes import ShapeStep, head_assignment, token_influence, trace_layer, trace_shapes
+from mha.lab.shapes import (
+    ShapeStep,
+    head_assignment,
+    seeded_head_weights,
+    token_influence,
+    trace_layer,
+    trace_shapes,
+)
 from mha.lab.tasks import Batch, repeated_tokens, token_names
 from mha.lab.text import (
     CharVocabulary,
@@ -77,7 +84,7 @@ __all__ = [
     # examples
     "SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights",
     # shapes and scaling
-    "ShapeStep", "trace_layer", "trace_shapes", "head_assignment", "token_influence",
+    "ShapeStep", "trace_layer", "trace_shapes", "head_assignment", "token_influence", "seeded_head_weights",
     "sample_scores", "sentence_scores", "entropy", "ScalingCurves", "scaling_curves",
     # positions, residual stream
     "BIAS_HEADS", "relative_bias_weights", "alibi_weights",

@@ -17,7 +17,8 @@ import numpy as np
 from mha._validation import as_float_array, as_generator, check_positive_int
 from mha.attention import softmax
 
-__all__ = ["ShapeStep", "trace_layer", "trace_shapes", "head_assignment", "token_influence"]
+__all__ = ["ShapeStep", "trace_layer", "trace_shapes", "head_assignment", "token_influence",
+           "seeded_head_weights"]
 
 
 @dataclass(frozen=True)
@@ -284,3 +285,24 @@ def token_influence(fn, x, *, rng, scale: float = 1.0) -> np.ndarray:
         influence[:, j] = np.linalg.norm(delta, axis=-1).mean(axis=0)
     top = influence.max()
     return influence / top if top > 0 else influence
+
+
+def seeded_head_weights(seq: int, d_model: int, n_heads: int, *, rng=0) -> np.ndarray:
+    """Per-head attention weights of a seeded, untrained layer on random tokens (for pictures of the layer).
+
+    Returns
+    -------
+    ndarray, shape (n_heads, seq, seq)
+        Each row sums to 1.
+
+    Examples
+    --------
+    >>> seeded_head_weights(3, 16, 4).shape
+    (4, 3, 3)
+    """
+    from mha.layers import MultiHeadAttention
+
+    rng = as_generator(rng)
+    x = rng.standard_normal((seq, d_model))  # (seq, d_model): random tokens
+    _, weights = MultiHeadAttention(d_model, n_heads, rng=rng)(x, return_weights=True)
+    return weights  # (n_heads, seq, seq)

@@ -16,6 +16,7 @@ from mha.plotting.block import plot_stack_statistics, plot_token_statistics
 from mha.plotting.charts import plot_curves, plot_matrix
 from mha.plotting.cost import loglog_slope, plot_cost_breakdown, plot_growth, plot_heads_tradeoff
 from mha.plotting.cross import plot_alignment, plot_links
+from mha.plotting.diagrams import plot_head_split, plot_mha_diagram, plot_soft_lookup
 from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
@@ -71,6 +72,9 @@ __all__ = [
     "plot_memory",
     "plot_decode_cost",
     "plot_kv_tradeoff",
+    "plot_mha_diagram",
+    "plot_soft_lookup",
+    "plot_head_split",
     "loglog_slope",
     "plot_head_view",
     "plot_model_view",

@@ -223,7 +223,10 @@ def plot_heads_tradeoff(n_heads, *, parameters, flops, score_bytes, seconds=None
             raise ValueError(f"{name} has shape {values.shape}, n_heads has {n_heads.shape}")
         scale, unit = _unit(float(values.max()), units, base)
         ax.plot(n_heads, values / scale, marker="o", color=SERIES_COLORS[i])
-        _set_log2_ticks(ax, n_heads)
+        # A linear x axis: on a log axis, a quantity proportional to n_heads would curve up like an
+        # exponential. Ticks at the data's values, leaving out the ones crowded near the origin.
+        ax.set_xticks([h for h in n_heads if h == n_heads[0] or h >= n_heads.max() / 8])
+        ax.set_xlim(0, n_heads.max() * 1.05)
         ax.set_ylim(0, values.max() / scale * 1.15)  # from zero: a flat line must look flat
         ax.set_title(name)
         ax.set_ylabel(unit)

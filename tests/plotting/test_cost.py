@@ -104,6 +104,8 @@ def test_heads_tradeoff_scales_each_panel_to_a_readable_unit():
     np.testing.assert_allclose(fig.axes[2].lines[0].get_ydata(), h)  # MiB
     np.testing.assert_allclose(fig.axes[3].lines[0].get_ydata(), [10, 20, 30, 40])  # ms
     assert all(ax.get_ylim()[0] == 0 for ax in fig.axes)  # from zero: flat looks flat
+    # linear axes on both sides: a quantity proportional to the heads is a straight line
+    assert all(ax.get_xscale() == ax.get_yscale() == "linear" for ax in fig.axes)
 
 
 def test_heads_tradeoff_rejects_mismatched_lengths():
