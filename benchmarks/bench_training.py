@@ -19,8 +19,8 @@ import numpy as np
 
 import mha
 from mha.grad import mha_backward, mha_forward
+from mha.measure import blas_threads
 from mha.tasks import repeated_tokens
-from mha.threads import blas_threads
 from mha.training import AttentionOnlyModel
 
 BUDGET_SECONDS = 0.150

@@ -22,7 +22,6 @@ from mha._validation import (
 from mha.attention import attend
 from mha.efficient import KVCache
 from mha.masks import causal_mask
-from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
 from mha.torch_format import from_torch_state_dict, to_torch_state_dict
 
 __all__ = ["MultiHeadAttention"]
@@ -178,12 +177,7 @@ class MultiHeadAttention:
         mask = combine_masks(self, mask, causal, batch, seq_q, seq_k)
         bias = check_score_bias(bias, (batch, self.n_heads, seq_q, seq_k), query.dtype)
         head_mask = check_head_mask(self, head_mask, query.dtype)
-        plan = parallel_pool(batch, batch * self.n_heads * seq_q * seq_k)
-        if plan is None:
-            out, weights = self._forward(query, key, value, mask, bias, head_mask, return_weights)
-        else:
-            out, weights = self._forward_parallel(plan, query, key, value, mask, bias, head_mask,
-                                                  return_weights)
+        out, weights = self._forward(query, key, value, mask, bias, head_mask, return_weights)
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
@@ -230,37 +224,10 @@ class MultiHeadAttention:
             return q, kv_out[..., :kv], kv_out[..., kv:]
         return q, self._linear(key, self.W_k, self.b_k), self._linear(value, self.W_v, self.b_v)
 
-    def _forward(self, query, key, value, mask, bias, head_mask, return_weights, scores_out=None):
+    def _forward(self, query, key, value, mask, bias, head_mask, return_weights):
         """Projections, attention and output projection on validated (batch, seq, dim) inputs."""
         q, k, v = self._project(query, key, value)
-        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask,
-                                  scores_out=scores_out)
-
-    def _forward_parallel(self, plan, query, key, value, mask, bias, head_mask, return_weights):
-        """The same forward pass with batch slices spread over threads (large inputs only).
-
-        NumPy's element-wise work runs on one core; giving each core whole slices of the batch, BLAS
-        included (held to one thread), keeps every core busy. The numbers equal the serial pass's.
-        """
-        pool, workers = plan
-        batch, seq_q = query.shape[:2]
-        seq_k = seq_q if key is None else key.shape[1]
-        out = np.empty((batch, seq_q, self.d_model), dtype=query.dtype)  # (batch, seq_q, d_model)
-        # All scores at once, as the serial pass and the cost model have them; each thread fills its slices.
-        scores = np.empty((batch, self.n_heads, seq_q, seq_k), dtype=query.dtype)
-
-        def part(arr, chunk):  # a mask or bias broadcastable to (batch, n_heads, seq_q, seq_k)
-            return slice_operand(arr, 4, 0, chunk)
-
-        def work(chunk):
-            key_part = None if key is None else key[chunk]
-            value_part = key_part if value is key else (None if value is None else value[chunk])
-            out[chunk], _ = self._forward(query[chunk], key_part, value_part, part(mask, chunk),
-                                          part(bias, chunk), head_mask, return_weights, scores[chunk])
-
-        bytes_per_item = self.n_heads * seq_q * seq_k * query.dtype.itemsize
-        run_parallel(pool, work, task_slices(batch, workers, bytes_per_item))
-        return out, (scores if return_weights else None)
+        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask)
 
     @staticmethod
     def _linear(x, W, b):
@@ -269,7 +236,7 @@ class MultiHeadAttention:
             y += b
         return y
 
-    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None, scores_out=None):
+    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None):
         """Heads attend in one batched matmul; grouped key/value heads broadcast, never copied."""
         batch, seq_q, _ = q.shape
         seq_k = k.shape[1]
@@ -280,13 +247,13 @@ class MultiHeadAttention:
         k5 = k.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         v5 = v.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         # k5, v5: (batch, n_kv_heads, 1, seq_k, d_head), shared by the group's query heads
-        scores5 = None if scores_out is None else scores_out.reshape(batch, n_kv, group, seq_q, seq_k)
-        out5, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
-                          scores_out=scores5)
+        concat = np.empty((batch, seq_q, self.d_model), dtype=q.dtype)  # (batch, seq_q, n_heads * d_head)
+        heads_out = concat.reshape(batch, seq_q, n_kv, group, d_head).transpose(0, 2, 3, 1, 4)
+        # heads_out: (batch, n_kv_heads, group, seq_q, d_head), a view: each head writes its own columns
+        _, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
+                       out=heads_out)
         if head_mask is not None:
-            out5 = out5 * head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
-        # out5: (batch, n_kv_heads, group, seq_q, d_head) -> (batch, seq_q, n_heads * d_head)
-        concat = out5.transpose(0, 3, 1, 2, 4).reshape(batch, seq_q, self.d_model)
+            heads_out *= head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
         out = self._linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
         weights = None if w5 is None else w5.reshape(batch, self.n_heads, seq_q, seq_k)
         return out, weights

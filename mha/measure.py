@@ -12,9 +12,10 @@ import tracemalloc
 from collections.abc import Callable
 from time import perf_counter
 
+from mha._kernels import blas_threads  # timing cells hold BLAS to one thread on a shared machine
 from mha._validation import check_positive_int
 
-__all__ = ["median_seconds", "peak_bytes"]
+__all__ = ["blas_threads", "median_seconds", "peak_bytes"]
 
 
 def median_seconds(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1) -> float:

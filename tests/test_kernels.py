@@ -1,6 +1,6 @@
 import pytest
 
-from mha.threads import blas_threads
+from mha._kernels import blas_threads
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
