@@ -292,3 +292,25 @@ def test_tiled_layer_keeps_float32_and_zeroes_fully_masked_queries(monkeypatch, 
     monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 1 << 62)
     plain = layer(x, mask=mask, head_mask=np.array([1.0, 0.0, 0.5, 1.0]))
     np.testing.assert_allclose(out, plain, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+def test_copy_is_independent_and_keeps_the_fused_projection_storage():
+    layer = mha.MultiHeadAttention(8, 2, rng=0)
+    twin = layer.copy()
+    assert type(twin) is type(layer)
+    for name, arr in layer.parameters().items():
+        np.testing.assert_array_equal(twin.parameters()[name], arr)
+    twin.W_q[0, 0] += 1.0
+    assert twin.W_q[0, 0] != layer.W_q[0, 0]  # own arrays
+    x = np.random.default_rng(1).standard_normal((3, 8))
+    assert not np.allclose(twin(x), layer(x))  # the edit reached the fused path the forward pass uses
+
+
+def test_a_block_copy_and_its_parameter_names():
+    block = mha.TransformerBlock(8, 2, rng=0)
+    twin = block.copy()
+    assert list(twin.parameters()) == list(block.parameters())
+    assert "attention.W_q" in block.parameters() and "norm2.beta" in block.parameters()
+    assert block.parameter_count() == sum(a.size for a in block.parameters().values())
+    twin.ffn.W_1[...] = 0.0
+    assert block.ffn.W_1.any()

@@ -29,7 +29,7 @@ def missing(reason: str):
 
 def toc_docnames() -> list[str]:
     """Every page of the book, in toc order (root first)."""
-    from scripts.lite_site import toc_docnames as docnames
+    from book.toc import toc_docnames as docnames
 
     return docnames(ROOT)
 

@@ -144,7 +144,7 @@ def test_every_image_has_alt_text(site):
 def test_notebook_pages_offer_ipynb_and_md_downloads(site, site_pages):
     import nbformat
 
-    from tests.conftest import toc_notebooks
+    from tests.chapters.harness import toc_notebooks
 
     for page in toc_notebooks():
         targets = _parse(site_pages[page.docname]).targets
@@ -170,8 +170,8 @@ def lite(site) -> Path:
 
 
 def _live_docnames() -> list[str]:
-    from scripts.lite_site import live_pages
-    from tests.conftest import ROOT
+    from book.toc import live_pages
+    from tests.chapters.harness import ROOT
 
     return list(live_pages(ROOT))
 
@@ -179,7 +179,7 @@ def _live_docnames() -> list[str]:
 def test_lite_has_every_live_chapter_notebook_with_the_pyodide_kernel(lite):
     import nbformat
 
-    from tests.conftest import toc_notebooks
+    from tests.chapters.harness import toc_notebooks
 
     live = _live_docnames()
     assert "chapters/real_heads" not in live  # opts out: its model cannot load in the browser
@@ -220,7 +220,7 @@ def test_lite_config_preselects_the_kernel_and_indexes_the_wheel(lite):
 
 
 def test_every_live_page_links_to_its_live_notebook(site, site_pages, lite):
-    from tests.conftest import toc_notebooks
+    from tests.chapters.harness import toc_notebooks
 
     live = _live_docnames()
     for page in toc_notebooks():
