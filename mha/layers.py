@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
 from mha._features import linear
+from mha._kernels import split_batch
 from mha._layer_inputs import check_head_mask, check_inputs, combine_masks
 from mha._parameters import Module, Parameter, glorot_uniform
 from mha._validation import (
@@ -179,7 +181,19 @@ class MultiHeadAttention(Module):
         mask = combine_masks(self, mask, causal, batch, seq_q, seq_k)
         bias = check_score_bias(bias, (batch, self.n_heads, seq_q, seq_k), query.dtype)
         head_mask = check_head_mask(self, head_mask, query.dtype)
-        out, weights = self._forward(query, key, value, mask, bias, head_mask, return_weights)
+        mask4 = None if mask is None else mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+        bias4 = None if bias is None else bias.reshape((1,) * (4 - bias.ndim) + bias.shape)
+        weights_shape = (batch, self.n_heads, seq_q, seq_k)
+        # Large inputs: whole examples spread over threads (see mha._kernels); the numbers do not change.
+        operands = {"query": query, "key": key, "value": None if value is key else value,
+                    "mask": mask4, "bias": bias4}  # value None: the same array as key
+        result = split_batch(partial(self._forward, head_mask=head_mask, return_weights=return_weights),
+                             batch, batch * self.n_heads * seq_q * seq_k, operands,
+                             (batch, seq_q, self.d_model), query.dtype,
+                             weights_shape if return_weights else None)
+        if result is None:
+            result = self._forward(query, key, value, mask, bias, head_mask, return_weights)
+        out, weights = result
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
@@ -223,12 +237,13 @@ class MultiHeadAttention(Module):
             return q, kv_out[..., :kv], kv_out[..., kv:]
         return q, linear(key, self.W_k, self.b_k), linear(value, self.W_v, self.b_v)
 
-    def _forward(self, query, key, value, mask, bias, head_mask, return_weights):
+    def _forward(self, query, key, value, mask, bias, head_mask, return_weights, scores_out=None):
         """Projections, attention and output projection on validated (batch, seq, dim) inputs."""
         q, k, v = self._project(query, key, value)
-        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask)
+        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask,
+                                  scores_out=scores_out)
 
-    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None):
+    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None, scores_out=None):
         """Heads attend in one batched matmul; grouped key/value heads broadcast, never copied."""
         batch, seq_q, _ = q.shape
         seq_k = k.shape[1]
@@ -242,8 +257,9 @@ class MultiHeadAttention(Module):
         concat = np.empty((batch, seq_q, self.d_model), dtype=q.dtype)  # (batch, seq_q, n_heads * d_head)
         heads_out = concat.reshape(batch, seq_q, n_kv, group, d_head).transpose(0, 2, 3, 1, 4)
         # heads_out: (batch, n_kv_heads, group, seq_q, d_head), a view: each head writes its own columns
+        scores5 = None if scores_out is None else scores_out.reshape(batch, n_kv, group, seq_q, seq_k)
         _, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
-                       out=heads_out)
+                       out=heads_out, scores_out=scores5)
         if head_mask is not None:
             heads_out *= head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
         out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)

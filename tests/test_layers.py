@@ -314,3 +314,19 @@ def test_a_block_copy_and_its_parameter_names():
     assert block.parameter_count() == sum(a.size for a in block.parameters().values())
     twin.ffn.W_1[...] = 0.0
     assert block.ffn.W_1.any()
+
+
+@pytest.mark.parametrize("same_key_value", [True, False])
+def test_cross_attention_split_over_the_batch_equals_the_plain_path(monkeypatch, same_key_value):
+    from mha import _kernels
+    layer = random_layer(32, 4, seed=21, kdim=24, vdim=24)
+    rng = np.random.default_rng(22)
+    x, memory = rng.standard_normal((3, 300, 32)), rng.standard_normal((3, 700, 24))
+    value = memory if same_key_value else rng.standard_normal((3, 700, 24))
+    bias = rng.standard_normal((4, 1, 700))  # (n_heads, 1, seq_k): one bias per head and key
+    monkeypatch.setenv("MHA_NUM_THREADS", "2")
+    split = layer(x, memory, value, bias=bias, return_weights=True)
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 1 << 62)
+    plain = layer(x, memory, value, bias=bias, return_weights=True)
+    for a, b in zip(split, plain, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)
