@@ -144,32 +144,33 @@ def _run_tiles(run_one, tiles: list, n_workers: int) -> None:
             done.result()
 
 
-def split_batch(forward, batch: int, n_scores: int, operands: dict, out_shape: tuple, dtype,
-                weights_shape: tuple | None = None):
+def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_shape: tuple, dtype,
+                return_weights: bool):
     """Run ``forward`` on slices of the batch, one thread per slice in turn; None when not worth it.
 
     ``forward(**sliced_operands, scores_out=...)`` returns ``(output, weights)`` for its rows of the batch;
     ``operands`` are arrays whose first axis is the batch (size 1 broadcasts; None stays None). Each thread
     runs whole examples end to end (projections, attention tiles, output projection) with BLAS on one
     thread: one meeting point per call instead of one per matrix product, which keeps both cores busy
-    even when other work on the machine preempts one of them. Returns ``(output, weights or None)``,
-    the weights written into one array of ``weights_shape`` as the threads fill their rows.
+    even when other work on the machine preempts one of them. All the scores still exist at once, in one
+    array of ``scores_shape`` that the threads fill row by row, as in the plain pass and the cost model
+    (:func:`mha.cost.memory_bytes`). Returns ``(output, weights)``, weights None unless ``return_weights``.
     """
-    if n_scores < TILE_MIN_SCORES or batch < 2:
+    if math.prod(scores_shape) < TILE_MIN_SCORES or batch < 2:
         return None
     workers = _workers()
     if workers < 2:
         return None
     out = np.empty(out_shape, dtype=dtype)  # (batch, ...)
-    weights = None if weights_shape is None else np.empty(weights_shape, dtype=dtype)  # (batch, ...)
+    scores = np.empty(scores_shape, dtype=dtype)  # (batch, ...)
 
     def run_one(rows, scratch):
         sliced = {name: arr if arr is None or arr.shape[0] == 1 else arr[rows]
                   for name, arr in operands.items()}
-        out[rows], _ = forward(**sliced, scores_out=None if weights is None else weights[rows])
+        out[rows], _ = forward(**sliced, scores_out=scores[rows])
 
     _run_tiles(run_one, [slice(i, i + 1) for i in range(batch)], workers)
-    return out, weights
+    return out, (scores if return_weights else None)
 
 
 # ---------------------------------------------------------------------------------------- tiles

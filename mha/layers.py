@@ -183,14 +183,12 @@ class MultiHeadAttention(Module):
         head_mask = check_head_mask(self, head_mask, query.dtype)
         mask4 = None if mask is None else mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
         bias4 = None if bias is None else bias.reshape((1,) * (4 - bias.ndim) + bias.shape)
-        weights_shape = (batch, self.n_heads, seq_q, seq_k)
         # Large inputs: whole examples spread over threads (see mha._kernels); the numbers do not change.
         operands = {"query": query, "key": key, "value": None if value is key else value,
                     "mask": mask4, "bias": bias4}  # value None: the same array as key
         result = split_batch(partial(self._forward, head_mask=head_mask, return_weights=return_weights),
-                             batch, batch * self.n_heads * seq_q * seq_k, operands,
-                             (batch, seq_q, self.d_model), query.dtype,
-                             weights_shape if return_weights else None)
+                             batch, operands, (batch, seq_q, self.d_model),
+                             (batch, self.n_heads, seq_q, seq_k), query.dtype, return_weights)
         if result is None:
             result = self._forward(query, key, value, mask, bias, head_mask, return_weights)
         out, weights = result
