@@ -194,14 +194,19 @@ def _part(arr, lead_index, heads: slice, rows: slice, cols: slice | None = None)
     return arr[picks]
 
 
-def _plan(lead: tuple, seq_q: int, seq_k: int, itemsize: int, rows: int | None = None) -> list:
-    """Tiles ``(lead_index, heads, rows)``: whole (batch, head) items side by side when they are small,
-    else one item cut into row blocks, each tile near :data:`TILE_BYTES` of scores."""
+def _plan(lead: tuple, seq_q: int, seq_k: int, itemsize: int, rows: int | None = None,
+          whole_items: bool = True) -> list:
+    """Tiles ``(lead_index, heads, rows)`` of about :data:`TILE_BYTES` of scores each.
+
+    Several heads share a tile when their rows fit: with ``whole_items`` (scores written in place into
+    the full tensor) only whole (batch, head) items, so that a tile is one contiguous slab; without, any
+    block of rows (chunked attention, whose tiles live in a scratch buffer).
+    """
     row_bytes = seq_k * itemsize
     if rows is None:
         rows = max(8, TILE_BYTES // row_bytes // 8 * 8)  # a multiple of 8 rows: whole SIMD vectors
-    per_tile = max(1, TILE_BYTES // (row_bytes * seq_q)) if rows >= seq_q else 1
     rows = min(rows, seq_q)
+    per_tile = max(1, TILE_BYTES // (row_bytes * rows)) if rows == seq_q or not whole_items else 1
     n_heads = lead[-1]
     return [(lead_index, slice(h, min(h + per_tile, n_heads)), slice(r, min(r + rows, seq_q)))
             for lead_index in np.ndindex(*lead[:-1])
@@ -287,7 +292,8 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
     offset = seq_k - seq_q  # end alignment: query i sits at position i + offset
     out = np.empty(lead + (seq_q, d_v), dtype=dtype)  # (..., seq_q, d_v)
     key_t = np.swapaxes(k, -1, -2)  # (..., d_head, seq_k), a view
-    tiles = _plan(lead, seq_q, min(block_size, seq_k), dtype.itemsize, rows=block_size)
+    tiles = _plan(lead, seq_q, min(block_size, seq_k), dtype.itemsize, rows=block_size, whole_items=False)
+    may_see_nothing = mask is not None or causal  # only then can a query's row of a block be all -inf
 
     max_heads, max_rows = (cut.stop - cut.start for cut in tiles[0][1:])  # the first tile is the largest
 
@@ -315,7 +321,9 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
                 future = np.arange(keys.start, keys.stop) > np.arange(rows.start, rows.stop)[:, None] + offset
                 np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
             new_max = np.maximum(run_max, scores.max(axis=-1, keepdims=True))  # (heads, n_q, 1)
-            shift = np.where(np.isneginf(new_max), 0, new_max)  # no key seen yet: keep the sums at zero
+            shift = new_max
+            if may_see_nothing:
+                shift = np.where(np.isneginf(new_max), 0, new_max)  # no key seen yet: keep the sums at zero
             scores -= shift
             np.exp(scores, out=scores)  # unnormalised weights of this block
             rescale = np.exp(run_max - shift)  # shrinks earlier sums when the maximum grew; 0 at first

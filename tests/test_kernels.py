@@ -31,12 +31,13 @@ def test_blas_threads_refuses_nonsense():
                          [((2, 3), 100, 50, 8), ((1, 8), 2048, 2048, 4), ((5,), 7, 3, 4)])
 def test_tiles_cover_every_score_once(lead, seq_q, seq_k, itemsize):
     from mha import _kernels
-    covered = np.zeros(lead + (seq_q,), dtype=int)
-    for lead_index, heads, rows in _kernels._plan(lead, seq_q, seq_k, itemsize):
-        covered[lead_index + (heads, rows)] += 1
-        n_heads, n_rows = heads.stop - heads.start, rows.stop - rows.start
-        assert n_heads == 1 or n_rows == seq_q  # several heads only as whole items: the slab stays contiguous
-    np.testing.assert_array_equal(covered, 1)
+    for whole_items in (True, False):
+        covered = np.zeros(lead + (seq_q,), dtype=int)
+        for lead_index, heads, rows in _kernels._plan(lead, seq_q, seq_k, itemsize, whole_items=whole_items):
+            covered[lead_index + (heads, rows)] += 1
+            n_heads, n_rows = heads.stop - heads.start, rows.stop - rows.start
+            assert n_heads == 1 or n_rows == seq_q or not whole_items  # whole items: one contiguous slab
+        np.testing.assert_array_equal(covered, 1)
 
 
 def test_a_tile_takes_broadcast_axes_whole():
