@@ -305,8 +305,9 @@ class Encoder:
                 f"activation={c.activation!r}, dtype={self.dtype.name})")
 
 
-#: Up to this many tokens in a batch, the forward pass holds BLAS to one thread.
-SMALL_TOKENS = 128
+#: Up to this many tokens in a batch, the forward pass holds BLAS to one thread: with so few rows a second
+#: thread saves little even on an idle machine, and on a busy one waiting for it costs many times more.
+SMALL_TOKENS = 256
 
 
 def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):
