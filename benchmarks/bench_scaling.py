@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from functools import partial
 
 import numpy as np
@@ -50,7 +51,15 @@ def measure(batch, seq, n_heads, with_full: bool, repeats: int):
     calls = [partial(mha.chunked_attention, q, k, v, block_size=BLOCK)]
     if with_full:
         calls.append(partial(mha.scaled_dot_product_attention, q, k, v))
-    seconds = median_times(calls, repeats, rounds=2 if repeats > 1 else 1)
+    if repeats > 1:
+        seconds = median_times(calls, repeats, rounds=2)
+    else:  # long sequences: one warm-up and one timed call each, alternating
+        seconds = []
+        for call in calls:
+            call()
+            start = time.perf_counter()
+            call()
+            seconds.append(time.perf_counter() - start)
     peaks = [peak_bytes(call) for call in calls]
     chunked = (seconds[0], peaks[0])
     full = (seconds[1], peaks[1]) if with_full else None
@@ -93,7 +102,7 @@ def main():
     lengths = [n for n in (128, 256, 512, 1024, 2048, 4096, 8192, 16384) if n <= max_seq]
 
     def repeats_of(seq):
-        return 4 if seq <= 2048 else 1
+        return 3 if seq <= 2048 else 1
 
     sweep("seq", lengths, lambda n: (1, n, 2), args.max_full, repeats_of)
     sweep("batch", [1, 2, 4, 8], lambda b: (b, 1024, 4), args.max_full, repeats_of)
