@@ -1,4 +1,11 @@
-"""Peak memory of chunked (online-softmax) attention against full attention.
+"""Chunked (online-softmax) attention against full attention: the speed crossover and peak memory.
+
+Speed: both are timed at growing sequence lengths in alternating blocks, and the ratio chunked / full is
+printed for each length, next to the size of full attention's score tensor and the machine's matmul rate
+measured in the same run. Full attention writes every score to memory (and NumPy maps fresh pages for
+them); once the scores no longer fit in the caches, that traffic costs more than the online softmax's
+bookkeeping, and the tiles, which stay in cache, win. ``--record`` appends the run to a JSON file that the
+efficient-attention chapter plots (so the book never times anything while it builds).
 
 Peak memory is what ``tracemalloc`` sees NumPy allocate during the call (NumPy reports its array
 buffers to it), on top of the inputs. Full attention at 16k tokens would need 8 GiB of float32 scores for
@@ -11,11 +18,16 @@ Target from issue 2: chunked attention at seq 16384, 8 heads, d_head 64, float32
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import time
 import tracemalloc
 from functools import partial
+from pathlib import Path
 
 import numpy as np
+from bench_forward import median_times  # alternating timed blocks; benchmarks/ is on sys.path when run
 
 import mha
 
@@ -42,13 +54,83 @@ def qkv(seq, n_heads, d_head, rng):
     return [rng.standard_normal((1, n_heads, seq, d_head), dtype=np.float32) for _ in range(3)]
 
 
+def matmul_rate(dtype) -> float:
+    """FLOP/s of NumPy's (4096, 512) @ (512, 512) product here and now (median of 5)."""
+    a = np.ones((4096, 512), dtype=dtype)
+    b = np.ones((512, 512), dtype=dtype)
+    (seconds,) = median_times([lambda: a @ b], 15)
+    return 2 * 4096 * 512 * 512 / seconds
+
+
+def crossover(lengths, n_heads, d_head, block_size, dtype, repeats):
+    """Seconds of full and chunked attention at each length, timed in alternating blocks."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for seq in lengths:
+        q, k, v = (rng.standard_normal((1, n_heads, seq, d_head)).astype(dtype) for _ in range(3))
+        full_s, chunked_s = median_times(
+            [partial(mha.scaled_dot_product_attention, q, k, v),
+             partial(mha.chunked_attention, q, k, v, block_size=block_size)],
+            repeats, rounds=2)
+        score_bytes = n_heads * seq * seq * np.dtype(dtype).itemsize
+        rows.append({"seq": seq, "full_s": full_s, "chunked_s": chunked_s, "score_bytes": score_bytes})
+        verdict = "faster" if chunked_s < full_s else "slower"
+        print(f"{seq:>6} {score_bytes / 2**20:>10.0f} {full_s * 1e3:>10.1f} {chunked_s * 1e3:>12.1f} "
+              f"{chunked_s / full_s:>8.2f}  chunked {verdict}", flush=True)
+    return rows
+
+
+def same_numbers(block_size) -> float:
+    """Largest |chunked - full| in float64 at seq 1024 with a padding mask and a causal mask."""
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((2, 4, 1024, 64)) for _ in range(3))
+    mask = np.ones((2, 1, 1, 1024), dtype=bool)
+    mask[1, ..., 900:] = False  # padding
+    full = mha.scaled_dot_product_attention(q, k, v, mask & mha.causal_mask(1024))
+    chunked = mha.chunked_attention(q, k, v, mask, causal=True, block_size=block_size)
+    return float(np.abs(chunked - full).max())
+
+
+def record(path: Path, run: dict) -> None:
+    """Append ``run`` to the JSON file at ``path`` (a list of runs under "runs")."""
+    data = json.loads(path.read_text()) if path.exists() else {"runs": []}
+    data["runs"].append(run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=16384)
     parser.add_argument("--block-size", type=int, default=256)
+    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 512, 1024, 2048, 4096])
+    parser.add_argument("--heads", type=int, default=4, help="heads in the speed comparison")
+    parser.add_argument("--repeats", type=int, default=6, help="timed calls per function and length")
+    parser.add_argument("--record", type=Path, help="append the speed results to this JSON file")
+    parser.add_argument("--skip-memory", action="store_true")
     args = parser.parse_args()
     n_heads, d_head, d_model = 8, 64, 512
+    dtype = np.float32
+    load = os.getloadavg()
+    rate = matmul_rate(dtype)
+    print(f"Speed: batch 1, {args.heads} heads, d_head {d_head}, float32, block {args.block_size}; "
+          f"matmul {rate / 1e9:.0f} GF/s; load average " + " ".join(f"{x:.1f}" for x in load))
+    print(f"{'seq':>6} {'scores MiB':>10} {'full ms':>10} {'chunked ms':>12} {'ratio':>8}")
+    rows = crossover(args.lengths, args.heads, d_head, args.block_size, dtype, args.repeats)
+    gap = same_numbers(args.block_size)
+    print(f"float64, seq 1024, padding + causal masks: max |chunked - full| = {gap:.1e} "
+          f"({'meets' if gap <= 1e-12 else 'MISSES'} <= 1e-12)")
+    if args.record:
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        record(args.record, {"date": now,
+                             "load_average": load, "matmul_gflops": rate / 1e9, "dtype": "float32",
+                             "batch": 1, "n_heads": args.heads, "d_head": d_head,
+                             "block_size": args.block_size, "max_abs_difference_float64": gap, "rows": rows})
+        print(f"recorded in {args.record}")
+    if args.skip_memory:
+        return
     rng = np.random.default_rng(0)
+    print()
 
     print(f"{'seq':>6} {'method':>8} {'peak MiB':>10} {'predicted scores MiB':>21} {'seconds':>8}")
     for seq in (1024, 2048, 4096):

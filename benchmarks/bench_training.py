@@ -19,9 +19,9 @@ import numpy as np
 
 import mha
 from mha.grad import mha_backward, mha_forward
+from mha.lab import blas_threads
 from mha.lab.tasks import repeated_tokens
 from mha.lab.training import AttentionOnlyModel
-from mha.threads import blas_threads
 
 BUDGET_SECONDS = 0.150
 

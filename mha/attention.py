@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from mha._kernels import attend_tiles, use_tiles
 from mha._validation import (
     as_float_array,
     check_bool_mask,
@@ -22,7 +23,6 @@ from mha._validation import (
     check_score_bias,
     result_float_dtype,
 )
-from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
 
 __all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads", "attend"]
 
@@ -73,93 +73,54 @@ def _shifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> No
         rows /= sums
 
 
-def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool, parallel: bool = True) -> np.ndarray:
+def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool) -> np.ndarray:
     """Stable softmax numerator along the last axis of a C-contiguous array, in place.
 
     Overwrites ``scores`` with ``exp(scores - row max)`` (divided by the row sum when ``normalize``) and
     returns the row sums, shape ``(..., 1)``. Rows that are entirely ``-inf`` become zeros with sum 1.
-    Large arrays are split over threads unless ``parallel=False``; the numbers are the same either way.
     """
     if not scores.flags.c_contiguous:
         raise ValueError("shifted_exp_inplace needs a C-contiguous array (it works on a 2-D view of it)")
     rows = scores.reshape(-1, scores.shape[-1])  # (n_rows, seq_k), a view of the contiguous scores
     sums = np.empty((rows.shape[0], 1), dtype=scores.dtype)
-    plan = parallel_pool(rows.shape[0], scores.size) if parallel else None
-    if plan is None:
-        _shifted_exp_rows(rows, sums, normalize)
-    else:
-        pool, workers = plan
-        row_bytes = rows.shape[1] * rows.itemsize
-        run_parallel(pool, lambda chunk: _shifted_exp_rows(rows[chunk], sums[chunk], normalize),
-                     task_slices(rows.shape[0], workers, row_bytes))
+    _shifted_exp_rows(rows, sums, normalize)
     return sums.reshape(scores.shape[:-1] + (1,))
 
 
-def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None):
+def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None, out=None):
     """Trusted fast path of attention: no validation, ``q_scaled`` already multiplied by ``1/sqrt(d_head)``.
 
     Shapes are those of :func:`scaled_dot_product_attention`; leading dimensions broadcast like ``np.matmul``
     (grouped-query attention passes ``k`` and ``v`` with a size-1 group axis). ``mask`` must already be a
     boolean array broadcastable to the scores, and all arrays share one dtype. ``scores_out``, a C-contiguous
-    array of the scores' shape, receives the scores (and, with ``return_weights``, the weights). Returns
-    ``(output, weights_or_None)``.
+    array of the scores' shape, receives the scores (and, with ``return_weights``, the weights); ``out``,
+    an array or view of the output's shape, receives the output. Returns ``(output, weights_or_None)``.
 
-    Large problems are split along a leading (batch or head) axis over threads, each running the same
-    serial code with BLAS held to one thread (see :mod:`mha.threads`); small ones run serially.
+    Small problems run :func:`plain_attention` below on whole arrays. Large ones run the same steps tile by
+    tile, each tile's scores kept in cache and the tiles spread over threads (:mod:`mha._kernels`); tests
+    prove both give the same numbers.
     """
-    lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2])
-    seq_q, seq_k = q_scaled.shape[-2], k.shape[-2]
-    # Split along the first leading axis longer than 1 (the axes before it are 1: slices stay contiguous).
-    axis = next((i for i, size in enumerate(lead) if size > 1), None)
-    if axis is not None and np.broadcast_shapes(lead, v.shape[:-2]) == lead:
-        plan = parallel_pool(lead[axis], math.prod(lead) * seq_q * seq_k)
-        if plan is not None:
-            return _attend_parallel(q_scaled, k, v, mask, bias, return_weights, scores_out, lead, axis,
-                                    *plan)
-    return _attend_serial(q_scaled, k, v, mask, bias, return_weights, weights_out=scores_out)
+    lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if use_tiles(lead, q_scaled.shape[-2], k.shape[-2]):
+        return attend_tiles(q_scaled, k, v, mask, bias, return_weights=return_weights, scores_out=scores_out,
+                            out=out)
+    return plain_attention(q_scaled, k, v, mask, bias, return_weights, out=out, weights_out=scores_out)
 
 
-def _attend_serial(q_scaled, k, v, mask, bias, return_weights, out=None, weights_out=None):
-    """Attention in one thread of Python; ``out``/``weights_out`` receive the results when given."""
+def plain_attention(q_scaled, k, v, mask, bias, return_weights, out=None, weights_out=None):
+    """The algorithm on whole arrays; ``out``/``weights_out`` receive the results when given."""
     scores = np.matmul(q_scaled, np.swapaxes(k, -1, -2), out=weights_out)  # (..., seq_q, seq_k)
     if bias is not None:
         scores += bias
     if mask is not None:
         np.copyto(scores, -np.inf, where=np.logical_not(mask))
-    row_sum = shifted_exp_inplace(scores, normalize=return_weights, parallel=False)  # (..., seq_q, 1)
+    row_sum = shifted_exp_inplace(scores, normalize=return_weights)  # (..., seq_q, 1)
     if return_weights:
         return np.matmul(scores, v, out=out), scores
     # Normalise the (seq_q, d_v) output instead of the (seq_q, seq_k) weights: same numbers, fewer operations.
     context = np.matmul(scores, v, out=out)  # (..., seq_q, d_v)
     context /= row_sum
     return context, None
-
-
-def _attend_parallel(q_scaled, k, v, mask, bias, return_weights, scores, lead, axis, pool, workers):
-    """Split the independent slices along ``axis`` of the leading dimensions over the thread pool.
-
-    The full score matrix is still allocated, as in the serial path, so that memory matches the cost model
-    (:func:`mha.cost.memory_bytes`); each thread fills its own slices of it.
-    """
-    ndim = len(lead) + 2
-    dtype = q_scaled.dtype
-    seq_q = q_scaled.shape[-2]
-    out = np.empty(lead + (q_scaled.shape[-2], v.shape[-1]), dtype=dtype)  # (..., seq_q, d_v)
-    if scores is None:
-        scores = np.empty(lead + (seq_q, k.shape[-2]), dtype=dtype)  # (..., seq_q, seq_k)
-
-    def part(arr, chunk):
-        return slice_operand(arr, ndim, axis, chunk)
-
-    def work(chunk):
-        where = (slice(None),) * axis + (chunk,)
-        _attend_serial(part(q_scaled, chunk), part(k, chunk), part(v, chunk), part(mask, chunk),
-                       part(bias, chunk), return_weights, out=out[where],
-                       weights_out=scores[where])
-
-    bytes_per_item = math.prod(lead) // lead[axis] * seq_q * k.shape[-2] * dtype.itemsize
-    run_parallel(pool, work, task_slices(lead[axis], workers, bytes_per_item))
-    return out, (scores if return_weights else None)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, return_weights=False):

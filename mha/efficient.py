@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from mha._kernels import chunked_tiles, use_tiles
 from mha._validation import (
     check_bool_mask,
     check_broadcastable,
@@ -63,6 +64,8 @@ def chunked_attention(q, k, v, mask=None, *, causal=False, block_size: int = 256
         scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (seq_q, seq_k)
         mask = check_broadcastable(check_bool_mask(mask), scores_shape)
         mask = np.broadcast_to(mask, scores_shape)  # a view: blocks are sliced, never copied whole
+    if use_tiles(lead, seq_q, seq_k):  # large: the same steps per (batch, head) tile, over threads
+        return chunked_tiles(q, k, v, mask, causal=causal, block_size=block_size)
     offset = seq_k - seq_q  # end alignment: query i sits at position i + offset
     out = np.empty(lead + (seq_q, v.shape[-1]), dtype=dtype)  # (..., seq_q, d_v)
     for i0 in range(0, seq_q, block_size):

@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
 from mha._features import linear
+from mha._kernels import split_batch
 from mha._layer_inputs import check_head_mask, check_inputs, combine_masks
 from mha._parameters import Module, Parameter, glorot_uniform
 from mha._validation import (
@@ -23,7 +25,6 @@ from mha.attention import attend
 from mha.efficient import KVCache
 from mha.frameworks import read_keras_weights, read_torch_state_dict, to_keras_weights, to_torch_state_dict
 from mha.masks import causal_mask
-from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
 
 __all__ = ["MultiHeadAttention"]
 
@@ -180,12 +181,17 @@ class MultiHeadAttention(Module):
         mask = combine_masks(self, mask, causal, batch, seq_q, seq_k)
         bias = check_score_bias(bias, (batch, self.n_heads, seq_q, seq_k), query.dtype)
         head_mask = check_head_mask(self, head_mask, query.dtype)
-        plan = parallel_pool(batch, batch * self.n_heads * seq_q * seq_k)
-        if plan is None:
-            out, weights = self._forward(query, key, value, mask, bias, head_mask, return_weights)
-        else:
-            out, weights = self._forward_parallel(plan, query, key, value, mask, bias, head_mask,
-                                                  return_weights)
+        mask4 = None if mask is None else mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+        bias4 = None if bias is None else bias.reshape((1,) * (4 - bias.ndim) + bias.shape)
+        # Large inputs: whole examples spread over threads (see mha._kernels); the numbers do not change.
+        operands = {"query": query, "key": key, "value": None if value is key else value,
+                    "mask": mask4, "bias": bias4}  # value None: the same array as key
+        result = split_batch(partial(self._forward, head_mask=head_mask, return_weights=return_weights),
+                             batch, operands, (batch, seq_q, self.d_model),
+                             (batch, self.n_heads, seq_q, seq_k), query.dtype, return_weights)
+        if result is None:
+            result = self._forward(query, key, value, mask, bias, head_mask, return_weights)
+        out, weights = result
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
@@ -235,32 +241,6 @@ class MultiHeadAttention(Module):
         return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask,
                                   scores_out=scores_out)
 
-    def _forward_parallel(self, plan, query, key, value, mask, bias, head_mask, return_weights):
-        """The same forward pass with batch slices spread over threads (large inputs only).
-
-        NumPy's element-wise work runs on one core; giving each core whole slices of the batch, BLAS
-        included (held to one thread), keeps every core busy. The numbers equal the serial pass's.
-        """
-        pool, workers = plan
-        batch, seq_q = query.shape[:2]
-        seq_k = seq_q if key is None else key.shape[1]
-        out = np.empty((batch, seq_q, self.d_model), dtype=query.dtype)  # (batch, seq_q, d_model)
-        # All scores at once, as the serial pass and the cost model have them; each thread fills its slices.
-        scores = np.empty((batch, self.n_heads, seq_q, seq_k), dtype=query.dtype)
-
-        def part(arr, chunk):  # a mask or bias broadcastable to (batch, n_heads, seq_q, seq_k)
-            return slice_operand(arr, 4, 0, chunk)
-
-        def work(chunk):
-            key_part = None if key is None else key[chunk]
-            value_part = key_part if value is key else (None if value is None else value[chunk])
-            out[chunk], _ = self._forward(query[chunk], key_part, value_part, part(mask, chunk),
-                                          part(bias, chunk), head_mask, return_weights, scores[chunk])
-
-        bytes_per_item = self.n_heads * seq_q * seq_k * query.dtype.itemsize
-        run_parallel(pool, work, task_slices(batch, workers, bytes_per_item))
-        return out, (scores if return_weights else None)
-
     def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None, scores_out=None):
         """Heads attend in one batched matmul; grouped key/value heads broadcast, never copied."""
         batch, seq_q, _ = q.shape
@@ -272,13 +252,14 @@ class MultiHeadAttention(Module):
         k5 = k.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         v5 = v.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
         # k5, v5: (batch, n_kv_heads, 1, seq_k, d_head), shared by the group's query heads
+        concat = np.empty((batch, seq_q, self.d_model), dtype=q.dtype)  # (batch, seq_q, n_heads * d_head)
+        heads_out = concat.reshape(batch, seq_q, n_kv, group, d_head).transpose(0, 2, 3, 1, 4)
+        # heads_out: (batch, n_kv_heads, group, seq_q, d_head), a view: each head writes its own columns
         scores5 = None if scores_out is None else scores_out.reshape(batch, n_kv, group, seq_q, seq_k)
-        out5, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
-                          scores_out=scores5)
+        _, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
+                       out=heads_out, scores_out=scores5)
         if head_mask is not None:
-            out5 = out5 * head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
-        # out5: (batch, n_kv_heads, group, seq_q, d_head) -> (batch, seq_q, n_heads * d_head)
-        concat = out5.transpose(0, 3, 1, 2, 4).reshape(batch, seq_q, self.d_model)
+            heads_out *= head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
         out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
         weights = None if w5 is None else w5.reshape(batch, self.n_heads, seq_q, seq_k)
         return out, weights

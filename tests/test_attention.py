@@ -195,6 +195,55 @@ def test_split_heads_error_names_the_sizes():
         mha.split_heads(np.ones((1, 2, 8)), 2.0)
 
 
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """Send even small problems through the tiled path, cut into several small tiles."""
+    from mha import _kernels
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
+    monkeypatch.setattr(_kernels, "TILE_BYTES", 2048)  # a few rows of a head per tile
+    return _kernels
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tile_bytes", [2048, 1 << 20])  # row blocks of one head; several whole heads
+def test_tiled_attention_equals_the_plain_algorithm(small_tiles, monkeypatch, threads, dtype, tile_bytes):
+    from mha.attention import attend, plain_attention
+    monkeypatch.setenv("MHA_NUM_THREADS", threads)
+    monkeypatch.setattr(small_tiles, "TILE_BYTES", tile_bytes)
+    rng = np.random.default_rng(11)
+    q = (rng.standard_normal((2, 3, 37, 8)) * 3).astype(dtype)  # (batch, n_heads, seq_q, d_head)
+    k = (rng.standard_normal((2, 1, 29, 8)) * 3).astype(dtype)  # one key/value head shared by 3 query heads
+    v = rng.standard_normal((2, 1, 29, 5)).astype(dtype)
+    mask = rng.random((2, 1, 37, 29)) < 0.7
+    mask[1, 0, 4] = False  # a fully masked query
+    bias = rng.standard_normal((3, 37, 29)).astype(dtype)
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-14}
+    for m, b in [(None, None), (mask, None), (mask, bias)]:
+        for return_weights in (False, True):
+            expected = plain_attention(q, k, v, m, b, return_weights)
+            got = attend(q, k, v, m, b, return_weights=return_weights)
+            assert got[0].dtype == dtype and got[0].shape == (2, 3, 37, 5)
+            np.testing.assert_allclose(got[0], expected[0], **tol)
+            if return_weights:
+                np.testing.assert_allclose(got[1], expected[1], **tol)
+            if m is not None:
+                np.testing.assert_array_equal(got[0][1, :, 4], 0.0)  # zero output, never NaN
+                if return_weights:
+                    np.testing.assert_array_equal(got[1][1, :, 4], 0.0)
+
+
+def test_tiled_attention_handles_unbatched_inputs_and_fills_given_arrays(small_tiles):
+    from mha.attention import attend, plain_attention
+    rng = np.random.default_rng(12)
+    q, k, v = (rng.standard_normal((19, 4)) for _ in range(3))  # no leading axis at all
+    scores, out = np.empty((19, 19)), np.empty((19, 4))
+    got, weights = attend(q, k, v, return_weights=True, scores_out=scores, out=out)
+    assert got is not None and weights is not None
+    np.testing.assert_allclose(out, plain_attention(q, k, v, None, None, False)[0], rtol=1e-12)
+    np.testing.assert_allclose(scores, mha.softmax(q @ k.T), rtol=1e-12)
+
+
 def test_threaded_softmax_on_large_scores_equals_single_threaded(monkeypatch):
     rng = np.random.default_rng(10)
     q = rng.standard_normal((4, 2, 384, 16))

@@ -57,6 +57,46 @@ def test_chunked_attention_never_holds_the_full_score_matrix():
     assert peak < inputs_and_output + full_scores / 16  # the full matrix would be 32 MiB; we stay near 1 MiB
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize(("seq_q", "seq_k", "block"), [(40, 40, 16), (23, 50, 7), (64, 30, 64)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_tiled_chunked_attention_equals_full_attention(monkeypatch, threads, seq_q, seq_k, block, causal):
+    """The tiled, threaded online softmax gives full attention's numbers to 1e-12 (float64)."""
+    from mha import _kernels
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)  # tiles even for a small problem
+    monkeypatch.setenv("MHA_NUM_THREADS", threads)
+    rng = np.random.default_rng(seq_q * seq_k + block)
+    q = rng.standard_normal((2, 3, seq_q, 8)) * 4  # (batch, n_heads, seq_q, d_head): scores in the tens
+    k = rng.standard_normal((2, 1, seq_k, 8)) * 4  # one key/value head, broadcast over the query heads
+    v = rng.standard_normal((2, 1, seq_k, 6))
+    mask = rng.random((2, 1, seq_q, seq_k)) < 0.6
+    mask[0, 0, 3] = False  # a fully masked query: zero output, never NaN
+    full_mask = mask & mha.causal_mask(seq_q, seq_k) if causal else mask
+    expected = mha.scaled_dot_product_attention(q, k, v, full_mask)
+    got = mha.chunked_attention(q, k, v, mask, causal=causal, block_size=block)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(got[0, :, 3], 0.0)
+    got32 = mha.chunked_attention(q.astype(np.float32), k.astype(np.float32), v.astype(np.float32),
+                                  causal=causal, block_size=block)
+    assert got32.dtype == np.float32
+    causal_only = mha.causal_mask(seq_q, seq_k) if causal else None
+    np.testing.assert_allclose(got32, mha.scaled_dot_product_attention(q, k, v, causal_only), atol=1e-5)
+
+
+def test_large_chunked_attention_keeps_memory_to_a_few_tiles():
+    """Above the tiling threshold memory still does not grow with the square of the sequence."""
+    seq, heads, d_head, block = 4096, 2, 16, 128
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((heads, seq, d_head)).astype(np.float32) for _ in range(3))
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    mha.chunked_attention(q, k, v, block_size=block)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    full_scores = heads * seq * seq * 4  # 128 MiB
+    assert peak < 4 * q.nbytes + full_scores / 64
+
+
 def test_chunked_attention_errors():
     x = np.ones((4, 2))
     with pytest.raises(ValueError, match="block_size must be >= 1"):

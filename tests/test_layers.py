@@ -258,7 +258,8 @@ def test_bias_and_head_mask_errors():
     [(2, {}, False), (1, {}, True), (1, {"n_kv_heads": 2}, True), (3, {"n_kv_heads": 1}, False)],
 )
 def test_threaded_attention_on_large_inputs_equals_serial(monkeypatch, batch, config, masked):
-    """Above a million scores, (batch, head) slices are spread over threads; the numbers must not move."""
+    """Above a million scores attention runs tile by tile over threads; the numbers equal the plain path's."""
+    from mha import _kernels
     layer = random_layer(32, 4, seed=19, **config)
     rng = np.random.default_rng(20)
     seq = 512  # 4 heads x 512 x 512 = 1M scores per example
@@ -267,11 +268,30 @@ def test_threaded_attention_on_large_inputs_equals_serial(monkeypatch, batch, co
     monkeypatch.setenv("MHA_NUM_THREADS", "2")
     threaded = layer(x, mask=mask, return_weights=True)
     threaded_out = layer(x, mask=mask)
-    monkeypatch.setenv("MHA_NUM_THREADS", "1")
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 1 << 62)  # whole arrays, one thread
     serial = layer(x, mask=mask, return_weights=True)
+    assert serial[0].dtype == x.dtype and np.isfinite(serial[0]).all()
     np.testing.assert_allclose(threaded[0], serial[0], rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(threaded[1], serial[1], rtol=1e-11, atol=1e-15)
     np.testing.assert_allclose(threaded_out, serial[0], rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiled_layer_keeps_float32_and_zeroes_fully_masked_queries(monkeypatch, dtype):
+    from mha import _kernels
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
+    monkeypatch.setattr(_kernels, "TILE_BYTES", 4096)
+    layer = mha.MultiHeadAttention(16, 4, n_kv_heads=2, rng=5, dtype=dtype)
+    x = np.random.default_rng(6).standard_normal((2, 33, 16)).astype(dtype)
+    mask = np.ones((2, 1, 33, 33), dtype=bool)
+    mask[1, 0, 9] = False
+    out, weights = layer(x, mask=mask, head_mask=np.array([1.0, 0.0, 0.5, 1.0]), return_weights=True)
+    assert out.dtype == dtype and weights.dtype == dtype
+    np.testing.assert_array_equal(weights[1, :, 9], 0.0)
+    np.testing.assert_allclose(out[1, 9], layer.b_o)  # no attention output: only the output bias
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 1 << 62)
+    plain = layer(x, mask=mask, head_mask=np.array([1.0, 0.0, 0.5, 1.0]))
+    np.testing.assert_allclose(out, plain, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
 
 
 def test_copy_is_independent_and_keeps_the_fused_projection_storage():
@@ -294,3 +314,19 @@ def test_a_block_copy_and_its_parameter_names():
     assert block.parameter_count() == sum(a.size for a in block.parameters().values())
     twin.ffn.W_1[...] = 0.0
     assert block.ffn.W_1.any()
+
+
+@pytest.mark.parametrize("same_key_value", [True, False])
+def test_cross_attention_split_over_the_batch_equals_the_plain_path(monkeypatch, same_key_value):
+    from mha import _kernels
+    layer = random_layer(32, 4, seed=21, kdim=24, vdim=24)
+    rng = np.random.default_rng(22)
+    x, memory = rng.standard_normal((3, 300, 32)), rng.standard_normal((3, 700, 24))
+    value = memory if same_key_value else rng.standard_normal((3, 700, 24))
+    bias = rng.standard_normal((4, 1, 700))  # (n_heads, 1, seq_k): one bias per head and key
+    monkeypatch.setenv("MHA_NUM_THREADS", "2")
+    split = layer(x, memory, value, bias=bias, return_weights=True)
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 1 << 62)
+    plain = layer(x, memory, value, bias=bias, return_weights=True)
+    for a, b in zip(split, plain, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mha._kernels import blas_threads
 from mha._validation import as_float_array, as_generator, check_positive_int
 from mha.grad import mha_backward, mha_forward
 from mha.lab.training import Adam
 from mha.layers import MultiHeadAttention
-from mha.threads import blas_threads
 
 __all__ = ["pool_kv_heads", "relative_error", "fit_to_teacher"]
 

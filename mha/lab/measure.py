@@ -12,8 +12,8 @@ import tracemalloc
 from collections.abc import Callable
 from time import perf_counter
 
+from mha._kernels import blas_threads  # timing cells hold BLAS to one thread on a shared machine
 from mha._validation import check_positive_int
-from mha.threads import blas_threads
 
 __all__ = ["median_seconds", "peak_bytes", "blas_threads"]
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mha._kernels import blas_threads as blas_threads_limit
 from mha._parameters import Module
 from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 from mha.grad import cross_entropy, mha_backward, mha_forward
 from mha.lab.tasks import Batch
 from mha.layers import MultiHeadAttention
-from mha.threads import blas_threads as blas_threads_limit
 
 __all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
 
@@ -271,7 +271,7 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     progress : bool, default True
         Show a tqdm progress bar (a widget in notebooks).
     blas_threads : int or None, default 1
-        BLAS threads while training (see :mod:`mha.threads`): the model's matrices are tiny, and
+        BLAS threads while training (see :func:`mha.lab.blas_threads`): the model's matrices are tiny, and
         waking threads costs more than they save. None leaves the setting alone.
 
     Returns

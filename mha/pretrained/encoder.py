@@ -31,10 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha._features import linear
+from mha._kernels import blas_threads
 from mha._validation import check_dtype_argument
 from mha.attention import split_heads
 from mha.block import TransformerBlock
-from mha.normalization import layer_norm
+from mha.feed_forward import ACTIVATIONS
 from mha.pretrained.checkpoints import (
     EncoderConfig,
     checked_weights,
@@ -283,20 +285,22 @@ class Encoder:
         head_masks = self._check_head_mask(head_mask)
         e = self.embeddings
         x = e["word"][ids] + e["position"][:seq] + e["token_type"][token_types]  # (batch, seq, d_model)
-        x = layer_norm(x, e["norm_scale"], e["norm_shift"], eps=c.eps)
+        x = _layer_norm_inplace(x, e["norm_scale"], e["norm_shift"], c.eps)
         attentions = None
         if return_attentions:
             attentions = np.empty((batch, c.n_layers, c.n_heads, seq, seq), self.dtype)
         if return_queries_keys:  # (2, batch, n_layers, n_heads, seq, d_head): queries, then keys
             d_head = c.d_model // c.n_heads
             queries_keys = np.empty((2, batch, c.n_layers, c.n_heads, seq, d_head), self.dtype)
-        for i, block in enumerate(self.blocks):
-            if return_queries_keys:  # post-norm: the attention reads the block's input as is
-                q, k, _ = block.attention.project(x)  # (batch, seq, d_model) each
-                queries_keys[:, :, i] = split_heads(q, c.n_heads), split_heads(k, c.n_heads)
-            x, weights = block(x, mask=key_mask, head_mask=head_masks[i], return_weights=True)
-            if return_attentions:
-                attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
+        # A short text makes thin matrices: one BLAS thread is faster than waking (or waiting for) another.
+        with blas_threads(1 if batch * seq <= SMALL_TOKENS else None):
+            for i, block in enumerate(self.blocks):
+                if return_queries_keys:  # post-norm: the attention reads the block's input as is
+                    q, k, _ = block.attention.project(x)  # (batch, seq, d_model) each
+                    queries_keys[:, :, i] = split_heads(q, c.n_heads), split_heads(k, c.n_heads)
+                x, weights = _post_norm_block(block, x, key_mask, head_masks[i])
+                if return_attentions:
+                    attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
         return (x, attentions, *queries_keys) if return_queries_keys else (x, attentions)
 
     @staticmethod
@@ -324,6 +328,40 @@ class Encoder:
         c = self.config
         return (f"Encoder(n_layers={c.n_layers}, n_heads={c.n_heads}, d_model={c.d_model}, d_ff={c.d_ff}, "
                 f"activation={c.activation!r}, dtype={self.dtype.name})")
+
+
+#: Up to this many tokens in a batch, the forward pass holds BLAS to one thread: with so few rows a second
+#: thread saves little even on an idle machine, and on a busy one waiting for it costs many times more.
+SMALL_TOKENS = 256
+
+
+def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):
+    """``block(x, mask=key_mask, head_mask=head_mask, return_weights=True)`` on trusted arrays.
+
+    The same steps as :meth:`mha.TransformerBlock.__call__` (post-norm, no dropout) without its input checks:
+    the encoder checked its inputs once, and every array here is one it made. Returns ``(x, weights)``.
+    """
+    attention, ffn = block.attention, block.ffn
+    q, k, v = attention._project(x)  # (batch, seq, d_model) each
+    attended, weights = attention._attend_heads(q, k, v, key_mask, True, head_mask=head_mask)
+    attended += x  # the residual
+    x = _layer_norm_inplace(attended, block.norm1.gamma, block.norm1.beta, block.norm1.eps)
+    hidden = ACTIVATIONS[ffn.activation](linear(x, ffn.W_1, ffn.b_1))  # (batch, seq, d_ff)
+    out = linear(hidden, ffn.W_2, ffn.b_2)  # (batch, seq, d_model)
+    out += x
+    return _layer_norm_inplace(out, block.norm2.gamma, block.norm2.beta, block.norm2.eps), weights
+
+
+def _layer_norm_inplace(x, gamma, beta, eps: float):
+    """:func:`mha.layer_norm` (two passes: mean, then variance of the centred values) overwriting ``x``."""
+    x -= x.mean(axis=-1, keepdims=True)  # (..., d_model), centred
+    var = np.einsum("...d,...d->...", x, x)[..., None]  # (..., 1): sum of squares
+    var *= x.dtype.type(1.0 / x.shape[-1])
+    var += x.dtype.type(eps)
+    x /= np.sqrt(var, out=var)
+    x *= gamma
+    x += beta
+    return x
 
 
 def load_encoder(path=None, *, dtype=np.float32) -> Encoder:

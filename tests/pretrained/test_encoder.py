@@ -340,3 +340,21 @@ def test_minilm_against_transformers(minilm):
     ablated = minilm.encode(texts, head_mask=head_mask).hidden
     np.testing.assert_allclose(ablated[batch.mask], ablated_reference[batch.mask], atol=1e-4)
     assert np.abs(ablated - batch.hidden)[batch.mask].max() > 1e-3  # the head did matter
+
+
+def test_fast_forward_equals_the_public_blocks(tiny):
+    """The encoder's trusted hot path gives the numbers of calling each TransformerBlock and layer_norm."""
+    import mha
+    texts = ["A dog ran.", SENTENCE]
+    tokens, ids, mask, _ = tiny.tokenize(texts)
+    head_mask = np.ones((2, 2))
+    head_mask[1, 0] = 0.0
+    hidden, attentions = tiny.forward(ids, mask=mask, head_mask=head_mask)
+    e, c = tiny.embeddings, tiny.config
+    x = e["word"][ids] + e["position"][:ids.shape[1]] + e["token_type"][np.zeros_like(ids)]
+    x = mha.layer_norm(x, e["norm_scale"], e["norm_shift"], eps=c.eps)
+    for i, block in enumerate(tiny.blocks):
+        x, weights = block(x, mask=mask[:, None, None, :], head_mask=head_mask[i], return_weights=True)
+        np.testing.assert_allclose(attentions[:, i], weights, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(hidden, x, rtol=1e-11, atol=1e-12)
+    assert np.isfinite(hidden).all()

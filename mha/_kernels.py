@@ -1,0 +1,340 @@
+"""Plumbing for speed: BLAS thread limits, a small thread pool, and attention computed tile by tile.
+
+Nothing here changes a number; it changes where and when the work happens. :mod:`mha.attention` shows the
+algorithm on whole arrays; :func:`attend_tiles` and :func:`chunked_tiles` run the same steps on tiles of
+the scores sized to the core's cache, spread over threads:
+
+- **Tiles.** Four passes touch every score (the product ``q kᵀ``, the row maximum, ``exp``, the weighted
+  sum of values). On whole arrays each pass streams the full score tensor through memory; tile by tile,
+  a block of scores about the size of a core's L2 cache goes through all four while it is still there.
+- **Threads.** NumPy's element-wise loops (``exp``, ``max``, ``sum``) use one core. Tiles are independent,
+  so a pool of threads takes them in turn (NumPy releases the GIL inside its loops), each running the
+  products on its own core with BLAS held to one thread, instead of BLAS threads spinning while one core
+  exponentiates. ``threadpoolctl`` holds BLAS; without it (e.g. in a browser kernel, where NumPy has no
+  threads anyway) everything runs in the calling thread.
+
+Set the environment variable ``MHA_NUM_THREADS`` to cap the pool (``1`` turns it off).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from mha._validation import check_positive_int
+
+__all__ = ["blas_threads", "worker_count", "use_tiles", "attend_tiles", "chunked_tiles", "split_batch"]
+
+_pool: ThreadPoolExecutor | None = None
+_THREAD_PREFIX = "mha-worker"
+
+#: Below this many scores a problem runs on whole arrays: tiles and threads cost more than they save.
+TILE_MIN_SCORES = 1 << 20
+#: Bytes of scores in one tile: a good part of one core's L2 cache (1 MiB on the course's machine), leaving
+#: room for the tile's queries, keys and values.
+TILE_BYTES = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------- threads
+def worker_count() -> int:
+    """Threads the package may use: ``MHA_NUM_THREADS`` if set, else the usable cores (at most 8)."""
+    override = os.environ.get("MHA_NUM_THREADS")
+    if override:
+        return max(1, int(override))
+    try:
+        return min(8, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return min(8, os.cpu_count() or 1)
+
+
+def _thread_pool(workers: int) -> ThreadPoolExecutor | None:
+    """The shared pool, resized to ``workers``; None where threads cannot start (Pyodide)."""
+    global _pool
+    if _pool is None or _pool._max_workers != workers:
+        try:
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_THREAD_PREFIX)
+        except RuntimeError:
+            return None
+    return _pool
+
+
+@functools.lru_cache(maxsize=1)
+def _controller():
+    """threadpoolctl's view of the loaded BLAS libraries, built once (building it scans the process)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional: only slower without it
+        return None
+    return ThreadpoolController()
+
+
+def _can_limit_blas() -> bool:
+    controller = _controller()
+    return controller is not None and bool(controller.select(user_api="blas").lib_controllers)
+
+
+def blas_threads(n: int | None):
+    """A context manager that limits BLAS to ``n`` threads inside a ``with`` block.
+
+    Parameters
+    ----------
+    n : int or None
+        Threads allowed; None leaves the setting alone.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> with blas_threads(1):
+    ...     product = np.ones((64, 64)) @ np.ones((64, 64))
+    >>> float(product[0, 0])
+    64.0
+    """
+    if n is None:
+        return contextlib.nullcontext()
+    n = check_positive_int(n, "n")
+    controller = _controller()
+    if controller is None:
+        return contextlib.nullcontext()
+    return controller.limit(limits=n, user_api="blas")
+
+
+def _workers() -> int:
+    """Threads to spread tiles over: 1 inside a pool thread (waiting on the pool there could deadlock),
+    on one core, or where BLAS cannot be held to one thread per worker."""
+    if threading.current_thread().name.startswith(_THREAD_PREFIX):
+        return 1
+    workers = worker_count()
+    if workers < 2 or not _can_limit_blas() or _thread_pool(workers) is None:
+        return 1
+    return workers
+
+
+def _run_tiles(run_one, tiles: list, n_workers: int) -> None:
+    """Call ``run_one(tile, scratch)`` for every tile, on ``n_workers`` threads taking tiles in turn.
+
+    ``scratch`` is a dict private to the thread, for buffers reused from tile to tile. Any failure is
+    re-raised in the caller.
+    """
+    if n_workers < 2 or len(tiles) < 2:
+        scratch = {}
+        for tile in tiles:
+            run_one(tile, scratch)
+        return
+    queue = iter(tiles)  # a list iterator hands out each tile once, whichever thread asks
+    lock = threading.Lock()
+
+    def worker():
+        scratch = {}
+        while True:
+            with lock:
+                tile = next(queue, None)
+            if tile is None:
+                return
+            run_one(tile, scratch)
+
+    pool = _thread_pool(n_workers)
+    with blas_threads(1):  # every core runs its own tiles end to end: products, exp and sums
+        for done in [pool.submit(worker) for _ in range(min(n_workers, len(tiles)))]:
+            done.result()
+
+
+def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_shape: tuple, dtype,
+                return_weights: bool):
+    """Run ``forward`` on slices of the batch, one thread per slice in turn; None when not worth it.
+
+    ``forward(**sliced_operands, scores_out=...)`` returns ``(output, weights)`` for its rows of the batch;
+    ``operands`` are arrays whose first axis is the batch (size 1 broadcasts; None stays None). Each thread
+    runs whole examples end to end (projections, attention tiles, output projection) with BLAS on one
+    thread: one meeting point per call instead of one per matrix product, which keeps both cores busy
+    even when other work on the machine preempts one of them. All the scores still exist at once, in one
+    array of ``scores_shape`` that the threads fill row by row, as in the plain pass and the cost model
+    (:func:`mha.cost.memory_bytes`). Returns ``(output, weights)``, weights None unless ``return_weights``.
+    """
+    if math.prod(scores_shape) < TILE_MIN_SCORES or batch < 2:
+        return None
+    workers = _workers()
+    if workers < 2:
+        return None
+    out = np.empty(out_shape, dtype=dtype)  # (batch, ...)
+    scores = np.empty(scores_shape, dtype=dtype)  # (batch, ...)
+
+    def run_one(rows, scratch):
+        sliced = {name: arr if arr is None or arr.shape[0] == 1 else arr[rows]
+                  for name, arr in operands.items()}
+        out[rows], _ = forward(**sliced, scores_out=scores[rows])
+
+    _run_tiles(run_one, [slice(i, i + 1) for i in range(batch)], workers)
+    return out, (scores if return_weights else None)
+
+
+# ---------------------------------------------------------------------------------------- tiles
+def use_tiles(lead: tuple, seq_q: int, seq_k: int) -> bool:
+    """Whether a problem is large enough for :func:`attend_tiles` to pay for its bookkeeping."""
+    return math.prod(lead) * seq_q * seq_k >= TILE_MIN_SCORES
+
+
+def _part(arr, lead_index, heads: slice, rows: slice, cols: slice | None = None):
+    """The piece of ``arr`` (aligned to ``lead + (rows, cols)``) that one tile needs; size-1 axes broadcast.
+
+    ``lead_index`` fixes every leading axis but the last, which is cut by ``heads``; then ``rows`` cuts
+    the second-to-last axis and ``cols`` the last (None keeps it whole). None stays None.
+    """
+    if arr is None:
+        return None
+    fixed, cut = arr.shape[:len(lead_index)], arr.shape[len(lead_index):]  # cut: (heads, rows, cols) sizes
+    picks = tuple(0 if size == 1 else i for i, size in zip(lead_index, fixed, strict=True))
+    picks += tuple(slice(None) if size == 1 else part
+                   for size, part in zip(cut, (heads, rows, cols or slice(None)), strict=True))
+    return arr[picks]
+
+
+def _plan(lead: tuple, seq_q: int, seq_k: int, itemsize: int, rows: int | None = None,
+          whole_items: bool = True) -> list:
+    """Tiles ``(lead_index, heads, rows)`` of about :data:`TILE_BYTES` of scores each.
+
+    Several heads share a tile when their rows fit: with ``whole_items`` (scores written in place into
+    the full tensor) only whole (batch, head) items, so that a tile is one contiguous slab; without, any
+    block of rows (chunked attention, whose tiles live in a scratch buffer).
+    """
+    row_bytes = seq_k * itemsize
+    if rows is None:
+        rows = max(8, TILE_BYTES // row_bytes // 8 * 8)  # a multiple of 8 rows: whole SIMD vectors
+    rows = min(rows, seq_q)
+    per_tile = max(1, TILE_BYTES // (row_bytes * rows)) if rows == seq_q or not whole_items else 1
+    n_heads = lead[-1]
+    return [(lead_index, slice(h, min(h + per_tile, n_heads)), slice(r, min(r + rows, seq_q)))
+            for lead_index in np.ndindex(*lead[:-1])
+            for h in range(0, n_heads, per_tile)
+            for r in range(0, seq_q, rows)]
+
+
+def _aligned(arr, ndim: int):
+    """``arr`` with leading size-1 axes added up to ``ndim`` dimensions (as broadcasting would)."""
+    return None if arr is None else arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+
+
+def _shift_and_exp(scores: np.ndarray) -> np.ndarray:
+    """``exp(scores - row max)`` in place on a tile ``(..., rows, keys)``; returns the row maxima.
+
+    A row that is entirely ``-inf`` (every key masked) keeps a maximum of 0: its ``exp`` is all zeros,
+    never NaN.
+    """
+    row_max = scores.max(axis=-1, keepdims=True)  # (..., rows, 1)
+    row_max[np.isneginf(row_max)] = 0
+    scores -= row_max
+    np.exp(scores, out=scores)
+    return row_max
+
+
+def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None,
+                 out=None):
+    """:func:`mha.attention.attend` tile by tile: same arguments, same results, same full score tensor.
+
+    Each tile is a block of query rows of one or a few (batch, head) items against all their keys: its
+    scores are computed, shifted, exponentiated, summed and multiplied by the values while they sit in
+    cache, and written into their place of the score tensor (which is allocated in full, as the cost
+    model says: :func:`mha.cost.memory_bytes`). ``out``, an array (or view) of the output's shape,
+    receives the output when given.
+    """
+    lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2]) or (1,)
+    ndim = len(lead) + 2
+    q_scaled, k, v, mask, bias = (_aligned(a, ndim) for a in (q_scaled, k, v, mask, bias))
+    seq_q, seq_k, d_v, dtype = q_scaled.shape[-2], k.shape[-2], v.shape[-1], q_scaled.dtype
+    result = np.empty(lead + (seq_q, d_v), dtype=dtype) if out is None else _aligned(out, ndim)
+    scores = (np.empty(lead + (seq_q, seq_k), dtype=dtype) if scores_out is None
+              else _aligned(scores_out, ndim))  # (..., seq_q, seq_k)
+    key_t = np.swapaxes(k, -1, -2)  # (..., d_head, seq_k), a view
+
+    def run_one(tile, scratch):
+        lead_index, heads, rows = tile
+        block = _part(scores, lead_index, heads, rows)  # (heads, rows, seq_k), a view of the scores
+        np.matmul(_part(q_scaled, lead_index, heads, rows), _part(key_t, lead_index, heads, slice(None)),
+                  out=block)
+        if bias is not None:
+            block += _part(bias, lead_index, heads, rows)
+        tile_mask = _part(mask, lead_index, heads, rows)
+        if tile_mask is not None:
+            np.copyto(block, -np.inf, where=np.logical_not(tile_mask))
+        _shift_and_exp(block)
+        row_sum = block.sum(axis=-1, keepdims=True)  # (heads, rows, 1)
+        row_sum[row_sum == 0] = 1  # only fully masked rows sum to 0: they stay all zeros
+        context = _part(result, lead_index, heads, rows)  # (heads, rows, d_v)
+        if return_weights:
+            block /= row_sum
+            np.matmul(block, _part(v, lead_index, heads, slice(None)), out=context)
+        else:  # normalise the (rows, d_v) output instead of the (rows, seq_k) weights: fewer divisions
+            np.matmul(block, _part(v, lead_index, heads, slice(None)), out=context)
+            context /= row_sum
+
+    _run_tiles(run_one, _plan(lead, seq_q, seq_k, dtype.itemsize), _workers())
+    return result, (scores if return_weights else None)
+
+
+def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.ndarray:
+    """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads.
+
+    ``q_scaled`` is already multiplied by ``1/sqrt(d_head)``; ``mask`` is a bool array broadcastable to the
+    scores, or None. Each thread holds one ``block_size × block_size`` tile of scores (of one or a few
+    (batch, head) items) at a time, reused from tile to tile: memory does not grow with the sequence.
+    Returns the output, shape ``(..., seq_q, d_v)``.
+    """
+    in_lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
+    lead = in_lead or (1,)
+    ndim = len(lead) + 2
+    q_scaled, k, v, mask = (_aligned(a, ndim) for a in (q_scaled, k, v, mask))
+    seq_q, seq_k, d_v, dtype = q_scaled.shape[-2], k.shape[-2], v.shape[-1], q_scaled.dtype
+    offset = seq_k - seq_q  # end alignment: query i sits at position i + offset
+    out = np.empty(lead + (seq_q, d_v), dtype=dtype)  # (..., seq_q, d_v)
+    key_t = np.swapaxes(k, -1, -2)  # (..., d_head, seq_k), a view
+    tiles = _plan(lead, seq_q, min(block_size, seq_k), dtype.itemsize, rows=block_size, whole_items=False)
+    may_see_nothing = mask is not None or causal  # only then can a query's row of a block be all -inf
+
+    max_heads, max_rows = (cut.stop - cut.start for cut in tiles[0][1:])  # the first tile is the largest
+
+    def run_one(tile, scratch):
+        lead_index, heads, rows = tile
+        q_tile = _part(q_scaled, lead_index, heads, rows)  # (heads, n_q, d_head)
+        n_h, n_q = heads.stop - heads.start, rows.stop - rows.start
+        if "scores" not in scratch:  # this thread's buffers, reused for every tile it runs
+            scratch["scores"] = np.empty(max_heads * max_rows * min(block_size, seq_k), dtype=dtype)
+            scratch["product"] = np.empty(max_heads * max_rows * d_v, dtype=dtype)
+        run_max = np.full((n_h, n_q, 1), -np.inf, dtype=dtype)  # (heads, n_q, 1)
+        run_sum = np.zeros((n_h, n_q, 1), dtype=dtype)  # (heads, n_q, 1)
+        acc = np.zeros((n_h, n_q, d_v), dtype=dtype)  # (heads, n_q, d_v)
+        product = scratch["product"][:acc.size].reshape(acc.shape)  # (heads, n_q, d_v)
+        last_key = min(seq_k, rows.stop + offset) if causal else seq_k  # what the block's last query sees
+        for j0 in range(0, last_key, block_size):
+            keys = slice(j0, min(j0 + block_size, seq_k))
+            n_k = keys.stop - keys.start
+            scores = scratch["scores"][:n_h * n_q * n_k].reshape(n_h, n_q, n_k)  # (heads, n_q, n_k)
+            np.matmul(q_tile, _part(key_t, lead_index, heads, slice(None), keys), out=scores)
+            tile_mask = _part(mask, lead_index, heads, rows, keys)
+            if tile_mask is not None:
+                np.copyto(scores, -np.inf, where=np.logical_not(tile_mask))
+            if causal and keys.stop - 1 > rows.start + offset:  # the block reaches into some query's future
+                future = np.arange(keys.start, keys.stop) > np.arange(rows.start, rows.stop)[:, None] + offset
+                np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
+            new_max = np.maximum(run_max, scores.max(axis=-1, keepdims=True))  # (heads, n_q, 1)
+            shift = new_max
+            if may_see_nothing:
+                shift = np.where(np.isneginf(new_max), 0, new_max)  # no key seen yet: keep the sums at zero
+            scores -= shift
+            np.exp(scores, out=scores)  # unnormalised weights of this block
+            rescale = np.exp(run_max - shift)  # shrinks earlier sums when the maximum grew; 0 at first
+            run_sum *= rescale
+            run_sum += scores.sum(axis=-1, keepdims=True)
+            acc *= rescale
+            acc += np.matmul(scores, _part(v, lead_index, heads, keys), out=product)
+            run_max = new_max
+        run_sum[run_sum == 0] = 1  # queries that saw no key keep a zero output
+        acc /= run_sum
+        _part(out, lead_index, heads, rows)[...] = acc
+
+    _run_tiles(run_one, tiles, _workers())
+    return out.reshape(in_lead + (seq_q, d_v))

@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+
+from mha._kernels import blas_threads
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+
+def _blas_thread_counts():
+    return [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+
+
+def test_blas_threads_limits_inside_the_block_and_restores_after():
+    before = _blas_thread_counts()
+    assert before, "NumPy's BLAS should be visible to threadpoolctl"
+    with blas_threads(1):
+        assert set(_blas_thread_counts()) == {1}
+    assert _blas_thread_counts() == before
+    with blas_threads(None):
+        assert _blas_thread_counts() == before
+
+
+def test_blas_threads_refuses_nonsense():
+    with pytest.raises(ValueError, match=">= 1"):
+        blas_threads(0)
+    with pytest.raises(TypeError, match="integer"):
+        blas_threads(1.5)
+
+
+@pytest.mark.parametrize(("lead", "seq_q", "seq_k", "itemsize"),
+                         [((2, 3), 100, 50, 8), ((1, 8), 2048, 2048, 4), ((5,), 7, 3, 4)])
+def test_tiles_cover_every_score_once(lead, seq_q, seq_k, itemsize):
+    from mha import _kernels
+    for whole_items in (True, False):
+        covered = np.zeros(lead + (seq_q,), dtype=int)
+        for lead_index, heads, rows in _kernels._plan(lead, seq_q, seq_k, itemsize, whole_items=whole_items):
+            covered[lead_index + (heads, rows)] += 1
+            n_heads, n_rows = heads.stop - heads.start, rows.stop - rows.start
+            assert n_heads == 1 or n_rows == seq_q or not whole_items  # whole items: one contiguous slab
+        np.testing.assert_array_equal(covered, 1)
+
+
+def test_a_tile_takes_broadcast_axes_whole():
+    from mha import _kernels
+    arr = np.arange(2 * 1 * 6 * 1).reshape(2, 1, 6, 1)  # (batch, heads=1, rows, cols=1): broadcasts
+    part = _kernels._part(arr, (1,), slice(2, 4), slice(1, 3), slice(0, 5))
+    assert part.shape == (1, 2, 1)
+    np.testing.assert_array_equal(part[0, :, 0], [7, 8])
+    assert _kernels._part(None, (0,), slice(0, 1), slice(0, 1)) is None
