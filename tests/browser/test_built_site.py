@@ -157,6 +157,21 @@ def test_notebook_pages_offer_ipynb_and_md_downloads(site, site_pages):
         nbformat.validate(notebook)
         code = [c for c in notebook.cells if c.cell_type == "code"]
         assert code and all(c.execution_count for c in code), "download the executed notebook"
+        first = notebook.cells[0]
+        assert first.cell_type == "markdown" and "pip install" in first.source, (
+            f"{page.docname}.ipynb does not open by saying how to install mha"
+        )
+
+
+def test_every_page_links_to_the_repository_and_the_install_page(site_pages):
+    from scripts.lite_site import REPOSITORY
+
+    for docname, page in site_pages.items():
+        targets = _parse(page).targets
+        assert any(t.startswith(REPOSITORY) for t in targets), f"{docname}: no link to the repository"
+        assert any(t.split("#")[0].endswith("run_locally.html") for t in targets), (
+            f"{docname}: no link to 'Run it on your computer'"
+        )
 
 
 # --- JupyterLite -----------------------------------------------------------------------------------
@@ -255,3 +270,14 @@ def test_every_displayed_figure_has_an_image(site):
                 ):
                     textual.append(f"{path.relative_to(executed)} cell {index}")
     assert textual == [], "add `%matplotlib inline` (or import matplotlib.pyplot) first"
+
+
+def test_teachers_page_offers_every_assignment_for_download(site, site_pages):
+    from tests.conftest import ROOT
+
+    targets = _parse(site_pages["chapters/teachers"]).targets
+    for assignment in sorted((ROOT / "assignments").glob("*.md")):
+        links = [t for t in targets if t.endswith(f"/{assignment.name}") and "_downloads" in t]
+        assert links, f"the teachers' page offers no download of {assignment.name}"
+        served = (site_pages["chapters/teachers"].parent / unquote(links[0])).resolve()
+        assert served.read_bytes() == assignment.read_bytes()
