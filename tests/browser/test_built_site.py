@@ -22,8 +22,7 @@ pytestmark = pytest.mark.browser
 CDN_HOSTS = ("cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com", "fonts.googleapis.com",
              "fonts.gstatic.com", "mathjax.org")
 
-VENDORED = ("vendored/requirejs/require.js", "vendored/html-manager/embed-amd.js",
-            "vendored/mathjax/tex-chtml.js")
+VENDORED = ("vendored/html-manager/embed.js", "vendored/mathjax/tex-chtml.js")
 
 
 def test_no_page_names_a_cdn(site):
@@ -46,17 +45,21 @@ def _script_sources(html: str) -> list[str]:
     return re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
 
 
-def test_widget_pages_load_the_vendored_manager_in_order(site_pages):
-    """require.js, then the shim that configures it, then html-manager (order matters)."""
+def test_widget_pages_load_the_vendored_manager_in_order_without_blocking(site_pages):
+    """The MathJax shim, then html-manager (order matters), both deferred; only where needed."""
+    wanted = ["widgets-shim.js", "vendored/html-manager/embed.js"]
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
+        tags = re.findall(r"<script[^>]*\ssrc=\"[^\"]+\"[^>]*>", html)
+        sources = [re.search(r'src="([^"?]+)', tag)[1].rsplit("_static/", 1)[-1] for tag in tags]
+        assert not any("fontawesome.js" in src for src in sources), f"{docname} loads the icon script"
         if "application/vnd.jupyter.widget-state+json" not in html:
+            assert not set(wanted) & set(sources), f"{docname} has no widget but loads the manager"
             continue
-        sources = [src.split("?")[0].rsplit("_static/", 1)[-1] for src in _script_sources(html)]
-        wanted = ["vendored/requirejs/require.js", "widgets-shim.js",
-                  "vendored/html-manager/embed-amd.js"]
         positions = [sources.index(name) for name in wanted if name in sources]
-        assert len(positions) == 3 and positions == sorted(positions), (docname, sources)
+        assert len(positions) == 2 and positions == sorted(positions), (docname, sources)
+        for position in positions:
+            assert "defer" in tags[position], f"{docname}: {tags[position]} blocks the first paint"
 
 
 def test_math_pages_load_the_vendored_mathjax(site_pages):
