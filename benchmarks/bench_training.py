@@ -1,7 +1,7 @@
 """Speed of the training code and of the two chapters' widget frames, as ratios measured in one run.
 
 - Training step of the chapters' model (2 layers x 4 heads, d_model 32, batch 32 x 24 tokens) with BLAS
-  on one thread against BLAS's default: why ``mha.training.train`` pins one thread. The two settings
+  on one thread against BLAS's default: why ``mha.lab.training.train`` pins one thread. The two settings
   alternate so that a change in the machine's load hits both alike.
 - Backward pass against forward pass of one layer: the chain rule should cost a small multiple.
 - Redraw time (render + PNG) of each widget frame of the chapters, against the 150 ms budget.
@@ -19,9 +19,9 @@ import numpy as np
 
 import mha
 from mha.grad import mha_backward, mha_forward
-from mha.tasks import repeated_tokens
+from mha.lab.tasks import repeated_tokens
+from mha.lab.training import AttentionOnlyModel
 from mha.threads import blas_threads
-from mha.training import AttentionOnlyModel
 
 BUDGET_SECONDS = 0.150
 
@@ -64,9 +64,9 @@ def widget_frames(repeat: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from mha.analysis import pruning_curve
+    from mha.explorers._frames import figure_to_png
+    from mha.lab.analysis import pruning_curve
     from mha.plotting import plot_heads, plot_online_softmax, plot_pruning
-    from mha.widgets import figure_to_png
 
     rng = np.random.default_rng(2)
     weights = rng.dirichlet(np.ones(24), size=(8, 24))  # (n_heads, seq_q, seq_k)

@@ -1,9 +1,23 @@
 """Multi-head attention in NumPy: the package behind the course.
 
-Every chapter, widget, exercise and grader of the course imports this package. The core is a handful of
-pure functions (``softmax``, ``scaled_dot_product_attention``, the masks, ``split_heads``/``merge_heads``,
-``chunked_attention``) and one layer class around them (``MultiHeadAttention``). ``mha.cost`` counts
-parameters, FLOPs and bytes.
+The core library is flat, in the order the chapters teach it:
+
+``attention``      softmax, scaled dot-product attention, split/merge heads
+``masks``          causal and padding masks (True = may attend)
+``layers``         :class:`MultiHeadAttention`, the layer with its four projections
+``efficient``      chunked (online-softmax) attention and the KV cache
+``positions``      sinusoidal, learned-bias, rotary and ALiBi positions
+``normalization``  layer norm
+``feed_forward``   the position-wise feed-forward network
+``block``          the transformer block and stacks of them
+``grad``           backward passes, checked against finite differences
+``cost``           parameters, FLOPs and bytes, and their formatting
+``frameworks``     weights to and from PyTorch's layouts (no PyTorch import)
+
+Around it, imported only when used: :mod:`mha.lab` (what the chapters run), :mod:`mha.plotting`
+(arrays in, figure out), :mod:`mha.explorers` (widgets), :mod:`mha.checks` (learner checks),
+:mod:`mha.pretrained` (a real model) and :mod:`mha.classroom` (the grader). ``import mha`` loads NumPy
+and nothing else.
 
 >>> import numpy as np, mha
 >>> layer = mha.MultiHeadAttention(d_model=512, n_heads=8, rng=0)
@@ -11,7 +25,21 @@ parameters, FLOPs and bytes.
 (2, 3, 512)
 """
 
-from mha import block, checks, cost, feed_forward, normalization, positions
+import importlib
+
+from mha import (
+    attention,
+    block,
+    cost,
+    efficient,
+    feed_forward,
+    frameworks,
+    grad,
+    layers,
+    masks,
+    normalization,
+    positions,
+)
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
 from mha.block import TransformerBlock, dropout
 from mha.efficient import KVCache, chunked_attention
@@ -22,6 +50,9 @@ from mha.normalization import LayerNorm, layer_norm
 from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
 
 __version__ = "0.1.0"
+
+# Loaded on first use (PEP 562), so that `import mha` needs NumPy only.
+_SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained", "classroom")
 
 __all__ = [
     "softmax",
@@ -34,19 +65,35 @@ __all__ = [
     "MultiHeadAttention",
     "chunked_attention",
     "KVCache",
-    "cost",
-    "checks",
-    "positions",
     "sinusoidal_encoding",
     "RelativePositionBias",
     "apply_rotary",
     "alibi_bias",
-    "normalization",
     "layer_norm",
     "LayerNorm",
-    "feed_forward",
     "FeedForward",
-    "block",
     "dropout",
     "TransformerBlock",
+    "attention",
+    "masks",
+    "layers",
+    "efficient",
+    "positions",
+    "normalization",
+    "feed_forward",
+    "block",
+    "grad",
+    "cost",
+    "frameworks",
+    *_SUBPACKAGES,
 ]
+
+
+def __getattr__(name: str):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"mha.{name}")
+    raise AttributeError(f"module 'mha' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBPACKAGES))

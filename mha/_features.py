@@ -1,4 +1,5 @@
-"""Checks shared by the layers that act on a feature axis (layer norm, feed-forward, block)."""
+"""Checks and the affine map shared by the layers that act on a feature axis (attention, layer norm,
+feed-forward, block)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,11 @@ def token_matmul(x: np.ndarray, W: np.ndarray) -> np.ndarray:
         return x @ W
     out = x.reshape(-1, x.shape[-1]) @ W  # (batch * seq, d_out); copies only if x is not contiguous
     return out.reshape(*x.shape[:-1], W.shape[-1])  # (..., d_out)
+
+
+def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """The affine map ``x @ W + b`` of every token, ``x`` of shape ``(..., d_in)`` -> ``(..., d_out)``."""
+    y = token_matmul(x, W)
+    if b is not None:
+        y += b
+    return y

@@ -1,12 +1,44 @@
-"""Weight attributes that keep shared storage in sync, and the initialiser the layers share."""
+"""The small base every layer shares (named parameters, their count, a copy), the weight attribute that
+keeps shared storage in sync, and the initialiser."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 
 from mha._validation import as_float_array, check_finite
+
+
+class Module:
+    """Base of the package's layers: ``parameters()``, ``parameter_count()`` and ``copy()``, written once.
+
+    A layer keeps its own arrays in ``self._params`` (``None`` for an absent bias) and names its
+    sub-layers in :meth:`submodules`; ``parameters()`` walks both, prefixing a sub-layer's names with
+    ``"<part>."``.
+    """
+
+    _params: dict
+
+    def submodules(self) -> dict[str, Module]:
+        """The layers inside this one, by name (none by default)."""
+        return {}
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Every learned array by name. The arrays are the layer's own: editing one edits the layer."""
+        params = {name: arr for name, arr in getattr(self, "_params", {}).items() if arr is not None}
+        for part, module in self.submodules().items():
+            params.update({f"{part}.{name}": arr for name, arr in module.parameters().items()})
+        return params
+
+    def parameter_count(self) -> int:
+        """Number of learned numbers."""
+        return sum(arr.size for arr in self.parameters().values())
+
+    def copy(self):
+        """An independent copy: the same weights in arrays of its own (training one leaves the other)."""
+        return copy.deepcopy(self)
 
 
 class Parameter:

@@ -13,6 +13,7 @@ widths of key and value inputs (cross-attention) and ``n_kv_heads`` the number o
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -28,6 +29,9 @@ __all__ = [
     "memory_bytes",
     "kv_cache_bytes",
     "decode_step_flops",
+    "format_bytes",
+    "format_flops",
+    "format_count",
 ]
 
 SOFTMAX_FLOPS_PER_SCORE = 5
@@ -237,3 +241,52 @@ def decode_step_flops(position, d_model, n_heads, *, n_kv_heads=None, cached=Tru
     # Only the new token's key and value are projected; the other position - 1 come from the cache.
     return attend.total - attend.k_projection - attend.v_projection + new_token.k_projection \
         + new_token.v_projection
+
+
+def _scaled(value, units: tuple[str, ...], base: float) -> str:
+    """``value`` in the largest unit that keeps three significant digits below 1000 (no exponents)."""
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"expected a finite, non-negative amount, got {value!r}")
+    for power, unit in enumerate(units):
+        # Compare the *rounded* mantissa: 999.6 rounds to 1000, which belongs to the next unit.
+        if float(f"{value:.3g}") < 1000 or power == len(units) - 1:
+            text = f"{value:.3g}" if float(f"{value:.3g}") < 1000 else f"{value:.0f}"
+            return f"{text} {unit}".rstrip()
+        value /= base
+    raise AssertionError("unreachable")
+
+
+def format_bytes(n) -> str:
+    """Bytes in binary units (KiB = 1024 B), three significant digits, never an exponent.
+
+    Between 1000 and 1023 bytes the number is shown in KiB, so that every unit shows at most three digits.
+
+    Examples
+    --------
+    >>> format_bytes(512), format_bytes(1000), format_bytes(1536), format_bytes(3 * 2**20)
+    ('512 B', '0.977 KiB', '1.5 KiB', '3 MiB')
+    """
+    return _scaled(n, ("B", "KiB", "MiB", "GiB", "TiB", "PiB"), 1024.0)
+
+
+def format_flops(n) -> str:
+    """Floating-point operations in decimal units (kFLOP = 1000 FLOP), three significant digits.
+
+    Examples
+    --------
+    >>> format_flops(950), format_flops(999_500), format_flops(1.5e9)
+    ('950 FLOP', '1 MFLOP', '1.5 GFLOP')
+    """
+    return _scaled(n, ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"), 1000.0)
+
+
+def format_count(n) -> str:
+    """A count (of parameters, say) in decimal units: ``1_048_576`` -> ``"1.05 M"``.
+
+    Examples
+    --------
+    >>> format_count(512), format_count(1_048_576)
+    ('512', '1.05 M')
+    """
+    return _scaled(n, ("", "k", "M", "G", "T", "P"), 1000.0)

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from mha._features import check_features, promote, token_matmul
-from mha._parameters import Parameter, glorot_uniform
+from mha._features import check_features, linear, promote
+from mha._parameters import Module, Parameter, glorot_uniform
 from mha._validation import as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["relu", "gelu", "erf", "gelu_exact", "ACTIVATIONS", "FeedForward"]
@@ -95,7 +95,7 @@ def gelu_exact(x: np.ndarray) -> np.ndarray:
 ACTIVATIONS = {"gelu": gelu, "gelu_exact": gelu_exact, "relu": relu}
 
 
-class FeedForward:
+class FeedForward(Module):
     """The position-wise feed-forward network: ``act(x @ W_1 + b_1) @ W_2 + b_2``, token by token.
 
     Parameters
@@ -148,16 +148,8 @@ class FeedForward:
     def __call__(self, x) -> np.ndarray:
         """Apply the network to every token of ``x``, shape ``(..., d_model)``."""
         x = promote(check_features(x, "x", self.d_model), self.dtype)
-        hidden = token_matmul(x, self.W_1)  # (..., d_ff)
-        if self.b_1 is not None:
-            hidden += self.b_1
-        out = token_matmul(ACTIVATIONS[self.activation](hidden), self.W_2)  # (..., d_model)
-        if self.b_2 is not None:
-            out += self.b_2
-        return out
-
-    def parameters(self) -> dict[str, np.ndarray]:
-        return {name: arr for name, arr in self._params.items() if arr is not None}
+        hidden = linear(x, self.W_1, self.b_1)  # (..., d_ff)
+        return linear(ACTIVATIONS[self.activation](hidden), self.W_2, self.b_2)  # (..., d_model)
 
     def __repr__(self) -> str:
         return (f"FeedForward({self.d_model}, {self.d_ff}, activation={self.activation!r}, "

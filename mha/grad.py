@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha._features import linear
+from mha._layer_inputs import check_head_mask, combine_masks
 from mha._validation import as_float_array, check_bool_mask, check_broadcastable
-from mha.attention import attend
-from mha.masks import causal_mask
+from mha.attention import attend, merge_heads, split_heads
 
 __all__ = [
     "softmax_backward",
@@ -175,26 +176,6 @@ class MHACache:
     concat: np.ndarray  # (batch, seq_q, d_model), head outputs side by side (after head_mask)
 
 
-def _heads(x, n, d_head):
-    """(batch, seq, n * d_head) -> (batch, n, seq, d_head)."""
-    batch, seq, _ = x.shape
-    return x.reshape(batch, seq, n, d_head).transpose(0, 2, 1, 3)  # (batch, n, seq, d_head)
-
-
-def _unheads(x):
-    """(batch, n, seq, d_head) -> (batch, seq, n * d_head)."""
-    batch, n, seq, d_head = x.shape
-    return x.transpose(0, 2, 1, 3).reshape(batch, seq, n * d_head)  # (batch, seq, n * d_head)
-
-
-def _layer_mask(mask, causal, batch, n_heads, seq_q, seq_k):
-    if mask is not None:
-        mask = check_broadcastable(check_bool_mask(mask), (batch, n_heads, seq_q, seq_k))
-    if causal:
-        mask = causal_mask(seq_q, seq_k) if mask is None else mask & causal_mask(seq_q, seq_k)
-    return mask
-
-
 def mha_forward(layer, query, key=None, value=None, *, mask=None, causal=False, head_mask=None):
     """The forward pass of a :class:`~mha.MultiHeadAttention` layer, keeping what the backward pass needs.
 
@@ -242,32 +223,23 @@ def mha_forward(layer, query, key=None, value=None, *, mask=None, causal=False, 
         raise ValueError(f"query {query.shape}, key {key.shape} and value {value.shape} must share batch, "
                          "and key and value must share seq_k")
     params = layer.parameters()
-    n_heads, n_kv, d_head = layer.n_heads, layer.n_kv_heads, layer.d_head
+    n_heads, n_kv = layer.n_heads, layer.n_kv_heads
     batch, seq_q, seq_k = query.shape[0], query.shape[1], key.shape[1]
-    q = _linear(query, params["W_q"], params.get("b_q"))  # (batch, seq_q, d_model)
-    k = _linear(key, params["W_k"], params.get("b_k"))  # (batch, seq_k, n_kv * d_head)
-    v = _linear(value, params["W_v"], params.get("b_v"))  # (batch, seq_k, n_kv * d_head)
+    q = linear(query, params["W_q"], params.get("b_q"))  # (batch, seq_q, d_model)
+    k = linear(key, params["W_k"], params.get("b_k"))  # (batch, seq_k, n_kv * d_head)
+    v = linear(value, params["W_v"], params.get("b_v"))  # (batch, seq_k, n_kv * d_head)
     group = n_heads // n_kv
-    k_heads = np.repeat(_heads(k, n_kv, d_head), group, axis=1)  # (batch, n_heads, seq_k, d_head)
-    v_heads = np.repeat(_heads(v, n_kv, d_head), group, axis=1)  # (batch, n_heads, seq_k, d_head)
-    mask = _layer_mask(mask, causal, batch, n_heads, seq_q, seq_k)
-    context, att_cache = attention_forward(_heads(q, n_heads, d_head), k_heads, v_heads, mask)
+    k_heads = np.repeat(split_heads(k, n_kv), group, axis=1)  # (batch, n_heads, seq_k, d_head)
+    v_heads = np.repeat(split_heads(v, n_kv), group, axis=1)  # (batch, n_heads, seq_k, d_head)
+    mask = combine_masks(layer, mask, causal, batch, seq_q, seq_k)
+    context, att_cache = attention_forward(split_heads(q, n_heads), k_heads, v_heads, mask)
+    head_mask = check_head_mask(layer, head_mask, context.dtype)
     if head_mask is not None:
-        head_mask = as_float_array(head_mask, "head_mask").astype(context.dtype, copy=False)
-        if head_mask.shape != (n_heads,):
-            raise ValueError(f"head_mask must have shape (n_heads,) = ({n_heads},), got {head_mask.shape}")
         context = context * head_mask[:, None, None]  # (batch, n_heads, seq_q, d_head)
-    concat = _unheads(context)  # (batch, seq_q, d_model)
-    out = _linear(concat, params["W_o"], params.get("b_o"))
+    concat = merge_heads(context)  # (batch, seq_q, d_model)
+    out = linear(concat, params["W_o"], params.get("b_o"))
     cache = MHACache(params, query, key, value, self_attention, n_heads, n_kv, att_cache, head_mask, concat)
     return out, cache
-
-
-def _linear(x, W, b):
-    y = x @ W
-    if b is not None:
-        y += b
-    return y
 
 
 def _linear_backward(d_y, x, grads, w_name, b_name, params):
@@ -309,7 +281,7 @@ def mha_backward(d_out, cache: MHACache):
     """
     params, grads = cache.params, {}
     d_concat = _linear_backward(d_out, cache.concat, grads, "W_o", "b_o", params)
-    d_context = _heads(d_concat, cache.n_heads, d_concat.shape[-1] // cache.n_heads)
+    d_context = split_heads(d_concat, cache.n_heads)  # (batch, n_heads, seq_q, d_head)
     if cache.head_mask is not None:
         d_context = d_context * cache.head_mask[:, None, None]  # (batch, n_heads, seq_q, d_head)
     dq_heads, dk_heads, dv_heads = attention_backward(d_context, cache.attention)
@@ -318,9 +290,9 @@ def mha_backward(d_out, cache: MHACache):
     # A key/value head served `group` query heads: its gradient is the sum of theirs.
     dk_heads = dk_heads.reshape(batch, cache.n_kv_heads, group, seq_k, d_head).sum(axis=2)
     dv_heads = dv_heads.reshape(batch, cache.n_kv_heads, group, seq_k, d_head).sum(axis=2)
-    d_query = _linear_backward(_unheads(dq_heads), cache.query, grads, "W_q", "b_q", params)
-    d_key = _linear_backward(_unheads(dk_heads), cache.key, grads, "W_k", "b_k", params)
-    d_value = _linear_backward(_unheads(dv_heads), cache.value, grads, "W_v", "b_v", params)
+    d_query = _linear_backward(merge_heads(dq_heads), cache.query, grads, "W_q", "b_q", params)
+    d_key = _linear_backward(merge_heads(dk_heads), cache.key, grads, "W_k", "b_k", params)
+    d_value = _linear_backward(merge_heads(dv_heads), cache.value, grads, "W_v", "b_v", params)
     if cache.self_attention:
         return grads, d_query + d_key + d_value, None, None
     return grads, d_query, d_key, d_value

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from mha._features import token_matmul
+from mha._features import linear
 from mha._layer_inputs import check_head_mask, check_inputs, combine_masks
-from mha._parameters import Parameter, glorot_uniform
+from mha._parameters import Module, Parameter, glorot_uniform
 from mha._validation import (
     as_generator,
     check_dtype_argument,
@@ -21,14 +21,14 @@ from mha._validation import (
 )
 from mha.attention import attend
 from mha.efficient import KVCache
+from mha.frameworks import read_torch_state_dict, to_torch_state_dict
 from mha.masks import causal_mask
 from mha.threads import parallel_pool, run_parallel, slice_operand, task_slices
-from mha.torch_format import from_torch_state_dict, to_torch_state_dict
 
 __all__ = ["MultiHeadAttention"]
 
 
-class MultiHeadAttention:
+class MultiHeadAttention(Module):
     """Multi-head attention with its own weights, NumPy only.
 
     Parameters
@@ -135,13 +135,15 @@ class MultiHeadAttention:
         self._params = {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": glorot(d, d),
                         "b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o}
 
-    def parameters(self) -> dict[str, np.ndarray]:
-        """The weight arrays by name (biases omitted when ``bias=False``). Editing them edits the layer."""
-        return {name: arr for name, arr in self._params.items() if arr is not None}
-
-    def parameter_count(self) -> int:
-        """Number of learned numbers in the layer."""
-        return sum(arr.size for arr in self.parameters().values())
+    def __deepcopy__(self, memo) -> MultiHeadAttention:
+        # The projections may be views of one fused array; a plain deepcopy would copy each view on its
+        # own and lose that sharing. Build a fresh layer of the same kind and copy the weights into it.
+        twin = type(self)(self.d_model, self.n_heads, kdim=self.kdim, vdim=self.vdim, bias=self.bias,
+                          n_kv_heads=self.n_kv_heads, rng=0, dtype=self.dtype)
+        for name, arr in self.parameters().items():
+            setattr(twin, name, arr)
+        memo[id(self)] = twin
+        return twin
 
     # ------------------------------------------------------------------ forward
     def __call__(self, query, key=None, value=None, *, mask=None, causal=False, bias=None, head_mask=None,
@@ -216,19 +218,16 @@ class MultiHeadAttention:
     def _project(self, query, key=None, value=None, *, fused=True):
         d, kv = self.d_model, self.kv_dim
         if fused and self.fused and key is None and value is None:
-            qkv = token_matmul(query, self._W_qkv)  # (batch, seq, d_model + 2 * kv_dim)
-            if self.bias:
-                qkv += self._b_qkv
+            qkv = linear(query, self._W_qkv, self._b_qkv)  # (batch, seq, d_model + 2 * kv_dim)
             return qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
         key = query if key is None else key
         value = key if value is None else value
-        q = self._linear(query, self.W_q, self.b_q)
+        q = linear(query, self.W_q, self.b_q)
         if fused and self.fused and key is value:
-            kv_out = token_matmul(key, self._W_qkv[:, d:])  # (batch, seq_k, 2 * kv_dim)
-            if self.bias:
-                kv_out += self._b_qkv[d:]
+            b_kv = self._b_qkv[d:] if self.bias else None
+            kv_out = linear(key, self._W_qkv[:, d:], b_kv)  # (batch, seq_k, 2 * kv_dim)
             return q, kv_out[..., :kv], kv_out[..., kv:]
-        return q, self._linear(key, self.W_k, self.b_k), self._linear(value, self.W_v, self.b_v)
+        return q, linear(key, self.W_k, self.b_k), linear(value, self.W_v, self.b_v)
 
     def _forward(self, query, key, value, mask, bias, head_mask, return_weights, scores_out=None):
         """Projections, attention and output projection on validated (batch, seq, dim) inputs."""
@@ -262,13 +261,6 @@ class MultiHeadAttention:
         run_parallel(pool, work, task_slices(batch, workers, bytes_per_item))
         return out, (scores if return_weights else None)
 
-    @staticmethod
-    def _linear(x, W, b):
-        y = token_matmul(x, W)
-        if b is not None:
-            y += b
-        return y
-
     def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None, scores_out=None):
         """Heads attend in one batched matmul; grouped key/value heads broadcast, never copied."""
         batch, seq_q, _ = q.shape
@@ -287,7 +279,7 @@ class MultiHeadAttention:
             out5 = out5 * head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
         # out5: (batch, n_kv_heads, group, seq_q, d_head) -> (batch, seq_q, n_heads * d_head)
         concat = out5.transpose(0, 3, 1, 2, 4).reshape(batch, seq_q, self.d_model)
-        out = self._linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
+        out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
         weights = None if w5 is None else w5.reshape(batch, self.n_heads, seq_q, seq_k)
         return out, weights
 
@@ -358,14 +350,19 @@ class MultiHeadAttention:
     def from_torch_state_dict(cls, state_dict, n_heads: int) -> MultiHeadAttention:
         """Build a layer from ``torch.nn.MultiheadAttention.state_dict()`` (NumPy arrays; no torch import).
 
-        See :func:`mha.torch_format.from_torch_state_dict`.
+        Returns an instance of ``cls``, so a subclass gets a subclass back. ``n_heads`` is not stored in a
+        state dict; it must divide ``d_model``. See :func:`mha.frameworks.read_torch_state_dict`.
         """
-        return from_torch_state_dict(state_dict, n_heads)
+        config, weights = read_torch_state_dict(state_dict)
+        layer = cls(n_heads=n_heads, rng=0, **config)
+        for name, value in weights.items():
+            setattr(layer, name, value)
+        return layer
 
     def to_torch_state_dict(self) -> dict[str, np.ndarray]:
         """This layer's weights with the keys and layouts of ``nn.MultiheadAttention.state_dict()``.
 
-        See :func:`mha.torch_format.to_torch_state_dict`.
+        See :func:`mha.frameworks.to_torch_state_dict`.
         """
         return to_torch_state_dict(self)
 

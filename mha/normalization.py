@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from mha._features import check_features, promote
-from mha._parameters import Parameter
+from mha._parameters import Module, Parameter
 from mha._validation import as_float_array, check_dtype_argument, check_finite, check_positive_int
 
 __all__ = ["layer_norm", "LayerNorm"]
@@ -65,7 +65,7 @@ def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
     return y
 
 
-class LayerNorm:
+class LayerNorm(Module):
     """Layer normalisation with a learned scale ``gamma`` (ones) and shift ``beta`` (zeros).
 
     Parameters
@@ -96,9 +96,6 @@ class LayerNorm:
         """Normalise ``x`` of shape ``(..., d_model)``."""
         x = promote(check_features(x, "x", self.d_model), self.dtype)
         return layer_norm(x, self.gamma, self.beta, eps=self.eps)
-
-    def parameters(self) -> dict[str, np.ndarray]:
-        return dict(self._params)
 
     def __repr__(self) -> str:
         return f"LayerNorm({self.d_model}, eps={self.eps}, dtype={self.dtype.name})"

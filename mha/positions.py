@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from mha._parameters import Parameter
+from mha._parameters import Module, Parameter
 from mha._validation import (
     as_float_array,
     as_generator,
@@ -168,7 +168,7 @@ def relative_bias(table, seq_q: int, seq_k: int | None = None) -> np.ndarray:
     return table[:, columns]  # (n_heads, seq_q, seq_k)
 
 
-class RelativePositionBias:
+class RelativePositionBias(Module):
     """A learned bias per head and per (clipped) offset, added to the attention scores.
 
     This is the part the lessons' ``RelativeMultiHeadAttention`` computes and then throws away: the bias
@@ -238,14 +238,6 @@ class RelativePositionBias:
             raise ValueError(f"offset must be in ±max_distance = ±{self.max_distance}, got {offset}")
         strength = _check_real(strength, "strength")
         self.table[head] = 0.0 - strength * np.abs(self.offsets - offset)  # 0.0 - 0 is 0, never -0
-
-    def parameters(self) -> dict[str, np.ndarray]:
-        """The learned arrays by name (just ``table``)."""
-        return dict(self._params)
-
-    def parameter_count(self) -> int:
-        """``n_heads * (2 * max_distance + 1)``."""
-        return self.table.size
 
     def __repr__(self) -> str:
         return (f"RelativePositionBias(n_heads={self.n_heads}, max_distance={self.max_distance}, "

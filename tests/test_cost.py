@@ -5,6 +5,7 @@ import pytest
 
 import mha
 from mha import cost
+from mha.cost import format_bytes, format_count, format_flops
 
 CONFIGS = [
     {},
@@ -107,3 +108,56 @@ def test_cached_decoding_is_cheaper_and_the_gap_grows_with_position():
 def test_cost_errors(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+# ------------------------------------------------------------------------------------ formatting
+def _three_digit_mantissa(text: str) -> float:
+    number, _ = text.split(" ", 1) if " " in text else (text, "")
+    return float(number)
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [
+        (0, "0 B"),
+        (999, "999 B"),
+        (1000, "0.977 KiB"),  # 1000 B would need four digits: the next unit
+        (1023, "0.999 KiB"),
+        (1024, "1 KiB"),
+        (1536, "1.5 KiB"),
+        (2**20 - 1, "1 MiB"),  # 1023.999 KiB rounds to 1.02e3: the next unit
+        (5 * 2**20, "5 MiB"),
+        (3 * 2**40, "3 TiB"),
+    ],
+)
+def test_format_bytes_at_the_unit_boundaries(n, text):
+    assert format_bytes(n) == text
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [(0, "0 FLOP"), (999, "999 FLOP"), (999.4, "999 FLOP"), (999.5, "1 kFLOP"), (1000, "1 kFLOP"),
+     (999_500, "1 MFLOP"), (999_499, "999 kFLOP"), (2.5e12, "2.5 TFLOP")],
+)
+def test_format_flops_at_the_unit_boundaries(n, text):
+    assert format_flops(n) == text
+
+
+def test_formatters_never_show_an_exponent_or_four_digits():
+    amounts = np.unique(np.round(np.geomspace(1, 2**50, 4000)))  # up to 1 PiB, the largest unit
+    amounts = np.concatenate([amounts, 1000 * 1024.0 ** np.arange(5) - 0.5, 1024.0 ** np.arange(6)])
+    for n in amounts:
+        for text in (format_bytes(n), format_flops(n), format_count(n)):
+            assert "e" not in text.split(" ")[0], text
+            assert _three_digit_mantissa(text) < 1000, text
+
+
+def test_format_count_is_decimal():
+    assert (format_count(12), format_count(1500), format_count(2_000_000)) == ("12", "1.5 k", "2 M")
+
+
+@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf")])
+def test_formatters_reject_impossible_amounts(bad):
+    for formatter in (format_bytes, format_flops, format_count):
+        with pytest.raises(ValueError, match="finite, non-negative"):
+            formatter(bad)

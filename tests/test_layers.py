@@ -272,3 +272,25 @@ def test_threaded_attention_on_large_inputs_equals_serial(monkeypatch, batch, co
     np.testing.assert_allclose(threaded[0], serial[0], rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(threaded[1], serial[1], rtol=1e-11, atol=1e-15)
     np.testing.assert_allclose(threaded_out, serial[0], rtol=1e-11, atol=1e-13)
+
+
+def test_copy_is_independent_and_keeps_the_fused_projection_storage():
+    layer = mha.MultiHeadAttention(8, 2, rng=0)
+    twin = layer.copy()
+    assert type(twin) is type(layer)
+    for name, arr in layer.parameters().items():
+        np.testing.assert_array_equal(twin.parameters()[name], arr)
+    twin.W_q[0, 0] += 1.0
+    assert twin.W_q[0, 0] != layer.W_q[0, 0]  # own arrays
+    x = np.random.default_rng(1).standard_normal((3, 8))
+    assert not np.allclose(twin(x), layer(x))  # the edit reached the fused path the forward pass uses
+
+
+def test_a_block_copy_and_its_parameter_names():
+    block = mha.TransformerBlock(8, 2, rng=0)
+    twin = block.copy()
+    assert list(twin.parameters()) == list(block.parameters())
+    assert "attention.W_q" in block.parameters() and "norm2.beta" in block.parameters()
+    assert block.parameter_count() == sum(a.size for a in block.parameters().values())
+    twin.ffn.W_1[...] = 0.0
+    assert block.ffn.W_1.any()

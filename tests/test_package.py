@@ -23,3 +23,53 @@ def test_no_merge_conflict_markers_are_committed():
             if marker.search(path.read_text(encoding="utf8", errors="replace")):
                 offenders.append(name)
     assert offenders == []
+
+
+def _run(code: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_importing_mha_loads_numpy_and_nothing_else_outside_the_standard_library():
+    loaded = _run(
+        "import sys; before = set(sys.modules); import mha; "
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
+        "print(' '.join(sorted(n for n in new if n not in sys.stdlib_module_names and n[0] != '_')))"
+    )
+    assert loaded.split() == ["mha", "numpy"]
+
+
+def test_subpackages_load_on_first_use():
+    assert _run("import sys, mha; print('mha.lab' in sys.modules, mha.lab.toy_embeddings.__module__)") \
+        == "False mha.lab.examples"
+    assert "lab" in dir(mha) and "plotting" in dir(mha)
+
+
+def test_an_unknown_attribute_names_itself():
+    import pytest
+
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        mha.nonexistent  # noqa: B018
+
+
+def test_the_core_modules_do_not_import_the_subpackages():
+    import ast
+    from pathlib import Path
+
+    core = [p for p in Path(mha.__file__).parent.glob("*.py") if p.name != "__init__.py"]
+    assert {p.stem for p in core} >= {"attention", "masks", "layers", "efficient", "positions", "cost"}
+    for path in core:
+        tree = ast.parse(path.read_text(encoding="utf8"))
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+        for sub in ("lab", "plotting", "explorers", "checks", "pretrained", "classroom"):
+            assert not any(name and name.startswith(f"mha.{sub}") for name in imported), (path.name, sub)
+
+
+def test_a_part_whose_extra_is_missing_names_the_install_command():
+    code = ("import sys; sys.modules['matplotlib'] = None; import mha\n"
+            "try:\n    import mha.plotting\nexcept ImportError as e:\n    print(type(e).__name__, e)")
+    assert _run(code) == 'MissingExtra mha.plotting needs matplotlib: pip install "mha-course[plot]"'

@@ -236,43 +236,6 @@ def test_alibi_bias_is_minus_slope_times_distance():
     assert alibi_bias(2, 4, dtype=np.float32).dtype == np.float32
 
 
-# ---------------------------------------------------------------------------------------- widgets
-def test_relative_bias_widget_heads_do_what_their_titles_say():
-    from mha.explorers.positions import BIAS_HEADS, relative_bias_weights
-
-    weights, tokens = relative_bias_weights(8.0, 12)
-    assert weights.shape == (len(BIAS_HEADS), 12, 12) and len(tokens) == 12
-    np.testing.assert_array_equal(weights[0, 1:].argmax(axis=1), np.arange(11))  # previous token
-    np.testing.assert_array_equal(weights[1].argmax(axis=1), np.arange(12))  # itself
-    np.testing.assert_array_equal(weights[2, :-1].argmax(axis=1), np.arange(1, 12))  # next token
-    unbiased, _ = relative_bias_weights(0.0, 12)
-    layer = mha.MultiHeadAttention(32, 4, rng=0)
-    x = mha.examples.toy_embeddings(tokens, 32, seed=0)
-    np.testing.assert_allclose(unbiased, layer(x, return_weights=True)[1], rtol=1e-12)
 
 
-def test_position_widgets_render_titled_frames():
-    pytest.importorskip("matplotlib")
-    from mha.explorers.positions import relative_bias_explorer, render_rotary, rotary_explorer
 
-    explorer = relative_bias_explorer(strengths=(0.0, 2.0), seq_lens=(6, 8))
-    assert len(explorer.frames) == 4 and set(explorer.sliders) == {"strength", "seq_len"}
-    assert len(rotary_explorer(d_heads=(8,), bases=(100.0, 10000.0)).frames) == 2
-    fig = render_rotary(16, 1000.0)
-    assert [ax.get_title() for ax in fig.axes] == ["pair wavelengths (base 1000)", "query · key, d_head = 16"]
-    # the right panel is the normalised score: 1 at offset 0
-    offsets, score = fig.axes[1].lines[0].get_data()
-    assert score[list(offsets).index(0)] == pytest.approx(1.0)
-
-
-def test_alibi_widget_weights_equal_a_softmax_of_the_bias_alone():
-    from mha.explorers.positions import alibi_weights
-
-    weights = alibi_weights(4, 6)
-    bias = alibi_bias(4, 6)
-    for h in range(4):
-        for i in range(6):
-            allowed = bias[h, i, : i + 1]  # causal: keys 0..i
-            expected = np.exp(allowed - allowed.max()) / np.exp(allowed - allowed.max()).sum()
-            np.testing.assert_allclose(weights[h, i, : i + 1], expected, rtol=1e-12)
-            assert not weights[h, i, i + 1:].any()

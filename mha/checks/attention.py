@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-import mha
+from mha import attention, masks
 from mha.checks._core import Checker, Mistake, accepts
 
 FLOAT32_ADVICE = (
@@ -43,9 +43,9 @@ def _softmax_mistakes(x: np.ndarray) -> list[Mistake]:
     mistakes = [
         Mistake("softmax over the wrong axis: your output matches a softmax down the columns "
                 "(axis=-2). Each row holds one query's scores over all the keys, so normalise "
-                "along the last axis, axis=-1.", lambda: mha.softmax(x, axis=-2)),
+                "along the last axis, axis=-1.", lambda: attention.softmax(x, axis=-2)),
         Mistake("softmax over the wrong axis (axis 0): normalise along the last axis, axis=-1.",
-                lambda: mha.softmax(x, axis=0)),
+                lambda: attention.softmax(x, axis=0)),
         Mistake("you divided by the sum over the whole array; sum along the last axis only: "
                 "e.sum(axis=-1, keepdims=True).", lambda: np.exp(x) / np.exp(x).sum()),
         Mistake("the rows do not sum to 1: divide the exponentials by their sum along the last "
@@ -87,6 +87,7 @@ def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = F
 
     Examples
     --------
+    >>> import mha
     >>> check_softmax(mha.softmax)
     ✔ check_softmax passed: matches mha.softmax on 2-D, 3-D, huge and float32 inputs.
     >>> def unstable(x):
@@ -101,7 +102,7 @@ def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = F
     for x, case in ((rng.normal(size=(3, 5)), "a (3, 5) input"),
                     (2.0 * rng.normal(size=(4, 4, 4)), "a (4, 4, 4) input")):
         got = check.call(x, case=case, hint=_keepdims_hint)
-        check.compare(got, mha.softmax(x), case=case, mistakes=_softmax_mistakes(x))
+        check.compare(got, attention.softmax(x), case=case, mistakes=_softmax_mistakes(x))
     offsets = rng.permutation([-3000.0, -1000.0, 0.0, 2000.0]).reshape(4, 1, 1)
     for big, case, message in (
         (x + 1000.0, "scores near 1000", OVERFLOW),
@@ -112,15 +113,15 @@ def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = F
         got = check.as_array(check.call(big, case=case), case)
         if got.shape == big.shape and not np.isfinite(got).all():
             check.fail(f"{message} (found on {case})")
-        check.compare(got, mha.softmax(big), case=case)
+        check.compare(got, attention.softmax(big), case=case)
     x32 = x.astype(np.float32)
-    got = check.compare(check.call(x32, case="float32 input"), mha.softmax(x32),
+    got = check.compare(check.call(x32, case="float32 input"), attention.softmax(x32),
                         case="float32 input")
     check.check_dtype(got, np.float32, "float32 input", FLOAT32_ADVICE)
     if accepts(fn, "axis"):
         case = "axis=0 on a (4, 4, 4) input"
-        ignored = Mistake("your softmax ignores its axis argument.", lambda: mha.softmax(x))
-        check.compare(check.call(x, axis=0, case=case), mha.softmax(x, axis=0), case=case,
+        ignored = Mistake("your softmax ignores its axis argument.", lambda: attention.softmax(x))
+        check.compare(check.call(x, axis=0, case=case), attention.softmax(x, axis=0), case=case,
                       mistakes=[ignored])
     check.passed("matches mha.softmax on 2-D, 3-D, huge and float32 inputs.", quiet)
 
@@ -147,7 +148,7 @@ def _scores_then(q, k, v, weigh) -> np.ndarray:
 
 def _attention_mistakes(q, k, v) -> list[Mistake]:
     d_k, d_v = q.shape[-1], v.shape[-1]
-    sdpa = mha.scaled_dot_product_attention
+    sdpa = attention.scaled_dot_product_attention
     return [
         Mistake(f"the scores were not scaled: divide q @ kᵀ by √d_k = √{d_k} before the softmax "
                 "(without it, large d_k saturates the softmax).",
@@ -158,7 +159,7 @@ def _attention_mistakes(q, k, v) -> list[Mistake]:
                 "the vectors in the dot product.", lambda: sdpa(q * math.sqrt(d_k / d_v), k, v)),
         Mistake("softmax over the wrong axis (axis=-2, over the queries): each query's weights "
                 "must sum to 1 over the keys, axis=-1.",
-                lambda: _scores_then(q / math.sqrt(d_k), k, v, lambda s: mha.softmax(s, axis=-2))),
+                lambda: _scores_then(q / math.sqrt(d_k), k, v, lambda s: attention.softmax(s, axis=-2))),
         Mistake("the softmax is missing: the weights are softmax(q @ kᵀ / √d_k).",
                 lambda: _scores_then(q / math.sqrt(d_k), k, v, lambda s: s)),
         Mistake("you returned the attention weights (seq_q, seq_k); the output is weights @ v.",
@@ -180,7 +181,7 @@ def _call_attention(check, fn, q, k, v, mask, case, by_name):
 
 def _check_masks(check, fn, rng, q, k, v) -> None:
     by_name = accepts(fn, "mask")
-    sdpa = mha.scaled_dot_product_attention
+    sdpa = attention.scaled_dot_product_attention
     mask = rng.random((q.shape[-2], k.shape[-2])) < 0.5
     mask[:, 0], mask[:, 1] = True, False  # every row keeps a key and loses one, either polarity
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
@@ -191,12 +192,12 @@ def _check_masks(check, fn, rng, q, k, v) -> None:
                 "blocked the True positions.", lambda: sdpa(q, k, v, ~mask)),
         Mistake("masked scores were set to 0, but exp(0) = 1 still gives them weight: set them "
                 "to -inf, np.where(mask, scores, -np.inf).",
-                lambda: mha.softmax(np.where(mask, scores, 0.0)) @ v),
+                lambda: attention.softmax(np.where(mask, scores, 0.0)) @ v),
         Mistake("the mask was applied after the softmax, so the weights no longer sum to 1: mask "
-                "the scores before the softmax.", lambda: (mha.softmax(scores) * mask) @ v),
+                "the scores before the softmax.", lambda: (attention.softmax(scores) * mask) @ v),
     ])
     batch_q = rng.normal(size=(2, *q.shape))
-    causal = mha.causal_mask(q.shape[-2], k.shape[-2])
+    causal = masks.causal_mask(q.shape[-2], k.shape[-2])
     case = "a batch with a (seq_q, seq_k) causal mask"
     out, _ = _call_attention(check, fn, batch_q, k, v, causal, case, by_name)
     check.compare(out, sdpa(batch_q, k, v, causal), case=case)
@@ -231,6 +232,7 @@ def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool =
 
     Examples
     --------
+    >>> import mha
     >>> check_attention(mha.scaled_dot_product_attention)
     ✔ check_attention passed: one sequence, batches, large scores, float32 and masks.
     >>> def unscaled(q, k, v):
@@ -245,24 +247,24 @@ def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool =
     q, k, v = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 6))
     case = "one sequence: q (3, 4), k (5, 4), v (5, 6)"
     out, weights = _call_attention(check, fn, q, k, v, None, case, False)
-    check.compare(out, mha.scaled_dot_product_attention(q, k, v), case=case, names=names,
+    check.compare(out, attention.scaled_dot_product_attention(q, k, v), case=case, names=names,
                   mistakes=_attention_mistakes(q, k, v))
     if weights is not None:
-        expected = mha.scaled_dot_product_attention(q, k, v, return_weights=True)[1]
+        expected = attention.scaled_dot_product_attention(q, k, v, return_weights=True)[1]
         check.compare(weights, expected, case=case + ", the weights", names=names)
     for lead in ((2,), (2, 7)):
         qb, kb, vb = (rng.normal(size=(*lead, *a.shape)) for a in (q, k, v))
         case = f"a batch: q {qb.shape}, k {kb.shape}, v {vb.shape}"
         out, _ = _call_attention(check, fn, qb, kb, vb, None, case, False)
-        check.compare(out, mha.scaled_dot_product_attention(qb, kb, vb), case=case, names=names)
+        check.compare(out, attention.scaled_dot_product_attention(qb, kb, vb), case=case, names=names)
     case = "large scores (q and k times 30)"
     out, _ = _call_attention(check, fn, 30 * q, 30 * k, v, None, case, False)
     if out.shape == (3, 6) and not np.isfinite(out).all():
         check.fail(f"{OVERFLOW} (found on {case})")
-    check.compare(out, mha.scaled_dot_product_attention(30 * q, 30 * k, v), case=case)
+    check.compare(out, attention.scaled_dot_product_attention(30 * q, 30 * k, v), case=case)
     q32, k32, v32 = (a.astype(np.float32) for a in (q, k, v))
     out, _ = _call_attention(check, fn, q32, k32, v32, None, "float32 inputs", False)
-    check.compare(out, mha.scaled_dot_product_attention(q32, k32, v32), case="float32 inputs")
+    check.compare(out, attention.scaled_dot_product_attention(q32, k32, v32), case="float32 inputs")
     check.check_dtype(out, np.float32, "float32 inputs", FLOAT32_ADVICE)
     masked = accepts(fn, "mask", 3)
     if masked:
@@ -290,7 +292,7 @@ def check_causal_mask(fn, *, quiet: bool = False) -> None:
     mha.checks.CheckFailed: check_causal_mask: True above the diagonal lets a query see ...
     """
     check = Checker("check_causal_mask", fn, "causal mask")
-    expected = mha.causal_mask(5)
+    expected = masks.causal_mask(5)
     case = "seq = 5"
     got = check.as_array(check.call(5, case=case), case)
     if got.dtype != bool and got.shape == expected.shape:
@@ -314,7 +316,7 @@ def check_causal_mask(fn, *, quiet: bool = False) -> None:
     if two_sizes:
         case = "seq_q = 3, seq_k = 5"
         got = check.call(3, 5, case=case)
-        check.compare(got, mha.causal_mask(3, 5), case=case, exact=True, mistakes=[Mistake(
+        check.compare(got, masks.causal_mask(3, 5), case=case, exact=True, mistakes=[Mistake(
             "with seq_q < seq_k the queries are the *last* seq_q positions (as when decoding with "
             "a cache), so the mask is end-aligned: np.tril(..., k=seq_k - seq_q).",
             lambda: np.tri(3, 5, dtype=bool))])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import mha
+from mha import attention, layers
 from mha.checks._core import Checker, Mistake, accepts
 from mha.checks.attention import FLOAT32_ADVICE, _rng, _unpack
 
@@ -40,7 +40,7 @@ def _merge_interleaved(x):
 
 
 def _merge_reversed(x):
-    return mha.merge_heads(x[:, ::-1])
+    return attention.merge_heads(x[:, ::-1])
 
 
 SPLIT_MISTAKES = {
@@ -85,7 +85,7 @@ def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
                               "heads axis forward: transpose(0, 2, 1, 3).",
                               lambda: x.reshape(BATCH, SEQ, N_HEADS, D_HEAD))
     mistakes = [Mistake(m, lambda f=f: f(x, N_HEADS)) for f, m in SPLIT_MISTAKES.items()]
-    check.compare(got, mha.split_heads(x, N_HEADS), case=case, names=NAMES, exact=True,
+    check.compare(got, attention.split_heads(x, N_HEADS), case=case, names=NAMES, exact=True,
                   mistakes=[*mistakes, transposed_late])
     check.passed("(batch, seq, d_model) → (batch, n_heads, seq, d_head), heads in order.", quiet)
 
@@ -98,6 +98,7 @@ def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
 
     Examples
     --------
+    >>> import mha
     >>> check_merge_heads(mha.merge_heads)
     ✔ check_merge_heads passed: (batch, n_heads, seq, d_head) → (batch, seq, d_model).
     """
@@ -106,7 +107,7 @@ def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
     case = f"x {x.shape} = (batch, n_heads, seq, d_head)"
     got = check.call(x, case=case)
     mistakes = [Mistake(m, lambda f=f: f(x)) for f, m in MERGE_MISTAKES.items()]
-    check.compare(got, mha.merge_heads(x), case=case, names=NAMES, exact=True, mistakes=mistakes)
+    check.compare(got, attention.merge_heads(x), case=case, names=NAMES, exact=True, mistakes=mistakes)
     check.passed("(batch, n_heads, seq, d_head) → (batch, seq, d_model).", quiet)
 
 
@@ -128,11 +129,11 @@ class _Weights:
 def _layer_output(x, w: _Weights, n_heads, *, split=None, merge=None, scale=None, axis=-1,
                   project=True) -> np.ndarray:
     """Multi-head self-attention from the package's pieces, with one step optionally wrong."""
-    split, merge = split or mha.split_heads, merge or mha.merge_heads
+    split, merge = split or attention.split_heads, merge or attention.merge_heads
     q, k, v = (split(x @ W + b, n_heads) for W, b in ((w.W_q, w.b_q), (w.W_k, w.b_k),
                                                        (w.W_v, w.b_v)))
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    heads = mha.softmax(q @ np.swapaxes(k, -1, -2) * scale, axis=axis) @ v  # (b, h, seq, d_head)
+    heads = attention.softmax(q @ np.swapaxes(k, -1, -2) * scale, axis=axis) @ v  # (b, h, seq, d_head)
     merged = merge(heads)  # (batch, seq, d_model)
     return merged @ w.W_o + w.b_o if project else merged
 
@@ -168,7 +169,7 @@ def _layer_mistakes(x, w: _Weights) -> list[Mistake]:
 
 
 def _reference(x, w: _Weights) -> tuple[np.ndarray, np.ndarray]:
-    layer = mha.MultiHeadAttention(D_MODEL, N_HEADS, dtype=w.W_q.dtype)
+    layer = layers.MultiHeadAttention(D_MODEL, N_HEADS, dtype=w.W_q.dtype)
     for name, value in vars(w).items():
         setattr(layer, name, value)
     return layer(x, return_weights=True)
@@ -208,6 +209,7 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
 
     Examples
     --------
+    >>> import mha
     >>> def layer(x, W_q, W_k, W_v, W_o, n_heads):
     ...     q, k, v = (mha.split_heads(x @ W, n_heads) for W in (W_q, W_k, W_v))
     ...     return mha.merge_heads(mha.scaled_dot_product_attention(q, k, v)) @ W_o

@@ -1,13 +1,19 @@
 """The course's widgets: each one a thin wrapper that hands a pure plot function from :mod:`mha.plotting`
-and its slider values to :func:`mha.widgets.frame_explorer`. One module per topic.
+and its slider values to the frame machinery of :mod:`mha.explorers._frames`. One module per topic; the
+data they show comes from :mod:`mha.lab`. Needs the ``widgets`` extra (matplotlib and ipywidgets).
 """
+
+from mha._extras import require
+
+require("mha.explorers", "widgets", "matplotlib", "ipywidgets")
 
 from mha.explorers.block import stack_explorer
 from mha.explorers.cost import cost_explorer
 from mha.explorers.cross import alignment_explorer
 from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
-from mha.explorers.heads import head_explorer
+from mha.explorers.heads import head_explorer, render_heads
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
+from mha.explorers.real_heads import head_view_explorer, model_view_explorer
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
@@ -26,4 +32,7 @@ __all__ = [
     "relative_bias_explorer",
     "rotary_explorer",
     "stack_explorer",
+    "render_heads",
+    "head_view_explorer",
+    "model_view_explorer",
 ]

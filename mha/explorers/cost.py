@@ -9,6 +9,8 @@ from functools import partial
 import numpy as np
 
 from mha import cost
+from mha.explorers._frames import frame_explorer
+from mha.plotting.cost import plot_cost_breakdown
 
 __all__ = ["render_cost", "cost_explorer"]
 
@@ -23,8 +25,6 @@ def render_cost(n_heads: int, seq_len: int, d_model: int, *, batch: int = 1, dty
     >>> fig.axes[0].get_title()
     'compute: 4.34 GFLOP in total'
     """
-    from mha.plotting.cost import plot_cost_breakdown
-
     flop_count = cost.flops(batch, seq_len, d_model, n_heads)
     memory_count = cost.memory_bytes(batch, seq_len, d_model, n_heads, dtype=dtype)
     title = (f"{n_heads} heads of d_head = {d_model // n_heads}, {seq_len} tokens, d_model = {d_model} "
@@ -55,8 +55,6 @@ def cost_explorer(n_heads: Sequence[int] = (1, 8, 64), seq_len: Sequence[int] = 
     >>> sorted(explorer.frames)
     [(1, 128, 512), (8, 128, 512)]
     """
-    from mha.widgets import frame_explorer
-
     bad = [(h, d) for h in n_heads for d in d_model if d % h]
     if bad:
         raise ValueError(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mha import toy_translation
+from mha.explorers._frames import frame_explorer
+from mha.lab import toy_translation
+from mha.plotting.cross import plot_alignment
 
 __all__ = ["render_alignment", "alignment_explorer"]
 
@@ -18,8 +20,6 @@ def render_alignment(sentence: str, d_head: int):
     >>> [text.get_text() for text in fig.axes[0].texts]
     ['meaning']
     """
-    from mha.plotting.cross import plot_alignment
-
     pair = toy_translation.SENTENCE_PAIRS[sentence]
     weights = toy_translation.alignment(pair, d_head)  # (3, seq_q, seq_k)
     return plot_alignment(weights, pair.french, pair.english, reference=pair.alignment,
@@ -38,8 +38,6 @@ def alignment_explorer(sentences: Sequence[str] = tuple(toy_translation.SENTENCE
     >>> len(explorer.frames)
     2
     """
-    from mha.widgets import frame_explorer
-
     known = toy_translation.SENTENCE_PAIRS
     unknown = sorted(set(sentences) - set(known))
     if unknown:

@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mha.plotting.efficient import format_bytes, plot_online_softmax
+from mha.cost import format_bytes
+from mha.explorers._frames import FrameExplorer, frame_explorer
+from mha.plotting.efficient import plot_online_softmax
 from mha.plotting.heads import plot_heads
-from mha.widgets import FrameExplorer, frame_explorer
 
 __all__ = ["online_softmax_explorer", "kv_sharing_explorer"]
 

@@ -7,50 +7,15 @@ more, narrower heads: what changes between frames is only how the columns are gr
 
 from __future__ import annotations
 
-from mha.examples import SENTENCES, tokenize, toy_embeddings
+from mha.explorers._frames import frame_explorer
+from mha.lab.examples import head_weights
+from mha.plotting.heads import plot_heads
 
-__all__ = ["LONG_TOKENS", "head_weights", "render_heads", "head_explorer"]
+__all__ = ["render_heads", "head_explorer"]
 
-#: 32 tokens: four of the lessons' sentences one after the other.
-LONG_TOKENS = tuple(w for name in ("animal", "telescope", "keys", "cat") for w in tokenize(SENTENCES[name]))
 HEAD_COUNTS = (1, 2, 4, 8)
 SEQ_LENS = (4, 8, 16, 32)
 D_MODEL = 64
-
-
-def head_weights(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0):
-    """Per-head attention weights of a seeded layer on the first ``seq_len`` tokens of ``LONG_TOKENS``.
-
-    Parameters
-    ----------
-    n_heads : int
-        Must divide ``d_model``.
-    seq_len : int
-        Between 1 and ``len(LONG_TOKENS)``.
-    d_model : int, default 64
-    seed : int, default 0
-        Seeds both the layer's weights and the toy embeddings.
-
-    Returns
-    -------
-    weights : ndarray, shape (n_heads, seq_len, seq_len)
-    tokens : list of str, length seq_len
-
-    Examples
-    --------
-    >>> w, tokens = head_weights(4, 8)
-    >>> w.shape, tokens[:3]
-    ((4, 8, 8), ['The', 'animal', "didn't"])
-    """
-    from mha.layers import MultiHeadAttention
-
-    if not 1 <= seq_len <= len(LONG_TOKENS):
-        raise ValueError(f"seq_len must lie in [1, {len(LONG_TOKENS)}], got {seq_len!r}")
-    tokens = list(LONG_TOKENS[:seq_len])
-    layer = MultiHeadAttention(d_model, n_heads, rng=seed)
-    x = toy_embeddings(tokens, d_model, seed=seed)  # (seq_len, d_model)
-    _, weights = layer(x, return_weights=True)  # weights: (n_heads, seq_len, seq_len)
-    return weights, tokens
 
 
 def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0):
@@ -66,8 +31,6 @@ def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: in
     >>> fig.get_suptitle()
     '2 heads of d_head = 32 (d_model = 64), 4 tokens'
     """
-    from mha.plotting.heads import plot_heads
-
     weights, tokens = head_weights(n_heads, seq_len, d_model=d_model, seed=seed)
     title = f"{n_heads} head{'s' if n_heads > 1 else ''} of d_head = {d_model // n_heads} " \
             f"(d_model = {d_model}), {seq_len} tokens"
@@ -79,7 +42,7 @@ def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COU
 
     Returns
     -------
-    mha.widgets.FrameExplorer
+    mha.explorers._frames.FrameExplorer
 
     Examples
     --------
@@ -87,8 +50,6 @@ def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COU
     >>> len(explorer.frames), list(explorer.sliders)
     (2, ['n_heads', 'seq_len'])
     """
-    from mha.widgets import frame_explorer
-
     def render(n_heads, seq_len):
         return render_heads(n_heads, seq_len, d_model=d_model, seed=seed)
 

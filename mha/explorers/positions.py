@@ -1,67 +1,29 @@
 """Widgets of the positions chapter: a relative position bias at work, and RoPE's rotation speeds.
 
-Each explorer is a pure ``render_*`` function (also usable on its own, e.g. by
-``benchmarks/bench_widgets.py``) handed to :func:`mha.widgets.frame_explorer` with its slider values.
+Each explorer hands a pure ``render_*`` function (also usable on its own, e.g. by
+``benchmarks/bench_widgets.py``) and its slider values to :func:`~mha.explorers._frames.frame_explorer`.
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
+from mha.explorers._frames import frame_explorer
+from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
+from mha.plotting._style import new_figure
+from mha.plotting.charts import draw_curves
+from mha.plotting.heads import plot_heads
+from mha.plotting.positions import OFFSET_LABEL
+from mha.positions import alibi_slopes, apply_rotary, rope_frequencies
+
 __all__ = [
-    "BIAS_HEADS",
-    "relative_bias_weights",
     "render_relative_bias",
     "relative_bias_explorer",
     "render_rotary",
     "rotary_explorer",
-    "alibi_weights",
     "render_alibi",
     "alibi_explorer",
 ]
-
-#: The four heads of the relative-bias widget: (title, preferred offset, strength multiplier).
-BIAS_HEADS = (
-    ("prefers −1 (previous)", -1, 1.0),
-    ("prefers 0 (itself)", 0, 1.0),
-    ("prefers +1 (next)", 1, 1.0),
-    ("local window", 0, 0.25),
-)
-_D_MODEL = 32
-_WORDS = "the quick brown fox jumps over the lazy dog".split()
-
-
-def relative_bias_weights(strength: float, seq_len: int) -> tuple[np.ndarray, list[str]]:
-    """Attention weights of a 4-head layer whose heads get the :data:`BIAS_HEADS` biases.
-
-    Returns
-    -------
-    weights : ndarray, shape (4, seq_len, seq_len)
-    tokens : list of str
-        The words, cycling through the fox sentence.
-
-    Examples
-    --------
-    >>> weights, tokens = relative_bias_weights(8.0, 5)
-    >>> weights.shape, tokens[:3]
-    ((4, 5, 5), ['the', 'quick', 'brown'])
-    >>> weights[0].argmax(axis=1)  # head 0 prefers the previous token (the first token has none)
-    array([0, 0, 1, 2, 3])
-    """
-    import mha
-    from mha.examples import toy_embeddings
-    from mha.positions import RelativePositionBias
-
-    tokens = list(itertools.islice(itertools.cycle(_WORDS), seq_len))
-    x = toy_embeddings(tokens, _D_MODEL, seed=0)  # (seq_len, d_model)
-    layer = mha.MultiHeadAttention(_D_MODEL, len(BIAS_HEADS), rng=0)
-    position_bias = RelativePositionBias(len(BIAS_HEADS), max_distance=8)
-    for head, (_, offset, multiplier) in enumerate(BIAS_HEADS):
-        position_bias.prefer_offset(head, offset, strength * multiplier)
-    _, weights = layer(x, bias=position_bias(seq_len), return_weights=True)  # (4, seq_len, seq_len)
-    return weights, tokens
 
 
 def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
@@ -77,8 +39,6 @@ def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
     >>> [text.get_text() for ax in fig.axes[:2] for text in ax.texts]
     ['prefers −1 (previous)', 'prefers 0 (itself)']
     """
-    from mha.plotting import plot_heads
-
     weights, tokens = relative_bias_weights(strength, seq_len)
     return plot_heads(weights, tokens, head_titles=[title for title, _, _ in BIAS_HEADS],
                       title=f"bias strength {strength}, {seq_len} tokens")
@@ -93,8 +53,6 @@ def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 
     >>> sorted(explorer.frames)
     [(0.0, 6), (4.0, 6)]
     """
-    from mha.widgets import frame_explorer
-
     return frame_explorer(
         render_relative_bias, {"strength": list(strengths), "seq_len": list(seq_lens)},
         labels={"strength": "bias strength", "seq_len": "tokens"},
@@ -121,11 +79,6 @@ def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 
     >>> fig.axes[1].get_title()
     'query · key, d_head = 8'
     """
-    from mha.plotting._style import new_figure
-    from mha.plotting.charts import draw_curves
-    from mha.plotting.positions import OFFSET_LABEL
-    from mha.positions import apply_rotary, rope_frequencies
-
     offsets = np.arange(-max_offset, max_offset + 1)
     speeds = rope_frequencies(d_head, base=base)  # (d_head // 2,)
     content = np.random.default_rng(0).standard_normal(d_head)
@@ -161,8 +114,6 @@ def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 1000
     >>> len(rotary_explorer(d_heads=(8, 16), bases=(100.0,)).frames)
     2
     """
-    from mha.widgets import frame_explorer
-
     return frame_explorer(
         render_rotary, {"d_head": list(d_heads), "base": list(bases)},
         labels={"d_head": "d_head", "base": "base"},
@@ -171,28 +122,6 @@ def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 1000
         title="RoPE: rotation speeds and the score between two copies of one word",
         caption="More pairs and slower speeds give a smoother fall-off with distance.",
     )
-
-
-def alibi_weights(n_heads: int, seq_len: int) -> np.ndarray:
-    """Causal attention weights of ALiBi's bias alone (all content scores zero), one matrix per head.
-
-    Returns
-    -------
-    ndarray, shape (n_heads, seq_len, seq_len)
-
-    Examples
-    --------
-    >>> w = alibi_weights(2, 4)
-    >>> w.shape, bool(np.allclose(w.sum(axis=-1), 1))
-    ((2, 4, 4), True)
-    """
-    import mha
-    from mha.positions import alibi_bias
-
-    zeros = np.zeros((n_heads, seq_len, 1))  # (n_heads, seq, d_head = 1): every content score is 0
-    _, weights = mha.scaled_dot_product_attention(zeros, zeros, zeros, mha.causal_mask(seq_len),
-                                                  bias=alibi_bias(n_heads, seq_len), return_weights=True)
-    return weights
 
 
 def render_alibi(n_heads: int = 8, seq_len: int = 16):
@@ -207,9 +136,6 @@ def render_alibi(n_heads: int = 8, seq_len: int = 16):
     >>> [text.get_text() for ax in render_alibi(2, 8).axes[:2] for text in ax.texts]
     ['slope 0.0625', 'slope 0.00391']
     """
-    from mha.plotting import plot_heads
-    from mha.positions import alibi_slopes
-
     return plot_heads(alibi_weights(n_heads, seq_len), head_titles=[f"slope {m:.3g}" for m in
                                                                     alibi_slopes(n_heads)],
                       title=f"ALiBi, {n_heads} heads, {seq_len} tokens, no content")
@@ -223,8 +149,6 @@ def alibi_explorer(head_counts=(1, 2, 4, 8), seq_lens=(8, 16, 32)):
     >>> len(alibi_explorer(head_counts=(1, 2), seq_lens=(8,)).frames)
     2
     """
-    from mha.widgets import frame_explorer
-
     return frame_explorer(
         render_alibi, {"n_heads": list(head_counts), "seq_len": list(seq_lens)},
         labels={"n_heads": "heads", "seq_len": "tokens"},

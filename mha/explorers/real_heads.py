@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from mha.explorers._frames import FrameExplorer, frame_explorer
 from mha.plotting.real_heads import MIN_LINE_WEIGHT, plot_head_view, plot_model_view
-from mha.widgets import FrameExplorer, frame_explorer
 
 __all__ = ["head_view_explorer", "model_view_explorer"]
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
-from mha.scaling import sample_scores
+from mha.explorers._frames import frame_explorer
+from mha.lab.scaling import sample_scores
+from mha.plotting.scaling import plot_scaling_frame
 
 __all__ = ["D_K_VALUES", "render_scaling", "scaling_explorer"]
 
@@ -30,8 +32,6 @@ def render_scaling(d_k: int, scaled: bool, *, seed: int = 0):
     >>> fig.axes[0].get_title()
     'q·k / √d_k, d_k = 64: std 1.0'
     """
-    from mha.plotting.scaling import plot_scaling_frame
-
     scores = sample_scores(d_k, SEQ_K, N_QUERIES, scaled=scaled, rng=seed)  # (N_QUERIES, SEQ_K)
     limit = 3.0 * math.sqrt(max(D_K_VALUES))  # three standard deviations of the widest raw scores
     return plot_scaling_frame(scores, d_k=d_k, scaled=scaled, score_limit=limit)
@@ -42,7 +42,7 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
 
     Returns
     -------
-    mha.widgets.FrameExplorer
+    mha.explorers._frames.FrameExplorer
 
     Examples
     --------
@@ -50,8 +50,6 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
     >>> len(explorer.frames), list(explorer.sliders)
     (4, ['d_k', 'scaled'])
     """
-    from mha.widgets import frame_explorer
-
     def render(d_k, scaled):
         return render_scaling(d_k, scaled, seed=seed)
 

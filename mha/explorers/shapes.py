@@ -4,6 +4,10 @@ table of every intermediate array (shape, strides, view or copy) and a picture o
 
 from __future__ import annotations
 
+from mha.explorers._frames import frame_explorer
+from mha.lab.shapes import trace_shapes
+from mha.plotting.shapes import memory_layout_html, shape_table_html
+
 __all__ = ["render_shapes", "shape_explorer"]
 
 BATCHES = (1, 2)
@@ -21,9 +25,6 @@ def render_shapes(batch: int, seq: int, d_model: int, n_heads: int) -> str:
     >>> "(1, 8, 3, 8)" in page  # q_heads: (batch, n_heads, seq, d_head)
     True
     """
-    from mha.plotting.shapes import memory_layout_html, shape_table_html
-    from mha.shapes import trace_shapes
-
     steps = trace_shapes(batch, seq, d_model, n_heads, rng=0)
     title = (f"batch = {batch}, seq = {seq}, d_model = {d_model}, n_heads = {n_heads} "
              f"→ d_head = {d_model // n_heads}")
@@ -35,7 +36,7 @@ def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts
 
     Returns
     -------
-    mha.widgets.FrameExplorer
+    mha.explorers._frames.FrameExplorer
 
     Examples
     --------
@@ -43,8 +44,6 @@ def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts
     >>> explorer.kind, len(explorer.frames)
     ('html', 2)
     """
-    from mha.widgets import frame_explorer
-
     return frame_explorer(
         render_shapes,
         {"batch": list(batches), "seq": list(seqs), "d_model": list(d_models), "n_heads": list(head_counts)},

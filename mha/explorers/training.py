@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from mha.explorers._frames import FrameExplorer, frame_explorer
 from mha.plotting.heads import plot_heads
 from mha.plotting.training import plot_pruning
-from mha.widgets import FrameExplorer, frame_explorer
 
 __all__ = ["training_explorer", "pruning_explorer"]
 
@@ -57,7 +57,7 @@ def pruning_explorer(curve, accuracy=None, *, metric: str = "loss (nats)") -> Fr
     Parameters
     ----------
     curve : PruningCurve
-        From :func:`mha.analysis.pruning_curve`.
+        From :func:`mha.lab.analysis.pruning_curve`.
     accuracy : array_like, optional
         Accuracy along the same removal order.
     metric : str
@@ -69,7 +69,7 @@ def pruning_explorer(curve, accuracy=None, *, metric: str = "loss (nats)") -> Fr
 
     Examples
     --------
-    >>> from mha.analysis import pruning_curve
+    >>> from mha.lab.analysis import pruning_curve
     >>> curve = pruning_curve(lambda m: float(2 - m.sum()), np.array([0.2, 0.1]))
     >>> len(pruning_explorer(curve).frames)
     3

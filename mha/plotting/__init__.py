@@ -7,14 +7,19 @@ white background (readable on the site's dark theme), labelled axes, titled head
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
+from mha._extras import require
+
+require("mha.plotting", "plot", "matplotlib")
+
 from mha.plotting._style import CourseFigure, register_ipython_display
 from mha.plotting.block import plot_stack_statistics, plot_token_statistics
 from mha.plotting.charts import plot_curves, plot_matrix
-from mha.plotting.cost import plot_cost_breakdown, plot_growth, plot_heads_tradeoff
+from mha.plotting.cost import loglog_slope, plot_cost_breakdown, plot_growth, plot_heads_tradeoff
 from mha.plotting.cross import plot_alignment, plot_links
 from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
+from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
 from mha.plotting.scaling import (
     plot_saturation,
     plot_scaling_frame,
@@ -66,4 +71,9 @@ __all__ = [
     "plot_memory",
     "plot_decode_cost",
     "plot_kv_tradeoff",
+    "loglog_slope",
+    "plot_head_view",
+    "plot_model_view",
+    "plot_head_kinds",
+    "plot_grouped_bars",
 ]

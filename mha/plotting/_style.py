@@ -3,7 +3,7 @@
 Every plot function returns a :class:`CourseFigure`: a matplotlib ``Figure`` not tracked by pyplot (so a
 notebook shows it once, when it is the cell's value, and nothing leaks), white (readable on a dark page),
 and described in words. The description travels inside the PNG (its ``Description`` text chunk), where the
-book build reads it back as the image's alt text (``scripts/figure_alt.py``).
+book build reads it back as the image's alt text (``book/figure_alt.py``).
 """
 
 from __future__ import annotations

@@ -8,11 +8,10 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from mha._validation import as_float_array
+from mha.cost import format_bytes, format_flops
 from mha.plotting._style import SERIES_COLORS, new_figure
 
 __all__ = [
-    "format_bytes",
-    "format_flops",
     "loglog_slope",
     "plot_cost_breakdown",
     "plot_growth",
@@ -26,42 +25,6 @@ _LINEAR_COLOR, _QUADRATIC_COLOR = SERIES_COLORS[0], SERIES_COLORS[1]
 _FLOP_ITEMS = ("q_projection", "k_projection", "v_projection", "scores", "softmax", "weighted_sum",
                "output_projection")
 _BYTE_ITEMS = ("inputs", "qkv", "scores", "context", "output", "kv_cache")
-
-
-def _scaled(value: float, units: Sequence[str], base: float) -> str:
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"expected a finite, non-negative amount, got {value!r}")
-    power = 0
-    while value >= base and power < len(units) - 1:
-        value /= base
-        power += 1
-    return f"{value:.3g} {units[power]}"
-
-
-def format_bytes(n: float) -> str:
-    """Bytes in binary units, three significant digits.
-
-    Examples
-    --------
-    >>> format_bytes(512), format_bytes(3 * 2**20), format_bytes(2**33)
-    ('512 B', '3 MiB', '8 GiB')
-    """
-    return _scaled(float(n), ("B", "KiB", "MiB", "GiB", "TiB"), 1024.0)
-
-
-def _format_count(n: float) -> str:
-    return _scaled(float(n), ("", "k", "M", "G", "T"), 1000.0).rstrip()
-
-
-def format_flops(n: float) -> str:
-    """Floating-point operations in decimal units, three significant digits.
-
-    Examples
-    --------
-    >>> format_flops(950), format_flops(1.5e9)
-    ('950 FLOP', '1.5 GFLOP')
-    """
-    return _scaled(float(n), ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"), 1000.0)
 
 
 def loglog_slope(x, y, *, last: int = 3) -> float:

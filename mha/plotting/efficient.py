@@ -7,26 +7,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from mha._validation import as_float_array
+from mha.cost import format_bytes
 from mha.plotting._style import SERIES_COLORS, new_figure
 
-__all__ = ["plot_online_softmax", "plot_memory", "plot_decode_cost", "plot_kv_tradeoff", "format_bytes"]
+__all__ = ["plot_online_softmax", "plot_memory", "plot_decode_cost", "plot_kv_tradeoff"]
 
 UNSEEN_COLOR = "0.8"
-
-
-def format_bytes(n: float) -> str:
-    """``1536`` -> ``"1.5 KiB"``: bytes in binary units, three significant digits.
-
-    Examples
-    --------
-    >>> format_bytes(512), format_bytes(1000), format_bytes(3 * 2**20), format_bytes(1.5 * 2**30)
-    ('512 B', '0.977 KiB', '3 MiB', '1.5 GiB')
-    """
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1000 or unit == "TiB":  # below 1000: three digits never need an exponent
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def plot_online_softmax(scores, block_size: int, running_max, running_sum, estimates, final, *, step: int):

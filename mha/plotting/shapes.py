@@ -1,8 +1,7 @@
 """Shapes and memory of the layer's intermediates: an HTML table, memory strips, and the head-split figure.
 
-The HTML functions return strings (for ``IPython.display.HTML`` or a frame of
-:func:`mha.widgets.frame_explorer`); they set their own colours on a white background, so they read the same
-on the site's light and dark themes.
+The HTML functions return strings (for ``IPython.display.HTML`` or a frame of an explorer); they set
+their own colours on a white background, so they read the same on the site's light and dark themes.
 """
 
 from __future__ import annotations
@@ -66,8 +65,8 @@ def shape_table_html(steps, *, title: str | None = None, show_code: bool = True)
 
     Parameters
     ----------
-    steps : list of mha.shapes.ShapeStep
-        From :func:`mha.shapes.trace_layer` or :func:`mha.shapes.trace_shapes`.
+    steps : list of mha.lab.shapes.ShapeStep
+        From :func:`mha.lab.shapes.trace_layer` or :func:`mha.lab.shapes.trace_shapes`.
     title : str, optional
         Caption above the table.
     show_code : bool, default True
@@ -79,7 +78,7 @@ def shape_table_html(steps, *, title: str | None = None, show_code: bool = True)
 
     Examples
     --------
-    >>> from mha.shapes import trace_shapes
+    >>> from mha.lab.shapes import trace_shapes
     >>> table = shape_table_html(trace_shapes(1, 3, 8, 2))
     >>> table.count("<tr>"), "(1, 2, 3, 4)" in table
     (18, True)
@@ -129,9 +128,9 @@ def memory_layout_html(steps) -> str:
 
     Parameters
     ----------
-    steps : list of mha.shapes.ShapeStep
-        From :func:`mha.shapes.trace_layer`; needs the steps ``qkv``, ``q_heads``, ``k_heads``, ``v_heads``,
-        ``context`` and ``concat``.
+    steps : list of mha.lab.shapes.ShapeStep
+        From :func:`mha.lab.shapes.trace_layer`; needs the steps ``qkv``, ``q_heads``, ``k_heads``,
+        ``v_heads``, ``context`` and ``concat``.
 
     Returns
     -------
@@ -139,7 +138,7 @@ def memory_layout_html(steps) -> str:
 
     Examples
     --------
-    >>> from mha.shapes import trace_shapes
+    >>> from mha.lab.shapes import trace_shapes
     >>> page = memory_layout_html(trace_shapes(1, 2, 8, 2))
     >>> page.count("<span")  # legend 2 + qkv 2 heads x 2 tokens x 3 + context 4 + concat 4
     22
@@ -147,7 +146,7 @@ def memory_layout_html(steps) -> str:
     by_name = {s.name: s for s in steps}
     missing = {"qkv", "q_heads", "k_heads", "v_heads", "context", "concat"} - set(by_name)
     if missing:
-        raise ValueError(f"steps lack {sorted(missing)}: pass the output of mha.shapes.trace_layer")
+        raise ValueError(f"steps lack {sorted(missing)}: pass the output of mha.lab.shapes.trace_layer")
     batch, n_heads, seq, d_head = by_name["q_heads"].shape
     colors = head_colors(n_heads)
 
@@ -203,7 +202,7 @@ def plot_head_assignment(seq: int, d_model: int, n_heads: int):
     """
     from matplotlib.colors import ListedColormap
 
-    from mha.shapes import head_assignment
+    from mha.lab.shapes import head_assignment
 
     colors = head_colors(n_heads)
     cmap = ListedColormap(colors)
@@ -259,7 +258,7 @@ def _matrix_panels(panels, *, tokens_rows, tokens_cols, xlabel, ylabel, cmap, vm
 
 
 def plot_influence(panels, tokens=None, *, title=None):
-    """Token-influence matrices (see :func:`mha.shapes.token_influence`) side by side.
+    """Token-influence matrices (see :func:`mha.lab.shapes.token_influence`) side by side.
 
     Parameters
     ----------

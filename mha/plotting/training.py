@@ -149,7 +149,7 @@ def plot_pruning(curve, accuracy=None, *, n_removed: int | None = None, metric: 
     Parameters
     ----------
     curve : PruningCurve
-        From :func:`mha.analysis.pruning_curve`.
+        From :func:`mha.lab.analysis.pruning_curve`.
     accuracy : array_like, shape (len(curve.values),), optional
         A second metric along the same removal order (e.g. accuracy), drawn on its own axis.
     n_removed : int, optional
@@ -164,7 +164,7 @@ def plot_pruning(curve, accuracy=None, *, n_removed: int | None = None, metric: 
 
     Examples
     --------
-    >>> from mha.analysis import pruning_curve
+    >>> from mha.lab.analysis import pruning_curve
     >>> curve = pruning_curve(lambda m: float(3 - m.sum()), np.array([[0.1, 0.3], [0.2, 0.0]]))
     >>> fig = plot_pruning(curve, n_removed=2)
     >>> fig.axes[0].get_title()

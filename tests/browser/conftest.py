@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.site_weight import CHROMIUM_ARGS, serve
+from book.site_weight import CHROMIUM_ARGS, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))  # MHA_SITE: another build
@@ -28,7 +28,7 @@ def missing(reason: str):
 
 def toc_docnames() -> list[str]:
     """Every page of the book, in toc order (root first)."""
-    from scripts.lite_site import toc_docnames as docnames
+    from book.toc import toc_docnames as docnames
 
     return docnames(ROOT)
 

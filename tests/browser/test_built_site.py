@@ -147,7 +147,7 @@ def test_every_image_has_alt_text(site):
 def test_notebook_pages_offer_ipynb_and_md_downloads(site, site_pages):
     import nbformat
 
-    from tests.conftest import toc_notebooks
+    from tests.chapters.harness import toc_notebooks
 
     for page in toc_notebooks():
         targets = _parse(site_pages[page.docname]).targets
@@ -167,7 +167,7 @@ def test_notebook_pages_offer_ipynb_and_md_downloads(site, site_pages):
 
 
 def test_every_page_links_to_the_repository_and_the_install_page(site_pages):
-    from scripts.lite_site import REPOSITORY
+    from book.lite_site import REPOSITORY
 
     for docname, page in site_pages.items():
         targets = _parse(page).targets
@@ -188,8 +188,8 @@ def lite(site) -> Path:
 
 
 def _live_docnames() -> list[str]:
-    from scripts.lite_site import live_pages
-    from tests.conftest import ROOT
+    from book.toc import live_pages
+    from tests.chapters.harness import ROOT
 
     return list(live_pages(ROOT))
 
@@ -197,7 +197,7 @@ def _live_docnames() -> list[str]:
 def test_lite_has_every_live_chapter_notebook_with_the_pyodide_kernel(lite):
     import nbformat
 
-    from tests.conftest import toc_notebooks
+    from tests.chapters.harness import toc_notebooks
 
     live = _live_docnames()
     assert "chapters/real_heads" not in live  # opts out: its model cannot load in the browser
@@ -238,7 +238,7 @@ def test_lite_config_preselects_the_kernel_and_indexes_the_wheel(lite):
 
 
 def test_every_live_page_links_to_its_live_notebook(site, site_pages, lite):
-    from tests.conftest import toc_notebooks
+    from tests.chapters.harness import toc_notebooks
 
     live = _live_docnames()
     for page in toc_notebooks():

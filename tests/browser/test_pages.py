@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from scripts.site_weight import PHONE
+from book.site_weight import PHONE
 from tests.browser.conftest import ROOT, toc_docnames
 
 pytestmark = pytest.mark.browser

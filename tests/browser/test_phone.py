@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.site_weight import first_visit
+from book.site_weight import first_visit
 from tests.browser.conftest import toc_docnames
 from tests.browser.test_pages import PROFILES, open_page, unexpected, wait_for_math, wait_for_widgets
 

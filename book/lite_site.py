@@ -1,0 +1,159 @@
+"""Sphinx extension: every notebook page can be downloaded and opened live in JupyterLite.
+
+Loaded through ``sphinx.local_extensions`` in ``_config.yml``, next to ``jupyterlite_sphinx``
+(which builds the JupyterLite site into ``_build/html/lite/`` when the HTML build finishes).
+
+At ``config-inited`` it
+
+- builds a wheel of the ``mha`` package from this repository into ``jupyterlite/pypi/``, which
+  JupyterLite's piplite indexes and serves from the site, so ``%pip install mha-course`` works
+  in the browser with the book's own version of the package, and
+- writes each notebook page of ``_toc.yml`` as an ``.ipynb`` into JupyterLite's contents, with the
+  Pyodide kernel (``python``) preselected and a first cell that installs the package (pages whose
+  front matter says ``mha: {jupyterlite: false}`` are left out: see :func:`live_pages`).
+
+On each notebook page it
+
+- offers the executed notebook as ``.ipynb`` in the theme's download menu (the theme only does
+  that when a Binder-like launch service is configured), next to the ``.md`` source, and
+- adds a launch menu entry that opens the page's notebook in JupyterLite (live pages only).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+from book.toc import live_pages
+
+LOGGER = logging.getLogger(__name__)
+
+LITE_APP = "lite/notebooks/index.html"  # jupyterlite-sphinx builds the site into <html>/lite
+PYODIDE_KERNELSPEC = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
+INSTALL_NOTE = (
+    "This notebook runs in your browser with JupyterLite: "
+    "Python is Pyodide, nothing is installed on your computer, and your changes stay in this "
+    "browser. The next cell installs the course package `mha` (served by this website) and "
+    "the widgets library; run it first."
+)
+INSTALL_CELL = "%pip install -q ipywidgets mha-course"
+REPOSITORY = "https://github.com/mha-course/multi-head-attention"
+#: First cell of a downloaded notebook: how to get the package it imports.
+DOWNLOAD_NOTE = (
+    f"This notebook is a page of the course *Multi-head attention* ({REPOSITORY}). It imports "
+    "the course package `mha`. To run it on your computer, install it first (Python 3.10+):\n\n"
+    "```bash\n"
+    f'pip install "mha-course[widgets] @ git+{REPOSITORY}"\n'
+    "```\n\n"
+    "or clone the repository and follow the page *Run it on your computer*."
+)
+
+
+def build_wheel(srcdir: Path, wheel_dir: Path) -> Path:
+    """``pip wheel`` this repository (no dependencies) into ``wheel_dir``; return the wheel."""
+    if wheel_dir.exists():
+        shutil.rmtree(wheel_dir)
+    wheel_dir.mkdir(parents=True)
+    command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+               "--wheel-dir", str(wheel_dir), str(srcdir)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    wheels = sorted(wheel_dir.glob("*.whl"))
+    if done.returncode != 0 or len(wheels) != 1:
+        raise ExtensionError(f"building the mha wheel failed:\n{done.stdout}\n{done.stderr}")
+    return wheels[0]
+
+
+def lite_notebook(path: Path):
+    """The page as a notebook for JupyterLite: Pyodide kernel, install cell first, no outputs."""
+    import jupytext
+    import nbformat
+
+    nb = jupytext.read(path, fmt="md:myst" if path.suffix == ".md" else None)
+    nb.metadata.pop("jupytext", None)
+    nb.metadata["kernelspec"] = dict(PYODIDE_KERNELSPEC)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nb.cells[:0] = [
+        nbformat.v4.new_markdown_cell(INSTALL_NOTE),
+        nbformat.v4.new_code_cell(INSTALL_CELL),
+    ]
+    return nb
+
+
+def prepare_lite(app, config) -> None:
+    """Build the wheel and write the lite notebooks (after jupyterlite-sphinx reset its folder)."""
+    import nbformat
+
+    srcdir = Path(app.srcdir)
+    lite_dir = srcdir / config.jupyterlite_dir
+    # JupyterLite caches wheel metadata by file name; a rebuilt wheel keeps its name, so a stale
+    # cache would publish the old wheel's hash. Start clean.
+    shutil.rmtree(lite_dir / ".cache", ignore_errors=True)
+    wheel = build_wheel(srcdir, lite_dir / "pypi")
+    LOGGER.info(f"[lite_site] built {wheel.name} for JupyterLite")
+    contents = srcdir / config.jupyterlite_content_dir
+    for docname, path in live_pages(srcdir).items():
+        target = contents / f"{docname}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(lite_notebook(path), target)
+
+
+def downloadable_notebook(executed: Path):
+    """The executed notebook, opened by a cell that says how to install ``mha``."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(DOWNLOAD_NOTE))
+    return nb
+
+
+def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
+    """Write the executed notebook next to the page's sources so the download menu lists it."""
+    import nbformat
+
+    if pagename not in app.env.metadata or "kernelspec" not in app.env.metadata[pagename]:
+        return
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.is_file():
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(downloadable_notebook(executed), target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def add_launch_button(app, pagename, templatename, context, doctree) -> None:
+    """Add a launch menu (rocket) with a JupyterLite entry to notebook pages."""
+    if "header_buttons" not in context or pagename not in live_pages(Path(app.srcdir)):
+        return
+    url = f"{context['pathto'](LITE_APP, 1)}?path={pagename}.ipynb"
+    entry = {
+        "type": "link",
+        "text": "JupyterLite",
+        "tooltip": "Run this page as a live notebook in your browser",
+        "icon": "_static/images/logo_jupyterlite.svg",
+        "url": url,
+        "label": "launch-jupyterlite-button",
+    }
+    context["header_buttons"].insert(0, {
+        "type": "group",
+        "tooltip": "Launch interactive content",
+        "icon": "fas fa-rocket",
+        "buttons": [entry],
+        "label": "launch-buttons",
+    })  # fmt: skip
+
+
+def setup(app):
+    # After jupyterlite_sphinx's own config-inited handler, which empties its contents folder.
+    app.connect("config-inited", prepare_lite, priority=600)
+    # Before / after sphinx-book-theme builds its header buttons (priority 501).
+    app.connect("html-page-context", offer_ipynb_download, priority=450)
+    app.connect("html-page-context", add_launch_button, priority=600)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,78 @@
+"""Copy the browser scripts the built book loads into ``_vendor/vendored/`` (git-ignored).
+
+Run after ``npm ci``. Sphinx copies ``_vendor/`` into ``_build/html/_static/`` (see
+``html_static_path`` in ``_config.yml``), so pages load the ipywidgets html-manager and MathJax 3
+from the site itself instead of a CDN. Only the files pages actually request are
+copied, to keep the published site lean.
+
+The folder is deliberately not called ``_static``: Jupyter Book 1 adds a ``<script>`` tag for
+every ``.js`` file under a ``_static/`` folder, which would load every MathJax component eagerly.
+
+Usage: ``python book/vendor_js.py`` from the repository root.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_MODULES = ROOT / "node_modules"
+TARGET = ROOT / "_vendor" / "vendored"
+
+# (package folder, glob patterns relative to it, destination folder under TARGET)
+MANIFEST = [
+    (
+        "@jupyter-widgets/html-manager",
+        # embed.js bundles base, controls and output (ipywidgets 8) and needs no AMD loader;
+        # its Font Awesome 4 comes as woff2/woff (fetched only if a widget shows an icon).
+        ["dist/embed.js", "dist/*.woff2", "dist/*.woff"],
+        "html-manager",
+    ),
+    (
+        "mathjax",
+        [
+            "es5/tex-chtml.js",
+            "es5/input/tex/extensions/**/*.js",  # loaded on demand by \require and autoload
+            "es5/output/chtml/fonts/woff-v2/*.woff",
+            "LICENSE",
+        ],
+        "mathjax",
+    ),
+]
+
+
+def copy_package(package: str, patterns: list[str], destination: str) -> int:
+    """Copy the files of one npm package matching ``patterns``; return how many were copied."""
+    source = NODE_MODULES / package
+    if not source.is_dir():
+        raise SystemExit(f"{source} is missing: run `npm ci` first (see Makefile target `book`)")
+    count = 0
+    for pattern in patterns:
+        matches = sorted(p for p in source.glob(pattern) if p.is_file())
+        if not matches:
+            raise SystemExit(f"no file in {source} matches {pattern!r}: did the package change?")
+        for path in matches:
+            relative = path.relative_to(source)
+            # dist/ and es5/ are build folders: flatten them away so URLs stay short
+            if relative.parts[0] in {"dist", "es5"}:
+                relative = Path(*relative.parts[1:])
+            target = TARGET / destination / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+            count += 1
+    return count
+
+
+def main() -> int:
+    if TARGET.exists():
+        shutil.rmtree(TARGET)
+    total = sum(copy_package(*entry) for entry in MANIFEST)
+    size = sum(p.stat().st_size for p in TARGET.rglob("*") if p.is_file())
+    print(f"vendored {total} files ({size / 1e6:.1f} MB) into {TARGET.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

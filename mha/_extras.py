@@ -1,0 +1,27 @@
+"""Optional dependencies: a missing one is named with the one command that installs it."""
+
+from __future__ import annotations
+
+import importlib.util
+
+__all__ = ["MissingExtra", "require"]
+
+
+class MissingExtra(ImportError):
+    """An optional part of the package was used without its dependencies installed."""
+
+
+def require(part: str, extra: str, *modules: str) -> None:
+    """Raise :class:`MissingExtra` with an install hint unless every module in ``modules`` is importable.
+
+    Examples
+    --------
+    >>> require("mha.anything", "extra", "numpy")
+    >>> require("mha.widgets", "widgets", "surely_not_installed_module")
+    Traceback (most recent call last):
+    ...
+    mha._extras.MissingExtra: mha.widgets needs surely_not_installed_module: pip install "mha-course[widgets]"
+    """
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingExtra(f"{part} needs {', '.join(missing)}: pip install \"mha-course[{extra}]\"")

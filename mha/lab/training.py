@@ -1,0 +1,342 @@
+"""A tiny attention-only language model, Adam, and a training loop: enough to watch heads learn their jobs.
+
+The model is embeddings, a stack of causal :class:`~mha.MultiHeadAttention` layers added to a residual
+stream, and a linear readout to next-token logits. There is no MLP and no layer norm, so everything the
+model learns to do, its attention heads do. Inference and ablation go through the package's layers
+(``layer(h, causal=True, head_mask=...)``); training uses the same weights through :mod:`mha.grad`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mha._parameters import Module
+from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
+from mha.grad import cross_entropy, mha_backward, mha_forward
+from mha.lab.tasks import Batch
+from mha.layers import MultiHeadAttention
+from mha.threads import blas_threads as blas_threads_limit
+
+__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
+
+
+class AttentionOnlyModel(Module):
+    """Token and position embeddings, causal attention layers with residual connections, a linear readout.
+
+    Parameters
+    ----------
+    vocab_size : int
+    seq_len : int
+        Longest sequence the model reads (one learned position embedding per position).
+    d_model : int, default 32
+    n_heads : int, default 4
+        Heads per layer.
+    n_layers : int, default 2
+    rng : numpy.random.Generator or int
+        Source of the initial weights.
+    dtype : np.float32 or np.float64, default np.float32
+
+    Attributes
+    ----------
+    token_embedding : ndarray, shape (vocab_size, d_model)
+    position_embedding : ndarray, shape (seq_len, d_model)
+    layers : list of MultiHeadAttention
+    unembedding : ndarray, shape (d_model, vocab_size)
+
+    Examples
+    --------
+    >>> model = AttentionOnlyModel(vocab_size=10, seq_len=12, d_model=16, n_heads=2, rng=0)
+    >>> logits, weights = model(np.zeros((3, 12), dtype=int), return_weights=True)
+    >>> logits.shape, len(weights), weights[0].shape
+    ((3, 12, 10), 2, (3, 2, 12, 12))
+    """
+
+    def __init__(self, vocab_size, seq_len, d_model=32, n_heads=4, n_layers=2, *, rng, dtype=np.float32):
+        self.vocab_size = check_positive_int(vocab_size, "vocab_size")
+        self.seq_len = check_positive_int(seq_len, "seq_len")
+        self.n_layers = check_positive_int(n_layers, "n_layers")
+        self.dtype = check_dtype_argument(dtype)
+        rng = as_generator(rng)
+        d_model = check_positive_int(d_model, "d_model")
+        self.token_embedding = rng.standard_normal((vocab_size, d_model)).astype(self.dtype)
+        self.position_embedding = rng.standard_normal((seq_len, d_model)).astype(self.dtype)
+        self.layers = [MultiHeadAttention(d_model, n_heads, rng=rng, dtype=self.dtype)
+                       for _ in range(n_layers)]
+        readout = rng.standard_normal((d_model, vocab_size)) / math.sqrt(d_model)  # logits of unit scale
+        self.unembedding = readout.astype(self.dtype)
+        self.d_model, self.n_heads = d_model, self.layers[0].n_heads
+
+    @property
+    def _params(self) -> dict[str, np.ndarray]:
+        return {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding,
+                "unembedding": self.unembedding}
+
+    def submodules(self) -> dict[str, Module]:
+        """The attention layers, named ``layers.0``, ``layers.1``, ... (so ``layers.0.W_q``)."""
+        return {f"layers.{i}": layer for i, layer in enumerate(self.layers)}
+
+    def check_tokens(self, tokens) -> np.ndarray:
+        """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
+        tokens = np.asarray(tokens)
+        if tokens.dtype.kind not in "iu" or tokens.ndim != 2:
+            raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} "
+                             f"{tokens.shape}")
+        if not 1 <= tokens.shape[1] <= self.seq_len:
+            raise ValueError(f"sequences must have 1 to seq_len={self.seq_len} tokens, got {tokens.shape[1]}")
+        if tokens.min() < 0 or tokens.max() >= self.vocab_size:
+            raise ValueError(f"token ids must lie in [0, {self.vocab_size}), got [{tokens.min()}, "
+                             f"{tokens.max()}]")
+        return tokens
+
+    def _check_head_mask(self, head_mask):
+        if head_mask is None:
+            return [None] * self.n_layers
+        head_mask = as_float_array(head_mask, "head_mask")
+        if head_mask.shape != (self.n_layers, self.n_heads):
+            raise ValueError(f"head_mask must have shape (n_layers, n_heads) = ({self.n_layers}, "
+                             f"{self.n_heads}), got {head_mask.shape}")
+        return list(head_mask)
+
+    def _embed(self, tokens):
+        positions = self.position_embedding[:tokens.shape[1]]  # (seq, d_model)
+        return self.token_embedding[tokens] + positions  # (batch, seq, d_model)
+
+    def __call__(self, tokens, *, head_mask=None, return_weights=False):
+        """Next-token logits for every position.
+
+        Parameters
+        ----------
+        tokens : int array_like, shape (batch, seq)
+        head_mask : array_like, shape (n_layers, n_heads), optional
+            Multiplies each head's output; 0 removes a head (ablation).
+        return_weights : bool, default False
+
+        Returns
+        -------
+        logits : ndarray, shape (batch, seq, vocab_size)
+        weights : list of ndarray, each (batch, n_heads, seq, seq)
+            One per layer, only with ``return_weights=True``.
+        """
+        tokens = self.check_tokens(tokens)
+        head_masks = self._check_head_mask(head_mask)
+        h = self._embed(tokens)  # (batch, seq, d_model), the residual stream
+        all_weights = []
+        for layer, layer_head_mask in zip(self.layers, head_masks, strict=True):
+            out, weights = layer(h, causal=True, head_mask=layer_head_mask, return_weights=True)
+            h = h + out
+            all_weights.append(weights)
+        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+        return (logits, all_weights) if return_weights else logits
+
+    def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
+        """Mean cross-entropy on ``batch`` (where ``batch.loss_mask``) and its gradient for each parameter."""
+        loss, grads, _ = self.loss_grads_and_logits(batch)
+        return loss, grads
+
+    def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
+        """:meth:`loss_and_grads` and the logits ``(batch, seq, vocab_size)`` of the same forward pass."""
+        tokens = self.check_tokens(batch.tokens)
+        h = self._embed(tokens)
+        caches, inputs = [], []
+        for layer in self.layers:
+            out, cache = mha_forward(layer, h, causal=True)
+            inputs.append(h)
+            caches.append(cache)
+            h = h + out
+        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+        loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
+        grads = {"unembedding": h.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
+        d_h = d_logits @ self.unembedding.T  # (batch, seq, d_model)
+        for i in reversed(range(self.n_layers)):
+            layer_grads, d_input, _, _ = mha_backward(d_h, caches[i])
+            grads.update({f"layers.{i}.{name}": g for name, g in layer_grads.items()})
+            d_h = d_h + d_input  # the residual path and the path through the layer
+        d_tokens = np.zeros_like(self.token_embedding)
+        np.add.at(d_tokens, tokens, d_h)  # a token used twice collects both gradients
+        grads["token_embedding"] = d_tokens
+        d_positions = np.zeros_like(self.position_embedding)
+        d_positions[:tokens.shape[1]] = d_h.sum(axis=0)
+        grads["position_embedding"] = d_positions
+        return loss, grads, logits
+
+
+def evaluate(model: AttentionOnlyModel, batch: Batch, *, head_mask=None) -> tuple[float, float]:
+    """Loss (nats) and next-token accuracy on the positions of ``batch.loss_mask``.
+
+    Examples
+    --------
+    >>> from mha.lab.tasks import repeated_tokens
+    >>> model = AttentionOnlyModel(8, 10, d_model=8, n_heads=2, rng=0)
+    >>> loss, accuracy = evaluate(model, repeated_tokens(4, 10, 8, min_period=3, max_period=4, rng=1))
+    >>> 0 <= accuracy <= 1 and loss > 0
+    True
+    """
+    logits = model(batch.tokens, head_mask=head_mask)
+    loss, _ = cross_entropy(logits, batch.targets, batch.loss_mask)
+    return loss, _accuracy(logits, batch)
+
+
+def _accuracy(logits, batch: Batch) -> float:
+    correct = logits.argmax(axis=-1) == batch.targets  # (batch, seq)
+    return float(correct[batch.loss_mask].mean())
+
+
+class Adam:
+    """Adam with bias correction, updating the arrays of ``params`` in place.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        E.g. ``model.parameters()``; arrays are updated in place, so views into a layer work.
+    lr : float, default 1e-2
+    betas : (float, float), default (0.9, 0.99)
+    eps : float, default 1e-8
+
+    Examples
+    --------
+    >>> x = np.array([3.0])
+    >>> opt = Adam({"x": x}, lr=0.1)
+    >>> for _ in range(100):
+    ...     opt.step({"x": 2 * x})  # minimise x**2
+    >>> abs(float(x[0])) < 0.1
+    True
+    """
+
+    def __init__(self, params, *, lr=1e-2, betas=(0.9, 0.99), eps=1e-8):
+        self.params = dict(params)
+        self.lr, self.betas, self.eps = float(lr), tuple(betas), float(eps)
+        self.m = {name: np.zeros_like(p) for name, p in self.params.items()}
+        self.v = {name: np.zeros_like(p) for name, p in self.params.items()}
+        self.t = 0
+
+    def step(self, grads, *, lr=None) -> None:
+        """One update from ``grads`` (same names and shapes as ``params``)."""
+        if set(grads) != set(self.params):
+            missing, unexpected = sorted(set(self.params) - set(grads)), sorted(set(grads) - set(self.params))
+            raise ValueError(f"grads must name exactly the parameters; missing {missing}, "
+                             f"unexpected {unexpected}")
+        self.t += 1
+        lr = self.lr if lr is None else float(lr)
+        beta1, beta2 = self.betas
+        correct1, correct2 = 1 - beta1**self.t, 1 - beta2**self.t  # early averages are biased towards 0
+        for name, p in self.params.items():
+            g = grads[name]
+            m, v = self.m[name], self.v[name]
+            m *= beta1
+            m += (1 - beta1) * g
+            v *= beta2
+            v += (1 - beta2) * g * g
+            p -= lr * (m / correct1) / (np.sqrt(v / correct2) + self.eps)
+
+
+@dataclass
+class TrainingHistory:
+    """What :func:`train` records: a loss and accuracy per step, and attention snapshots on a probe."""
+
+    loss: list[float] = field(default_factory=list)
+    accuracy: list[float] = field(default_factory=list)
+    #: step -> one (n_heads, seq, seq) weight array per layer, on the probe sequence
+    snapshots: dict[int, list[np.ndarray]] = field(default_factory=dict)
+    #: step -> (loss, accuracy) on the held-out batch, at the snapshot steps
+    evaluations: dict[int, tuple[float, float]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-2, warmup: int = 50,
+          probe=None, snapshot_steps=(), held_out: Batch | None = None, progress: bool = True,
+          blas_threads: int | None = 1) -> TrainingHistory:
+    """Train ``model`` with Adam on fresh batches from ``sample(rng)``, with a progress bar.
+
+    The learning rate rises linearly over ``warmup`` steps, then decays along a cosine to a tenth.
+
+    Parameters
+    ----------
+    model : AttentionOnlyModel
+    sample : callable
+        ``sample(rng) -> Batch``: a new batch per step (there is no fixed training set to overfit).
+    steps : int
+    rng : numpy.random.Generator or int
+        Drives ``sample``; the same seed gives the same run.
+    lr : float, default 1e-2
+    warmup : int, default 50
+    probe : int array_like, shape (seq,), optional
+        A sequence whose attention weights are recorded at ``snapshot_steps`` (step 0 = before training).
+    snapshot_steps : iterable of int
+    held_out : Batch, optional
+        Evaluated (loss and accuracy) at ``snapshot_steps``, into ``history.evaluations``.
+    progress : bool, default True
+        Show a tqdm progress bar (a widget in notebooks).
+    blas_threads : int or None, default 1
+        BLAS threads while training (see :mod:`mha.threads`): the model's matrices are tiny, and
+        waking threads costs more than they save. None leaves the setting alone.
+
+    Returns
+    -------
+    TrainingHistory
+    """
+    steps = check_positive_int(steps, "steps")
+    rng = as_generator(rng)
+    snapshot_steps = set(snapshot_steps)
+    if probe is not None:
+        probe = model.check_tokens(np.asarray(probe)[None])
+    elif snapshot_steps and held_out is None:
+        raise ValueError("snapshot_steps need a probe sequence, a held_out batch, or both")
+    history = TrainingHistory()
+    optimizer = Adam(model.parameters(), lr=lr)
+    rates = learning_rates(lr, steps, warmup)
+    start = time.perf_counter()
+    # The bar counts training steps (not the final snapshot), so a finished run reads steps/steps.
+    with blas_threads_limit(blas_threads), _progress_bar(steps, progress) as bar:
+        for step in range(steps + 1):
+            if step in snapshot_steps and probe is not None:
+                _, weights = model(probe, return_weights=True)
+                history.snapshots[step] = [w[0] for w in weights]  # (n_heads, seq, seq) per layer
+            if step in snapshot_steps and held_out is not None:
+                history.evaluations[step] = evaluate(model, held_out)
+            if step == steps:
+                break
+            batch = sample(rng)
+            loss, grads, logits = model.loss_grads_and_logits(batch)
+            history.loss.append(loss)
+            history.accuracy.append(_accuracy(logits, batch))
+            optimizer.step(grads, lr=rates[step])
+            bar.update(1)
+    history.seconds = time.perf_counter() - start
+    return history
+
+
+def learning_rates(lr: float, steps: int, warmup: int = 50) -> np.ndarray:
+    """The schedule :func:`train` follows: a linear warm-up, then a cosine decay to a tenth of ``lr``.
+
+    Examples
+    --------
+    >>> learning_rates(1.0, 4, warmup=2).round(3)
+    array([0.5  , 0.868, 0.55 , 0.232])
+    """
+    steps = check_positive_int(steps, "steps")
+    warmup = check_positive_int(warmup, "warmup", minimum=0)
+    step = np.arange(steps)
+    rise = np.minimum(1.0, (step + 1) / warmup) if warmup else np.ones(steps)
+    decay = 0.55 + 0.45 * np.cos(np.pi * step / steps)  # 1 at the start, 0.1 at the end
+    return lr * rise * decay
+
+
+class _NoBar(contextlib.nullcontext):
+    """Stands in for a tqdm bar when tqdm is missing (e.g. in a browser kernel): trains silently."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+def _progress_bar(total: int, show: bool):
+    """A tqdm bar of ``total`` steps, used as a context manager (closed, hence green, at the end)."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, desc="training", disable=not show, mininterval=0.5)

