@@ -240,15 +240,20 @@
 
   function launchLite(event) {
     var link = event.target.closest && event.target.closest('a[href*="lite/notebooks/"]');
-    if (!link || link.dataset.mhaChecked) return;
+    if (!link) return;
     event.preventDefault();
+    // Open the tab now, while the click still counts as the reader's (pop-up blockers), and
+    // send it to JupyterLite only once the CDN has answered.
+    var tab = link.target === "_blank" ? window.open("", "_blank") : null;
+    if (tab) tab.document.title = "Starting JupyterLite…";
     link.setAttribute("aria-busy", "true");
     probe(PYODIDE_PROBE).then(function () {
-      link.dataset.mhaChecked = "yes";
       link.removeAttribute("aria-busy");
-      link.click();
+      if (tab) tab.location.href = link.href;
+      else window.location.href = link.href;
     }, function () {
       link.removeAttribute("aria-busy");
+      if (tab) tab.close();
       liteFailed(link);
     });
   }

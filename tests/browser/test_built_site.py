@@ -276,7 +276,7 @@ def test_every_displayed_figure_has_an_image(site):
 
 
 def test_teachers_page_offers_every_assignment_for_download(site, site_pages):
-    from tests.conftest import ROOT
+    from tests.chapters.harness import ROOT
 
     targets = _parse(site_pages["chapters/teachers"]).targets
     for assignment in sorted((ROOT / "assignments").glob("*.md")):
