@@ -7,6 +7,7 @@ from mha._extras import require
 
 require("mha.explorers", "widgets", "matplotlib", "ipywidgets")
 
+from mha.explorers._frames import FrameExplorer, frame_explorer
 from mha.explorers.block import stack_explorer
 from mha.explorers.cost import cost_explorer
 from mha.explorers.cross import alignment_explorer
@@ -19,6 +20,8 @@ from mha.explorers.shapes import shape_explorer
 from mha.explorers.training import pruning_explorer, training_explorer
 
 __all__ = [
+    "frame_explorer",
+    "FrameExplorer",
     "head_explorer",
     "scaling_explorer",
     "shape_explorer",
