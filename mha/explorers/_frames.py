@@ -62,8 +62,14 @@ __all__ = ["FrameExplorer", "figure_to_png", "frame_explorer", "render_frames"]
 MAX_FRAMES = 96
 
 
-def figure_to_png(fig: Any, *, dpi: int = 80, colors: int | None = None) -> bytes:
+def figure_to_png(
+    fig: Any, *, dpi: int = 80, colors: int | None = None, description: str | None = None
+) -> bytes:
     """Encode a matplotlib figure as PNG bytes on a white background, then close it.
+
+    The PNG carries a text description (its ``Description`` chunk): ``description`` if given, else
+    the figure's own (``CourseFigure.describe()``). The book's site script reads it back as the
+    frame's alt text, as the build does for static figures.
 
     Parameters
     ----------
@@ -73,6 +79,8 @@ def figure_to_png(fig: Any, *, dpi: int = 80, colors: int | None = None) -> byte
     colors : int, optional
         Reduce the image to this many colours (2 to 256, a palette PNG): about 3x smaller for figures full
         of translucent lines, for pages that embed many frames. Full colour by default.
+    description : str, optional
+        Alt text stored in the PNG; defaults to the figure's ``describe()`` when it has one.
 
     Returns
     -------
@@ -104,18 +112,24 @@ def figure_to_png(fig: Any, *, dpi: int = 80, colors: int | None = None) -> byte
         # A white background keeps dark text and colormaps readable in the book's dark mode.
         # No bbox_inches="tight": it draws the figure twice (~+60 % redraw time). Render
         # functions lay themselves out (e.g. plt.subplots(layout="constrained")).
-        fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
+        if description is None and callable(getattr(fig, "describe", None)):
+            description = fig.describe()
+        metadata = {"Description": description} if description else {}
+        fig.savefig(buffer, format="png", dpi=dpi, facecolor="white", metadata=metadata)
     finally:
         import matplotlib.pyplot as plt
 
         plt.close(fig)
     if colors is None:
         return buffer.getvalue()
-    from PIL import Image  # matplotlib's own dependency
+    from PIL import Image, PngImagePlugin  # matplotlib's own dependency
 
     palette = Image.open(buffer).convert("RGB").quantize(colors=int(colors), method=Image.Quantize.MEDIANCUT)
+    info = PngImagePlugin.PngInfo()
+    if description:
+        info.add_itxt("Description", description)
     reduced = io.BytesIO()
-    palette.save(reduced, format="png", optimize=True)
+    palette.save(reduced, format="png", optimize=True, pnginfo=info)
     return reduced.getvalue()
 
 
@@ -172,6 +186,7 @@ def render_frames(
     *,
     dpi: int = 80,
     colors: int | None = None,
+    title: str | None = None,
 ) -> tuple[str, dict[tuple[Any, ...], bytes | str]]:
     """Call ``render`` once per combination of control values.
 
@@ -185,6 +200,9 @@ def render_frames(
         PNG resolution for figure frames.
     colors : int, optional
         Palette size for figure frames (see :func:`figure_to_png`).
+    title : str, optional
+        Names figure frames in their alt text when a figure cannot describe itself; each frame's
+        alt text ends with its control values, e.g. ``"(n_heads = 4, seq_len = 8)"``.
 
     Returns
     -------
@@ -208,10 +226,13 @@ def render_frames(
     kinds = set()
     frames: dict[tuple[Any, ...], bytes | str] = {}
     for combination in itertools.product(*checked.values()):
-        result = render(**dict(zip(names, combination, strict=True)))
+        values = dict(zip(names, combination, strict=True))
+        result = render(**values)
         if isinstance(result, Figure):
             kinds.add("image")
-            frames[combination] = figure_to_png(result, dpi=dpi, colors=colors)
+            frames[combination] = figure_to_png(
+                result, dpi=dpi, colors=colors, description=_frame_alt(result, title, values)
+            )
         elif isinstance(result, str):
             kinds.add("html")
             frames[combination] = result
@@ -225,6 +246,13 @@ def render_frames(
     return kinds.pop(), frames
 
 
+def _frame_alt(fig: Any, title: str | None, values: Mapping[str, Any]) -> str:
+    """Alt text of one frame: what the figure shows (or the title), then its control values."""
+    own = fig.describe() if callable(getattr(fig, "describe", None)) else None
+    settings = ", ".join(f"{name} = {value}" for name, value in values.items())
+    return f"{own or title or 'Figure'} ({settings})"
+
+
 class FrameExplorer(widgets.VBox):
     """A title, one slider per control, the frame stack and a caption, stacked vertically.
 
@@ -232,7 +260,8 @@ class FrameExplorer(widgets.VBox):
 
     Attributes
     ----------
-    sliders : dict of str to ipywidgets.SelectionSlider
+    sliders : dict of str to ipywidgets.SelectionSlider or ipywidgets.ToggleButtons
+        One control per name; a False/True control is an off/on toggle, not a 0/1 slider.
     stack : ipywidgets.Stack
         The outer stack; nested stacks hold the frames for the later controls.
     links : list of ipywidgets.Link
@@ -253,6 +282,29 @@ class FrameExplorer(widgets.VBox):
         self.frames = frames
         self.kind = kind
         self.live = live
+
+
+def _control(values: tuple[Any, ...], value: Any, label: str) -> widgets.Widget:
+    """A slider over ``values``, or an off/on toggle when they are exactly False and True.
+
+    Both expose ``index`` (linked to the frame stack) and fit the text column: a slider takes the
+    column's width up to 480 px, so its value readout stays on screen on a phone.
+    """
+    if len(values) == 2 and all(isinstance(v, bool) for v in values) and values[0] != values[1]:
+        return widgets.ToggleButtons(
+            options=[("on" if v else "off", v) for v in values],
+            value=value,
+            description=label,
+            style={"description_width": "initial", "button_width": "4em"},
+            layout=widgets.Layout(width="auto", max_width="100%"),
+        )
+    return widgets.SelectionSlider(
+        options=[(str(v), v) for v in values],
+        value=value,
+        description=label,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="100%", max_width="480px"),
+    )
 
 
 def _frame_widget(kind: str, frame: bytes | str) -> widgets.Widget:
@@ -341,16 +393,10 @@ def frame_explorer(
             raise ValueError(
                 f"initial {name}={value!r} is not one of its values {list(checked[name])}"
             )
-    kind, frames = render_frames(render, checked, dpi=dpi, colors=colors)
+    kind, frames = render_frames(render, checked, dpi=dpi, colors=colors, title=title)
 
     sliders = {
-        name: widgets.SelectionSlider(
-            options=[(str(v), v) for v in values],
-            value=initial.get(name, values[0]),
-            description=labels.get(name, name),
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="420px"),
-        )
+        name: _control(values, initial.get(name, values[0]), labels.get(name, name))
         for name, values in checked.items()
     }
     links: list[widgets.Link] = []

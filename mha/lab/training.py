@@ -8,6 +8,7 @@ model learns to do, its attention heads do. Inference and ablation go through th
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -289,8 +290,9 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     optimizer = Adam(model.parameters(), lr=lr)
     rates = learning_rates(lr, steps, warmup)
     start = time.perf_counter()
-    with blas_threads_limit(blas_threads):
-        for step in _progress_bar(steps + 1, progress):
+    # The bar counts training steps (not the final snapshot), so a finished run reads steps/steps.
+    with blas_threads_limit(blas_threads), _progress_bar(steps, progress) as bar:
+        for step in range(steps + 1):
             if step in snapshot_steps and probe is not None:
                 _, weights = model(probe, return_weights=True)
                 history.snapshots[step] = [w[0] for w in weights]  # (n_heads, seq, seq) per layer
@@ -303,6 +305,7 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
             history.loss.append(loss)
             history.accuracy.append(_accuracy(logits, batch))
             optimizer.step(grads, lr=rates[step])
+            bar.update(1)
     history.seconds = time.perf_counter() - start
     return history
 
@@ -323,9 +326,17 @@ def learning_rates(lr: float, steps: int, warmup: int = 50) -> np.ndarray:
     return lr * rise * decay
 
 
+class _NoBar(contextlib.nullcontext):
+    """Stands in for a tqdm bar when tqdm is missing (e.g. in a browser kernel): trains silently."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
 def _progress_bar(total: int, show: bool):
+    """A tqdm bar of ``total`` steps, used as a context manager (closed, hence green, at the end)."""
     try:
         from tqdm.auto import tqdm
-    except ImportError:  # e.g. in a browser kernel without tqdm: train silently
-        return range(total)
-    return tqdm(range(total), desc="training", disable=not show, mininterval=0.5)
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, desc="training", disable=not show, mininterval=0.5)

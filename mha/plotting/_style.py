@@ -9,6 +9,7 @@ book build reads it back as the image's alt text (``book/figure_alt.py``).
 from __future__ import annotations
 
 import io
+import textwrap
 import zlib
 
 from matplotlib.figure import Figure
@@ -48,6 +49,11 @@ class CourseFigure(Figure):
             parts.append(", ".join(filter(None, [title, *labels])))
         return "Figure: " + "; ".join(p for p in parts if p) if any(parts) else "Figure"
 
+    def draw(self, renderer):
+        """Draw, first wrapping any title wider than the room it has (no clipped titles)."""
+        _wrap_titles(self, renderer)
+        super().draw(renderer)
+
     def to_png(self, *, dpi: int = 100) -> bytes:
         """PNG bytes with :meth:`describe` stored as the image's Description."""
         buffer = io.BytesIO()
@@ -56,6 +62,33 @@ class CourseFigure(Figure):
 
     def _repr_png_(self):
         return self.to_png(), {"alt": self.describe()}
+
+
+def _wrap_text(text, room: float, renderer) -> None:
+    """Break ``text`` (a matplotlib Text) into lines at spaces until each fits ``room`` pixels."""
+    content = text.get_text()
+    width = text.get_window_extent(renderer).width
+    if not content or width <= room:
+        return
+    longest = max(len(line) for line in content.splitlines())
+    chars = max(12, int(longest * room / width) - 1)  # characters per line that fit, roughly
+    text.set_text("\n".join(textwrap.fill(line, chars, break_long_words=False)
+                             for line in content.splitlines()))
+
+
+def _wrap_titles(fig: Figure, renderer) -> None:
+    """Wrap the suptitle to the figure's width and each axes title to its grid cell's width."""
+    figure_width = fig.bbox.width * 0.98
+    if fig._suptitle is not None:
+        _wrap_text(fig._suptitle, figure_width, renderer)
+    for ax in fig.axes:
+        spec = ax.get_subplotspec()
+        share = 1.0
+        if spec is not None:
+            columns = spec.get_gridspec().ncols
+            share = (spec.colspan.stop - spec.colspan.start) / columns
+        for title in (ax.title, ax._left_title, ax._right_title):
+            _wrap_text(title, figure_width * share, renderer)
 
 
 def new_figure(width: float, height: float, *, alt_text: str | None = None) -> CourseFigure:

@@ -6,16 +6,15 @@ reason; with ``MHA_REQUIRE_BROWSER=1`` (set by ``.ci/run``) a missing piece fail
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
+from book.site_weight import CHROMIUM_ARGS, serve
+
 ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "_build" / "html"
+SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))  # MHA_SITE: another build
 CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
 REQUIRED = os.environ.get("MHA_REQUIRE_BROWSER") == "1"
 
@@ -52,18 +51,24 @@ def site_pages(site) -> dict[str, Path]:
     return pages
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
+@pytest.fixture(scope="session")
+def site_url(site):
+    """Serve the built site on 127.0.0.1 (gzip, as a static host does); yield its base URL."""
+    url, server = serve(site)
+    yield url
+    server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture(scope="session")
-def site_url(site):
-    """Serve the built site on 127.0.0.1 (a free port) for the session; yield its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("playwright is not installed (pip install -r requirements-test.txt)")
+    if not CHROMIUM.exists():
+        missing(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

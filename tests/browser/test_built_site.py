@@ -22,8 +22,7 @@ pytestmark = pytest.mark.browser
 CDN_HOSTS = ("cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com", "fonts.googleapis.com",
              "fonts.gstatic.com", "mathjax.org")
 
-VENDORED = ("vendored/requirejs/require.js", "vendored/html-manager/embed-amd.js",
-            "vendored/mathjax/tex-chtml.js")
+VENDORED = ("vendored/html-manager/embed.js", "vendored/mathjax/tex-chtml.js")
 
 
 def test_no_page_names_a_cdn(site):
@@ -46,17 +45,21 @@ def _script_sources(html: str) -> list[str]:
     return re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
 
 
-def test_widget_pages_load_the_vendored_manager_in_order(site_pages):
-    """require.js, then the shim that configures it, then html-manager (order matters)."""
+def test_widget_pages_load_the_vendored_manager_in_order_without_blocking(site_pages):
+    """The MathJax shim, then html-manager (order matters), both deferred; only where needed."""
+    wanted = ["widgets-shim.js", "vendored/html-manager/embed.js"]
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
+        tags = re.findall(r"<script[^>]*\ssrc=\"[^\"]+\"[^>]*>", html)
+        sources = [re.search(r'src="([^"?]+)', tag)[1].rsplit("_static/", 1)[-1] for tag in tags]
+        assert not any("fontawesome.js" in src for src in sources), f"{docname} loads the icon script"
         if "application/vnd.jupyter.widget-state+json" not in html:
+            assert not set(wanted) & set(sources), f"{docname} has no widget but loads the manager"
             continue
-        sources = [src.split("?")[0].rsplit("_static/", 1)[-1] for src in _script_sources(html)]
-        wanted = ["vendored/requirejs/require.js", "widgets-shim.js",
-                  "vendored/html-manager/embed-amd.js"]
         positions = [sources.index(name) for name in wanted if name in sources]
-        assert len(positions) == 3 and positions == sorted(positions), (docname, sources)
+        assert len(positions) == 2 and positions == sorted(positions), (docname, sources)
+        for position in positions:
+            assert "defer" in tags[position], f"{docname}: {tags[position]} blocks the first paint"
 
 
 def test_math_pages_load_the_vendored_mathjax(site_pages):
@@ -157,6 +160,22 @@ def test_notebook_pages_offer_ipynb_and_md_downloads(site, site_pages):
         nbformat.validate(notebook)
         code = [c for c in notebook.cells if c.cell_type == "code"]
         assert code and all(c.execution_count for c in code), "download the executed notebook"
+        first = notebook.cells[0]
+        assert first.cell_type == "markdown" and "pip install" in first.source, (
+            f"{page.docname}.ipynb does not open by saying how to install mha"
+        )
+
+
+def test_every_page_links_to_the_repository_and_the_install_page(site_pages):
+    from book.lite_site import REPOSITORY
+
+    for docname, page in site_pages.items():
+        targets = _parse(page).targets
+        assert any(t.startswith(REPOSITORY) for t in targets), f"{docname}: no link to the repository"
+        here = docname == "chapters/run_locally"
+        assert here or any(t.split("#")[0].endswith("run_locally.html") for t in targets), (
+            f"{docname}: no link to 'Run it on your computer'"
+        )
 
 
 # --- JupyterLite -----------------------------------------------------------------------------------
@@ -256,3 +275,14 @@ def test_every_displayed_figure_has_an_image(site):
                 ):
                     textual.append(f"{path.relative_to(executed)} cell {index}")
     assert textual == [], "add `%matplotlib inline` (or import matplotlib.pyplot) first"
+
+
+def test_teachers_page_offers_every_assignment_for_download(site, site_pages):
+    from tests.chapters.harness import ROOT
+
+    targets = _parse(site_pages["chapters/teachers"]).targets
+    for assignment in sorted((ROOT / "assignments").glob("*.md")):
+        links = [t for t in targets if t.endswith(f"/{assignment.name}") and "_downloads" in t]
+        assert links, f"the teachers' page offers no download of {assignment.name}"
+        served = (site_pages["chapters/teachers"].parent / unquote(links[0])).resolve()
+        assert served.read_bytes() == assignment.read_bytes()

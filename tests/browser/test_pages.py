@@ -1,9 +1,11 @@
 """Every page of the built book, as a reader's browser shows it (headless Debian Chromium).
 
-For each page in ``_toc.yml``: it loads from a local server with no failed request and no request
-to another host, no console error beyond ``ALLOWED_CONSOLE_ERRORS``, its math is typeset by the
-vendored MathJax, every embedded widget renders, and moving each slider changes the frame the
-reader sees. Screenshots (light and dark mode) land in ``test-artifacts/screenshots/``.
+For each page in ``_toc.yml``, on a desktop screen (1366x900) and on a phone (390x844, touch): it
+loads from a local server with no failed request, no request to another host and no console error,
+its math is typeset by the vendored MathJax, every embedded widget renders, and moving each slider
+(or flipping each toggle) changes the frame the reader sees. Screenshots (light and dark mode, both
+widths) land in ``test-artifacts/screenshots/``. What a phone reader needs beyond that is checked in
+``test_phone.py``.
 """
 
 from __future__ import annotations
@@ -14,36 +16,22 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM, ROOT, missing, toc_docnames
+from book.site_weight import PHONE
+from tests.browser.conftest import ROOT, toc_docnames
 
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 
-#: Console errors that are known noise, each with the reason it is harmless.
-ALLOWED_CONSOLE_ERRORS = {
-    # pydata-sphinx-theme logs this on a first visit, before a light/dark choice is stored.
-    "Got invalid theme mode": "theme default on first visit",
-}
+#: Console errors that are known noise, each with the reason it is harmless (none today).
+ALLOWED_CONSOLE_ERRORS: dict[str, str] = {}
 TIMEOUT_MS = 20_000
 
-
-@pytest.fixture(scope="session")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("playwright is not installed (pip install -r requirements-test.txt)")
-    if not CHROMIUM.exists():
-        missing(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update"],
-        )  # fmt: skip
-        yield browser
-        browser.close()
+#: The screens a reader uses: browser context options per profile.
+PROFILES = {
+    "desktop": {"viewport": {"width": 1366, "height": 900}},
+    "phone": {**PHONE, "device_scale_factor": 2},  # 2x keeps full-page screenshots small
+}
 
 
 @dataclass
@@ -55,9 +43,13 @@ class PageVisit:
     console_errors: list[str] = field(default_factory=list)
 
 
-def open_page(browser, url: str, *, color_scheme: str = "light"):
-    """Load ``url`` in a fresh page; record failures, foreign requests and console errors."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme)
+def open_page(browser, url: str, *, color_scheme: str = "light", profile: str = "desktop"):
+    """Load ``url`` in a fresh context; record failures, foreign requests and console errors.
+
+    Close it with ``page.context.close()``.
+    """
+    context = browser.new_context(**PROFILES[profile], color_scheme=color_scheme)
+    page = context.new_page()
     visit = PageVisit()
     origin = urlparse(url).netloc
 
@@ -101,56 +93,83 @@ def wait_for_widgets(page, html: str) -> int:
     return views
 
 
-def screenshot(page, docname: str, mode: str) -> None:
+def screenshot(page, docname: str, profile: str, mode: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SCREENSHOTS / f"{docname.replace('/', '__')}-{mode}.png", full_page=True)
+    name = f"{docname.replace('/', '__')}-{profile}-{mode}.png"
+    page.screenshot(path=SCREENSHOTS / name, full_page=True)
 
 
+@pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("docname", toc_docnames())
-def test_page_loads_typesets_and_renders_widgets(browser, site_url, site_pages, docname):
+def test_page_loads_typesets_and_renders_widgets(browser, site_url, site_pages, docname, profile):
     html = site_pages[docname].read_text(encoding="utf8")
-    page, visit = open_page(browser, f"{site_url}/{docname}.html")
+    page, visit = open_page(browser, f"{site_url}/{docname}.html", profile=profile)
     try:
         wait_for_math(page, html)
         views = wait_for_widgets(page, html)
         assert page.locator(".jupyter-widgets-error-widget").count() == 0, docname
         assert page.locator(".widget-subarea").count() >= views
-        screenshot(page, docname, "light")
+        screenshot(page, docname, profile, "light")
     finally:
-        page.close()
+        page.context.close()
     assert visit.foreign == [], f"{docname} requested other hosts"
     assert visit.failed == [], f"{docname} had failed requests"
     assert unexpected(visit.console_errors) == [], f"{docname} logged errors"
 
 
+@pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("docname", toc_docnames())
-def test_page_in_dark_mode(browser, site_url, site_pages, docname):
+def test_page_in_dark_mode(browser, site_url, site_pages, docname, profile):
     html = site_pages[docname].read_text(encoding="utf8")
-    page, visit = open_page(browser, f"{site_url}/{docname}.html", color_scheme="dark")
+    page, visit = open_page(browser, f"{site_url}/{docname}.html", color_scheme="dark",
+                            profile=profile)  # fmt: skip
     try:
         wait_for_math(page, html)
         wait_for_widgets(page, html)
         assert page.evaluate("document.documentElement.dataset.theme") == "dark"
-        screenshot(page, docname, "dark")
+        screenshot(page, docname, profile, "dark")
     finally:
-        page.close()
+        page.context.close()
     assert unexpected(visit.console_errors) == [], f"{docname} logged errors in dark mode"
 
 
+CONTROLS = ".widget-slider, .widget-toggle-buttons"
+
+
 def _frame_pixels(subarea):
-    """Screenshot of a widget with its sliders masked: what changes is the frame, not the knob."""
-    return subarea.screenshot(mask=[subarea.locator(".widget-slider")], animations="disabled")
+    """Screenshot of a widget with its controls masked: what changes is the frame, not the knob."""
+    return subarea.screenshot(mask=[subarea.locator(CONTROLS)], animations="disabled")
 
 
+def _assert_on_screen(page, element, what: str) -> None:
+    """``element`` is shown, entirely within the viewport's width (no sideways scrolling)."""
+    assert element.is_visible(), f"{what} is hidden"
+    box = element.bounding_box()
+    width = page.viewport_size["width"]
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, (
+        f"{what} spans x = {box and box['x']:.0f} to {box and box['x'] + box['width']:.0f}, "
+        f"outside the {width} px screen"
+    )
+
+
+def _move_slider(page, slider) -> None:
+    handle = slider.locator(".noUi-handle")
+    handle.focus()
+    at_start = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemin")
+    page.keyboard.press("End" if at_start else "Home")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("docname", toc_docnames())
-def test_moving_a_slider_changes_the_visible_frame(browser, site_url, site_pages, docname):
+def test_moving_a_slider_changes_the_visible_frame(browser, site_url, site_pages, docname, profile):
+    """Each control's value is on screen and announced, and moving it changes the frame."""
     html = site_pages[docname].read_text(encoding="utf8")
-    if "SelectionSliderModel" not in html and "IntSliderModel" not in html:
+    if not any(f"{model}Model" in html for model in ("SelectionSlider", "IntSlider", "ToggleButtons")):
         pytest.skip(f"{docname} has no slider")
-    page, _ = open_page(browser, f"{site_url}/{docname}.html")
+    page, _ = open_page(browser, f"{site_url}/{docname}.html", profile=profile)
     try:
         wait_for_widgets(page, html)
-        subareas = page.locator(".widget-subarea").filter(has=page.locator(".widget-slider"))
+        subareas = page.locator(".widget-subarea").filter(has=page.locator(CONTROLS))
         assert subareas.count() > 0, f"{docname} embeds sliders but none is shown"
         for i in range(subareas.count()):
             subarea = subareas.nth(i)
@@ -159,16 +178,30 @@ def test_moving_a_slider_changes_the_visible_frame(browser, site_url, site_pages
             for j in range(sliders.count()):
                 slider = sliders.nth(j)
                 readout = slider.locator(".widget-readout")
+                where = f"{docname} ({profile}): widget {i}, slider {j}"
+                _assert_on_screen(page, readout, f"{where}: its value")
                 before_value, before = readout.inner_text(), _frame_pixels(subarea)
-                handle = slider.locator(".noUi-handle")
-                handle.focus()
-                page.keyboard.press("Home" if handle.get_attribute("aria-valuenow") != (
-                    handle.get_attribute("aria-valuemin")) else "End")
+                _move_slider(page, slider)
                 page.wait_for_timeout(300)
-                assert readout.inner_text() != before_value, f"{docname}: slider {j} did not move"
-                assert _frame_pixels(subarea) != before, (
-                    f"{docname}: widget {i}, slider {j} moved to {readout.inner_text()} but the "
-                    "frame did not change"
+                assert readout.inner_text() != before_value, f"{where} did not move"
+                handle = slider.locator(".noUi-handle")
+                assert handle.get_attribute("aria-valuetext") == readout.inner_text(), (
+                    f"{where}: the handle announces {handle.get_attribute('aria-valuetext')!r}, "
+                    f"the reader sees {readout.inner_text()!r}"
                 )
+                assert _frame_pixels(subarea) != before, (
+                    f"{where} moved to {readout.inner_text()} but the frame did not change"
+                )
+            for j in range(subarea.locator(".widget-toggle-buttons").count()):
+                toggle = subarea.locator(".widget-toggle-buttons").nth(j)
+                where = f"{docname} ({profile}): widget {i}, toggle {j}"
+                _assert_on_screen(page, toggle, where)
+                before = _frame_pixels(subarea)
+                toggle.locator("button:not(.mod-active)").first.click()
+                page.wait_for_timeout(300)
+                assert _frame_pixels(subarea) != before, f"{where} flipped but the frame did not change"
+            frames = subarea.locator("img.widget-image")
+            for k in range(frames.count()):
+                assert frames.nth(k).get_attribute("alt"), f"{docname}: widget {i}, frame {k} has no alt"
     finally:
-        page.close()
+        page.context.close()

@@ -331,3 +331,40 @@ def test_every_head_of_a_6_by_12_model_fits_but_not_more_than_max_frames():
     assert len(largest.frames) == 96
     with pytest.raises(ValueError, match="97 frames"):
         frame_explorer(render_table, {"n_heads": list(range(97)), "seq_len": [1]})
+
+
+def test_frames_carry_alt_text_naming_their_control_values():
+    from mha.plotting._style import png_description
+
+    explorer = frame_explorer(render_bars, CONTROLS, title="Heads and tokens")
+    assert png_description(explorer.frames[(4, 8)]) == "Heads and tokens (n_heads = 4, seq_len = 8)"
+    palette = frame_explorer(render_bars, {"n_heads": [2], "seq_len": [4]}, colors=16)
+    assert png_description(palette.frames[(2, 4)]) == "Figure (n_heads = 2, seq_len = 4)"
+
+
+def test_a_figure_that_describes_itself_keeps_its_words_in_frame_alt_text():
+    from mha.plotting._style import new_figure, png_description
+
+    def render(d_k):
+        fig = new_figure(2, 1, alt_text=f"Histogram of scores for d_k {d_k}")
+        fig.add_subplot().plot([0, d_k])
+        return fig
+
+    _, frames = render_frames(render, {"d_k": [4]}, title="ignored")
+    assert png_description(frames[(4,)]) == "Histogram of scores for d_k 4 (d_k = 4)"
+
+
+def test_a_false_true_control_is_an_off_on_toggle_linked_like_a_slider():
+    explorer = frame_explorer(lambda scaled, n: f"<p>{scaled} {n}</p>",
+                              {"scaled": [False, True], "n": [1, 2]}, initial={"scaled": True})
+    toggle = explorer.sliders["scaled"]
+    assert isinstance(toggle, widgets.ToggleButtons)
+    assert toggle._options_labels == ("off", "on") and toggle.index == 1
+    assert isinstance(explorer.sliders["n"], widgets.SelectionSlider)
+    assert any(link.source == (toggle, "index") for link in explorer.links)
+
+
+def test_sliders_fit_a_phone_column():
+    explorer = frame_explorer(render_table, CONTROLS)
+    for slider in explorer.sliders.values():
+        assert slider.layout.width == "100%" and slider.layout.max_width == "480px"

@@ -157,3 +157,20 @@ def test_held_out_batch_is_evaluated_at_snapshot_steps():
                     progress=False)
     assert sorted(history.evaluations) == [0, 4] and history.snapshots == {}
     assert history.evaluations[4] == evaluate(model, held_out)
+
+
+def test_progress_bar_of_a_finished_run_is_full(monkeypatch):
+    """A finished run's bar reads steps/steps (a notebook bar closed short of its total turns red)."""
+    import tqdm.auto
+
+    bars = []
+
+    class RecordingBar(tqdm.auto.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            bars.append(self)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", RecordingBar)
+    train(tiny_model(), lambda rng: tiny_batch(), steps=3, rng=0, progress=True)
+    assert len(bars) == 1
+    assert (bars[0].n, bars[0].total) == (3, 3)

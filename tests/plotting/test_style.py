@@ -39,3 +39,25 @@ def test_ipython_shows_course_figures_as_png_with_alt(monkeypatch):
     assert png_description(data["image/png"]) == "A blank test figure"
     assert metadata["image/png"] == {"alt": "A blank test figure"}
     assert isinstance(fig, CourseFigure)
+
+
+def test_a_title_wider_than_its_panel_is_wrapped_not_clipped():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mha.plotting._style import new_figure
+
+    long = "Peak memory of attention, 8 heads of 64, block_size = 256, measured and modelled"
+    fig = new_figure(4.8, 3.6)
+    left, right = fig.subplots(1, 2)
+    fig.suptitle(long)
+    left.set_title(long)
+    right.set_title("short")
+    fig.to_png(dpi=50)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    assert "\n" in left.get_title() and right.get_title() == "short"
+    for text, room in ((fig._suptitle, fig.bbox.width), (left.title, fig.bbox.width / 2)):
+        box = text.get_window_extent(renderer)
+        assert box.width <= room and box.x0 >= 0 and box.x1 <= fig.bbox.width + 1

@@ -1,0 +1,271 @@
+/* Reader-facing fixes for the course site, loaded (deferred) on every page via html_js_files.
+ *
+ * 1. Sidebar buttons. pydata-sphinx-theme 0.17 renders its own navbar toggles and binds its
+ *    sidebar dialogs to the *first* `.primary-toggle` / `.secondary-toggle` in the page
+ *    (`querySelector`); sphinx-book-theme 1.3 binds its wide-screen collapse to that same first
+ *    button. Both are the navbar's, which this theme hides, so the visible article-header buttons
+ *    ("Toggle primary sidebar", "Contents") only show a tooltip (pydata-sphinx-theme issue #2451).
+ *    Every other toggle of the same kind forwards its click to the bound one.
+ * 2. Solution headers. sphinx-togglebutton only toggles when the click lands on the title box or
+ *    the chevron; "Solution to Exercise N" is a link to the exercise, so clicking (or tapping) the
+ *    words jumped away instead. A click anywhere on a folded block's title now opens it.
+ * 3. Display equations wider than the column are scaled down to fit (MathJax 3 does not break
+ *    lines), and scaled back when the window widens.
+ * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view.
+ * 5. Widget frames: slider handles announce the value shown ("1024", not the index "5"), and
+ *    each pre-rendered frame gets the alt text its PNG carries (mha.widgets.figure_to_png).
+ * 6. JupyterLite. Its Python (Pyodide) comes from a CDN when the live notebook starts; offline or
+ *    behind a network that blocks it, the reader got a blank tab and a kernel stuck at [*]. The
+ *    launch link first checks that the CDN answers, and otherwise says what failed and how to run
+ *    the chapter on one's own computer.
+ */
+(function () {
+  "use strict";
+
+  function ready(callback) {
+    if (document.readyState !== "loading") callback();
+    else document.addEventListener("DOMContentLoaded", callback);
+  }
+
+  /* 1. Sidebar toggles ------------------------------------------------------------------ */
+  function forwardSidebarToggles() {
+    [".primary-toggle", ".secondary-toggle"].forEach(function (selector) {
+      var toggles = document.querySelectorAll(selector);
+      var bound = toggles[0];  // the one both themes attached their listeners to
+      Array.prototype.slice.call(toggles, 1).forEach(function (toggle) {
+        toggle.addEventListener("click", function (event) {
+          event.preventDefault();
+          event.stopPropagation();
+          toggle.blur();  // hide the tooltip, as the themes do for the bound button
+          bound.click();
+        });
+      });
+    });
+  }
+
+  /* 2. Folded solutions open from their whole title ------------------------------------- */
+  function openFoldsFromTitle(event) {
+    var title = event.target.closest && event.target.closest(".toggle > .admonition-title");
+    if (!title || event.target.closest(".toggle-button")) return;
+    var button = title.querySelector(".toggle-button");
+    if (!button) return;
+    event.preventDefault();  // the title's link would jump to the exercise
+    event.stopPropagation();
+    button.click();  // sphinx-togglebutton's own handler toggles from the button
+  }
+
+  /* 3. Equations fit the column --------------------------------------------------------- */
+  var MIN_EQUATION_SCALE = 0.5;
+
+  function fitEquations() {
+    document.querySelectorAll('mjx-container[display="true"]').forEach(function (container) {
+      container.style.fontSize = "";
+      var math = container.firstElementChild;
+      if (!math) return;
+      var available = container.clientWidth;
+      var needed = math.getBoundingClientRect().width;
+      if (available > 0 && needed > available) {
+        var scale = Math.max(MIN_EQUATION_SCALE, Math.floor((available / needed) * 100) / 100);
+        container.style.fontSize = scale * 100 + "%";
+        container.classList.add("mha-scaled");
+      }
+    });
+  }
+
+  function fitEquationsWhenTypeset() {
+    var mathjax = window.MathJax;
+    if (!mathjax || !mathjax.startup || !mathjax.startup.promise) return;
+    mathjax.startup.promise.then(fitEquations);
+    var pending = null;
+    window.addEventListener("resize", function () {
+      window.clearTimeout(pending);
+      pending = window.setTimeout(fitEquations, 150);
+    });
+  }
+
+  /* 4. Tap a figure to see it full size ------------------------------------------------- */
+  var FIGURES = ".cell_output img, img.widget-image";
+  var viewer = null;
+
+  function openViewer(image) {
+    if (!viewer) {
+      viewer = document.createElement("dialog");
+      viewer.className = "mha-figure-viewer";
+      viewer.setAttribute("aria-label", "Figure, full size");
+      viewer.innerHTML = '<button type="button" class="mha-figure-close" aria-label="Close">' +
+        "\u00d7</button><div class=\"mha-figure-scroll\"><img alt=\"\"></div>";
+      viewer.addEventListener("click", function (event) {
+        if (event.target === viewer || event.target.closest(".mha-figure-close")) viewer.close();
+      });
+      document.body.appendChild(viewer);
+    }
+    var big = viewer.querySelector("img");
+    big.src = image.currentSrc || image.src;
+    big.alt = image.alt;
+    viewer.showModal();
+  }
+
+  function enlargeOnTap(event) {
+    var image = event.target.closest && event.target.closest(FIGURES);
+    if (image && !image.closest("a")) openViewer(image);
+  }
+
+  function enlargeOnKey(event) {
+    var image = event.target.matches && event.target.matches(FIGURES) ? event.target : null;
+    if (image && (event.key === "Enter" || event.key === " ")) {
+      event.preventDefault();
+      openViewer(image);
+    }
+  }
+
+  function markFigures(root) {
+    (root || document).querySelectorAll(FIGURES).forEach(function (image) {
+      if (image.tabIndex < 0) image.tabIndex = 0;
+      image.classList.add("mha-enlargeable");
+    });
+  }
+
+  /* 5. Widgets: readable slider values and frame alt text -------------------------------- */
+  function describeHandle(handle) {
+    var slider = handle.closest(".widget-slider");
+    var readout = slider && slider.querySelector(".widget-readout");
+    if (!readout) return;
+    var text = (readout.textContent || readout.value || "").trim();
+    if (text && handle.getAttribute("aria-valuetext") !== text) {
+      handle.setAttribute("aria-valuetext", text);
+    }
+  }
+
+  function pngDescription(buffer) {
+    // Walks the PNG chunks for a tEXt or (uncompressed) iTXt "Description" (see figure_to_png).
+    var bytes = new Uint8Array(buffer);
+    var view = new DataView(buffer);
+    var latin1 = new TextDecoder("latin1");
+    var utf8 = new TextDecoder("utf-8");
+    for (var pos = 8; pos + 8 <= bytes.length;) {
+      var length = view.getUint32(pos);
+      var kind = latin1.decode(bytes.subarray(pos + 4, pos + 8));
+      var body = bytes.subarray(pos + 8, pos + 8 + length);
+      var zero = body.indexOf(0);
+      var keyword = latin1.decode(body.subarray(0, zero));
+      if (kind === "tEXt" && keyword === "Description") return latin1.decode(body.subarray(zero + 1));
+      if (kind === "iTXt" && keyword === "Description" && body[zero + 1] === 0) {
+        var rest = body.subarray(zero + 3);  // compression flag and method
+        rest = rest.subarray(rest.indexOf(0) + 1);  // language tag
+        return utf8.decode(rest.subarray(rest.indexOf(0) + 1));  // translated keyword
+      }
+      if (kind === "IEND") break;
+      pos += 12 + length;
+    }
+    return null;
+  }
+
+  function describeFrame(image) {
+    if (image.hasAttribute("alt") || !image.src || image.dataset.mhaAlt) return;
+    image.dataset.mhaAlt = "pending";
+    fetch(image.src)
+      .then(function (response) { return response.arrayBuffer(); })
+      .then(function (buffer) { image.alt = pngDescription(buffer) || "Figure"; })
+      .catch(function () { image.alt = "Figure"; });
+  }
+
+  function watchWidgets() {
+    var observer = new MutationObserver(function (mutations) {
+      mutations.forEach(function (mutation) {
+        var target = mutation.target;
+        if (mutation.type === "attributes" && target.classList.contains("noUi-handle")) {
+          describeHandle(target);
+        } else if (mutation.type === "attributes" && target.matches("img.widget-image")) {
+          delete target.dataset.mhaAlt;
+          target.removeAttribute("alt");
+          describeFrame(target);
+        } else if (mutation.type === "childList" || mutation.type === "characterData") {
+          var root = target.nodeType === 1 ? target : target.parentElement;
+          var slider = root && root.closest(".widget-slider");
+          if (slider) slider.querySelectorAll(".noUi-handle").forEach(describeHandle);
+          if (root) {
+            root.querySelectorAll(".noUi-handle").forEach(describeHandle);
+            root.querySelectorAll("img.widget-image").forEach(describeFrame);
+            markFigures(root);
+          }
+        }
+      });
+    });
+    observer.observe(document.body, {
+      subtree: true, childList: true, characterData: true,
+      attributes: true, attributeFilter: ["aria-valuenow", "src"],
+    });
+  }
+
+  /* 6. JupyterLite launch, or a clear message ------------------------------------------- */
+  // Where jupyterlite-pyodide-kernel fetches Pyodide from (its default pyodideUrl's host).
+  var PYODIDE_PROBE = "https://cdn.jsdelivr.net/pyodide/";
+  var PROBE_TIMEOUT_MS = 8000;
+
+  function probe(url) {
+    return new Promise(function (resolve, reject) {
+      var timer = window.setTimeout(function () { reject(new Error("timed out")); }, PROBE_TIMEOUT_MS);
+      fetch(url, { mode: "no-cors", cache: "no-store" }).then(function () {
+        window.clearTimeout(timer);
+        resolve();
+      }, function (error) {
+        window.clearTimeout(timer);
+        reject(error);
+      });
+    });
+  }
+
+  function liteFailed(link) {
+    var dialog = document.createElement("dialog");
+    dialog.className = "mha-lite-failed";
+    dialog.setAttribute("role", "alertdialog");
+    dialog.setAttribute("aria-labelledby", "mha-lite-failed-title");
+    var root = document.documentElement.dataset.content_root || "./";
+    var page = link.href.split("path=")[1] || "";
+    dialog.innerHTML =
+      '<h2 id="mha-lite-failed-title">The live notebook cannot start</h2>' +
+      "<p>JupyterLite runs Python in your browser, and first downloads it (Pyodide, about 30 MB) " +
+      "from <code>cdn.jsdelivr.net</code>. That download failed: you may be offline, or your " +
+      "network blocks that site. Nothing else on this page needs it.</p>" +
+      "<p>Run this chapter on your computer instead: " +
+      '<a href="' + root + 'chapters/run_locally.html">Run it on your computer</a>' +
+      (page ? ', or <a download href="' + root + "_sources/" + decodeURIComponent(page) +
+        '">download this page as a notebook (.ipynb)</a>' : "") +
+      ".</p>" +
+      '<form method="dialog"><button type="submit" class="btn btn-primary">Close</button></form>';
+    dialog.addEventListener("close", function () { dialog.remove(); });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+  }
+
+  function launchLite(event) {
+    var link = event.target.closest && event.target.closest('a[href*="lite/notebooks/"]');
+    if (!link) return;
+    event.preventDefault();
+    // Open the tab now, while the click still counts as the reader's (pop-up blockers), and
+    // send it to JupyterLite only once the CDN has answered.
+    var tab = link.target === "_blank" ? window.open("", "_blank") : null;
+    if (tab) tab.document.title = "Starting JupyterLite…";
+    link.setAttribute("aria-busy", "true");
+    probe(PYODIDE_PROBE).then(function () {
+      link.removeAttribute("aria-busy");
+      if (tab) tab.location.href = link.href;
+      else window.location.href = link.href;
+    }, function () {
+      link.removeAttribute("aria-busy");
+      if (tab) tab.close();
+      liteFailed(link);
+    });
+  }
+
+  ready(function () {
+    document.addEventListener("click", launchLite, true);
+    forwardSidebarToggles();
+    document.addEventListener("click", openFoldsFromTitle, true);
+    document.addEventListener("click", enlargeOnTap);
+    document.addEventListener("keydown", enlargeOnKey);
+    markFigures();
+    watchWidgets();
+    fitEquationsWhenTypeset();
+  });
+})();

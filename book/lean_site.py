@@ -1,0 +1,68 @@
+"""Sphinx extension: keep what a first visit downloads small.
+
+Loaded through ``sphinx.local_extensions`` in ``_config.yml``. pydata-sphinx-theme puts
+``scripts/fontawesome.js`` on every page (1.5 MB, 0.54 MB gzip: every Font Awesome icon as an
+SVG, "so that users can add custom icons"). This book adds none, and the theme's stylesheet
+already draws its icons with Font Awesome's web fonts (``fa-solid-900.woff2`` ...), which the page
+downloads anyway. ``templates/layout.html`` extends the theme's layout and drops that one script
+tag through the ``drop_icon_script`` filter registered here.
+
+It also moves each page's widget state (myst-nb puts it in ``<head>``: every pre-rendered frame,
+up to 2.8 MB) to the end of ``<body>``, so the browser paints the text before reading the frames.
+html-manager finds the state anywhere in the document when the page has loaded.
+
+The widget manager is loaded only on pages with widgets (myst-nb), deferred (``_config.yml``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from markupsafe import Markup
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+ICON_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
+
+
+def drop_icon_script(html: str) -> Markup:
+    """``html`` without the theme's ``fontawesome.js`` script tag."""
+    return Markup(ICON_SCRIPT.sub("", str(html)))
+
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _is_widget_state(script) -> bool:
+    return (getattr(script, "attributes", None) or {}).get("type") == WIDGET_STATE
+
+
+def widget_state_after_text(app, pagename, templatename, context, doctree) -> None:
+    """Move the page's widget-state scripts from ``<head>`` to the end of the page body."""
+    scripts = context.get("script_files")
+    if not scripts or "body" not in context:
+        return
+    states = [script for script in scripts if _is_widget_state(script)]
+    if not states:
+        return
+    scripts[:] = [script for script in scripts if not _is_widget_state(script)]
+    tags = "".join(f'<script type="{WIDGET_STATE}">{script.attributes["body"]}</script>\n'
+                   for script in states)  # fmt: skip
+    context["body"] += tags
+
+
+def add_templates(app, config) -> None:
+    config.templates_path = [*config.templates_path, str(TEMPLATES)]
+
+
+def register_filter(app) -> None:
+    if hasattr(app.builder, "templates"):
+        app.builder.templates.environment.filters["drop_icon_script"] = drop_icon_script
+
+
+def setup(app):
+    app.connect("config-inited", add_templates)
+    app.connect("builder-inited", register_filter)
+    # After myst-nb has put the page's scripts in the context.
+    app.connect("html-page-context", widget_state_after_text, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,159 @@
+"""What a reader needs on a phone (390x844, touch) and a desktop: navigation, the column, weight.
+
+- The visible sidebar buttons work: on a phone the menu button opens the chapter list and
+  "Contents" the page's sections; on a desktop the menu button folds the sidebar away.
+- Nothing is wider than the text column: display equations, figures, widget frames.
+- Clicking a folded solution's title opens it; JupyterLite says so when its Python cannot load.
+- A first visit to each page stays within its weight budget (gzip bytes of every file it loads).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from book.site_weight import first_visit
+from tests.browser.conftest import toc_docnames
+from tests.browser.test_pages import PROFILES, open_page, unexpected, wait_for_math, wait_for_widgets
+
+pytestmark = pytest.mark.browser
+
+#: Gzip kB a first visit may load from the site's shared files (scripts, styles, fonts: everything
+#: but the page's own HTML and figures). Widget pages also load the widget manager (0.46 MB).
+SHARED_BUDGET_KB = {"widgets": 1_100, "text": 600}
+#: Gzip kB of a whole first visit, the page's HTML (embedded widget frames) and figures included.
+FIRST_VISIT_BUDGET_KB = 4_000
+
+CHAPTER = "chapters/multi_head"  # a chapter with sections, equations, figures and a solution
+
+
+def _load(browser, site_url, site_pages, docname, profile):
+    html = site_pages[docname].read_text(encoding="utf8")
+    page, visit = open_page(browser, f"{site_url}/{docname}.html", profile=profile)
+    wait_for_math(page, html)
+    wait_for_widgets(page, html)
+    page.wait_for_timeout(300)  # equations are fitted once MathJax is done
+    return page, visit
+
+
+def test_phone_menu_button_opens_the_chapter_list(browser, site_url, site_pages):
+    page, visit = _load(browser, site_url, site_pages, CHAPTER, "phone")
+    try:
+        button = page.locator(".primary-toggle").filter(visible=True)
+        assert button.count() == 1, "one visible menu button on a phone"
+        button.tap()
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        dialog.wait_for(state="visible", timeout=3_000)
+        assert dialog.get_by_role("link", name="Run it on your computer").is_visible()
+        page.keyboard.press("Escape")
+        dialog.wait_for(state="hidden", timeout=3_000)
+    finally:
+        page.context.close()
+    assert unexpected(visit.console_errors) == []
+
+
+def test_phone_contents_button_opens_the_page_sections(browser, site_url, site_pages):
+    page, _ = _load(browser, site_url, site_pages, CHAPTER, "phone")
+    try:
+        button = page.locator(".secondary-toggle").filter(visible=True)
+        assert button.count() == 1, "one visible 'Contents' button on a phone"
+        button.tap()
+        dialog = page.locator("#pst-secondary-sidebar-modal")
+        dialog.wait_for(state="visible", timeout=3_000)
+        assert dialog.locator("nav a").count() > 2
+    finally:
+        page.context.close()
+
+
+def test_desktop_menu_button_folds_the_sidebar(browser, site_url, site_pages):
+    page, _ = _load(browser, site_url, site_pages, CHAPTER, "desktop")
+    try:
+        sidebar = page.locator("#pst-primary-sidebar")
+        assert sidebar.is_visible()
+        page.locator(".primary-toggle").filter(visible=True).click()
+        sidebar.wait_for(state="hidden", timeout=3_000)
+        page.locator(".primary-toggle").filter(visible=True).click()
+        sidebar.wait_for(state="visible", timeout=3_000)
+    finally:
+        page.context.close()
+
+
+#: Right edge of every display equation, figure and widget frame minus the column's, in px.
+OVERFLOW_JS = """() => {
+  const column = document.querySelector("article.bd-article").getBoundingClientRect();
+  const items = [
+    ...document.querySelectorAll('mjx-container[display="true"] > mjx-math'),
+    ...document.querySelectorAll(".cell_output img, img.widget-image, figure img"),
+  ];
+  return items
+    .filter((el) => el.getBoundingClientRect().width > 0)
+    .map((el) => {
+      const box = el.getBoundingClientRect();
+      const what = el.tagName === "IMG" ? (el.alt || el.src).slice(0, 60) : el.textContent.slice(0, 60);
+      return [what, Math.round(box.left - column.left), Math.round(box.right - column.right)];
+    })
+    .filter(([, left, right]) => left < -1 || right > 1);
+}"""
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, docname, profile):
+    page, _ = _load(browser, site_url, site_pages, docname, profile)
+    try:
+        assert page.evaluate(OVERFLOW_JS) == [], f"{docname} ({profile}): wider than the column"
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= page.viewport_size["width"], f"{docname} ({profile}) scrolls sideways"
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_solution_opens_from_its_title(browser, site_url, site_pages, profile):
+    page, _ = _load(browser, site_url, site_pages, CHAPTER, profile)
+    try:
+        solution = page.locator(".solution.toggle").first
+        body = solution.locator("section, .admonition-title ~ *").first
+        title = solution.locator(".admonition-title")
+        title.scroll_into_view_if_needed()
+        url = page.url
+        assert not body.is_visible()
+        title.get_by_text("Solution to").first.tap() if profile == "phone" else (
+            title.get_by_text("Solution to").first.click())
+        body.wait_for(state="visible", timeout=3_000)
+        assert page.url == url, "the title's link jumped away instead of opening the solution"
+    finally:
+        page.context.close()
+
+
+def test_jupyterlite_explains_when_its_python_cannot_load(browser, site_url, site_pages):
+    """Offline (the browser tests block every other host), the launch says what failed."""
+    page, _ = _load(browser, site_url, site_pages, CHAPTER, "desktop")
+    try:
+        link = page.locator('a[href*="lite/notebooks/"]').first
+        link.evaluate("a => a.click()")  # the entry sits in the launch menu
+        dialog = page.locator("dialog.mha-lite-failed")
+        dialog.wait_for(state="visible", timeout=15_000)
+        assert "cdn.jsdelivr.net" in dialog.inner_text()
+        assert dialog.get_by_role("link", name="Run it on your computer").is_visible()
+        assert "/lite/" not in page.url
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_first_visit_stays_within_the_weight_budget(browser, site_url, site_pages, docname):
+    page_url = f"{site_url}/{docname}.html"
+    visit = first_visit(browser, page_url)
+    html = site_pages[docname].read_text(encoding="utf8")
+    kind = "widgets" if "application/vnd.jupyter.widget-state+json" in html else "text"
+    shared = sum(packed for url, (_, packed) in visit.files.items()
+                 if url != page_url and "/_images/" not in url)  # fmt: skip
+    largest = ", ".join(f"{name} {packed / 1e3:.0f} kB" for name, _, packed in visit.largest())
+    assert shared <= SHARED_BUDGET_KB[kind] * 1e3, (
+        f"{docname}: {shared / 1e3:.0f} kB gzip of shared files, over the {kind} page budget of "
+        f"{SHARED_BUDGET_KB[kind]} kB; largest files: {largest}"
+    )
+    assert visit.gzip <= FIRST_VISIT_BUDGET_KB * 1e3, (
+        f"{docname}: a first visit loads {visit.gzip / 1e3:.0f} kB gzip ({visit.raw / 1e3:.0f} kB "
+        f"raw), over the {FIRST_VISIT_BUDGET_KB} kB budget; largest: {largest}"
+    )
