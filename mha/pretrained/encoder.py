@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha._features import linear
-from mha._kernels import blas_threads
 from mha._validation import check_dtype_argument
 from mha.block import TransformerBlock
 from mha.feed_forward import ACTIVATIONS
@@ -270,12 +269,10 @@ class Encoder:
         attentions = None
         if return_attentions:
             attentions = np.empty((batch, c.n_layers, c.n_heads, seq, seq), self.dtype)
-        # A short text makes thin matrices: one BLAS thread is faster than waking (or waiting for) another.
-        with blas_threads(1 if batch * seq <= SMALL_TOKENS else None):
-            for i, block in enumerate(self.blocks):
-                x, weights = _post_norm_block(block, x, key_mask, head_masks[i])
-                if return_attentions:
-                    attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
+        for i, block in enumerate(self.blocks):
+            x, weights = _post_norm_block(block, x, key_mask, head_masks[i])
+            if return_attentions:
+                attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
         return x, attentions
 
     @staticmethod
@@ -303,11 +300,6 @@ class Encoder:
         c = self.config
         return (f"Encoder(n_layers={c.n_layers}, n_heads={c.n_heads}, d_model={c.d_model}, d_ff={c.d_ff}, "
                 f"activation={c.activation!r}, dtype={self.dtype.name})")
-
-
-#: Up to this many tokens in a batch, the forward pass holds BLAS to one thread: with so few rows a second
-#: thread saves little even on an idle machine, and on a busy one waiting for it costs many times more.
-SMALL_TOKENS = 256
 
 
 def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):
