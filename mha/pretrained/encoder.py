@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha._features import linear
-from mha._kernels import blas_threads
 from mha._validation import check_dtype_argument
 from mha.attention import split_heads
 from mha.block import TransformerBlock
@@ -292,15 +291,13 @@ class Encoder:
         if return_queries_keys:  # (2, batch, n_layers, n_heads, seq, d_head): queries, then keys
             d_head = c.d_model // c.n_heads
             queries_keys = np.empty((2, batch, c.n_layers, c.n_heads, seq, d_head), self.dtype)
-        # A short text makes thin matrices: one BLAS thread is faster than waking (or waiting for) another.
-        with blas_threads(1 if batch * seq <= SMALL_TOKENS else None):
-            for i, block in enumerate(self.blocks):
-                if return_queries_keys:  # post-norm: the attention reads the block's input as is
-                    q, k, _ = block.attention.project(x)  # (batch, seq, d_model) each
-                    queries_keys[:, :, i] = split_heads(q, c.n_heads), split_heads(k, c.n_heads)
-                x, weights = _post_norm_block(block, x, key_mask, head_masks[i])
-                if return_attentions:
-                    attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
+        for i, block in enumerate(self.blocks):
+            if return_queries_keys:  # post-norm: the attention reads the block's input as is
+                q, k, _ = block.attention.project(x)  # (batch, seq, d_model) each
+                queries_keys[:, :, i] = split_heads(q, c.n_heads), split_heads(k, c.n_heads)
+            x, weights = _post_norm_block(block, x, key_mask, head_masks[i])
+            if return_attentions:
+                attentions[:, i] = weights  # weights: (batch, n_heads, seq, seq)
         return (x, attentions, *queries_keys) if return_queries_keys else (x, attentions)
 
     @staticmethod
@@ -328,11 +325,6 @@ class Encoder:
         c = self.config
         return (f"Encoder(n_layers={c.n_layers}, n_heads={c.n_heads}, d_model={c.d_model}, d_ff={c.d_ff}, "
                 f"activation={c.activation!r}, dtype={self.dtype.name})")
-
-
-#: Up to this many tokens in a batch, the forward pass holds BLAS to one thread: with so few rows a second
-#: thread saves little even on an idle machine, and on a busy one waiting for it costs many times more.
-SMALL_TOKENS = 256
 
 
 def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):
