@@ -14,7 +14,7 @@ import pytest
 
 from mha.explorers import head_view, model_view
 from mha.explorers.attention_view import decode_sentence
-from tests.browser.test_pages import browser, open_page, unexpected  # noqa: F401 - the browser fixture
+from tests.browser.test_pages import open_page, unexpected
 from tests.explorers.test_attention_view import make_encoding
 
 pytestmark = pytest.mark.browser
