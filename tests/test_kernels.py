@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -7,7 +9,10 @@ threadpoolctl = pytest.importorskip("threadpoolctl")
 
 
 def _blas_thread_counts():
-    return [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+    """NumPy's own BLAS (other libraries a test session loads, e.g. PyTorch's, keep their own pools)."""
+    numpy_dir = str(Path(np.__file__).resolve().parent)
+    return [pool["num_threads"] for pool in threadpoolctl.threadpool_info()
+            if pool["user_api"] == "blas" and pool["filepath"].startswith(numpy_dir)]
 
 
 def test_blas_threads_limits_inside_the_block_and_restores_after():
