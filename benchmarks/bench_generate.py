@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
+from mha.lab import blas_threads
 from mha.lab.gpt import TinyGPT, generate
 from mha.lab.text import text_batch
-from mha.threads import blas_threads
 
 
 def matmul_rate(repeat: int) -> float:
