@@ -22,8 +22,9 @@ encoded in C order. :func:`decode_sentence` reads it back (the tests use it to c
 from __future__ import annotations
 
 import base64
+import hashlib
+import itertools
 import json
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -166,6 +167,10 @@ def decode_sentence(payload: dict, index: int = 0) -> dict[str, np.ndarray]:
     return out
 
 
+#: Numbers the views a kernel draws, so two views of the same data get different element ids.
+_VIEW_NUMBERS = itertools.count()
+
+
 @dataclass(frozen=True)
 class AttentionView:
     """One output holding some of the three views; shown as HTML by Jupyter and the book.
@@ -180,8 +185,12 @@ class AttentionView:
 
     def to_html(self, *, element_id: str | None = None) -> str:
         """A self-contained HTML fragment: data, style, script, and the call that draws the views."""
-        element_id = element_id or f"mha-av-{uuid.uuid4().hex[:12]}"
         data = json.dumps(self.payload, separators=(",", ":")).replace("</", "<\\/")
+        if element_id is None:
+            # Deterministic (the same notebook prints the same page), and unique on a page: the data's
+            # hash and how many views this kernel has drawn.
+            digest = hashlib.sha1(f"{next(_VIEW_NUMBERS)}:{data}".encode()).hexdigest()[:12]
+            element_id = f"mha-av-{digest}"
         names = [v.replace("_", "-") for v in self.payload["views"]]
         return (f'<div class="mha-av" id="{element_id}" data-views="{" ".join(names)}">'
                 f"<style>{_static('attention_view.css')}</style>"
