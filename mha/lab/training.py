@@ -17,9 +17,9 @@ import numpy as np
 
 from mha._kernels import blas_threads as blas_threads_limit
 from mha._parameters import Module
-from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
+from mha._validation import as_generator, check_dtype_argument, check_positive_int
 from mha.grad import cross_entropy, mha_backward, mha_forward
-from mha.lab.tasks import Batch
+from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
 from mha.layers import MultiHeadAttention
 
 __all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
@@ -82,25 +82,10 @@ class AttentionOnlyModel(Module):
 
     def check_tokens(self, tokens) -> np.ndarray:
         """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
-        tokens = np.asarray(tokens)
-        if tokens.dtype.kind not in "iu" or tokens.ndim != 2:
-            raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} "
-                             f"{tokens.shape}")
-        if not 1 <= tokens.shape[1] <= self.seq_len:
-            raise ValueError(f"sequences must have 1 to seq_len={self.seq_len} tokens, got {tokens.shape[1]}")
-        if tokens.min() < 0 or tokens.max() >= self.vocab_size:
-            raise ValueError(f"token ids must lie in [0, {self.vocab_size}), got [{tokens.min()}, "
-                             f"{tokens.max()}]")
-        return tokens
+        return check_token_batch(tokens, self.vocab_size, self.seq_len, "seq_len")
 
     def _check_head_mask(self, head_mask):
-        if head_mask is None:
-            return [None] * self.n_layers
-        head_mask = as_float_array(head_mask, "head_mask")
-        if head_mask.shape != (self.n_layers, self.n_heads):
-            raise ValueError(f"head_mask must have shape (n_layers, n_heads) = ({self.n_layers}, "
-                             f"{self.n_heads}), got {head_mask.shape}")
-        return list(head_mask)
+        return layer_head_masks(head_mask, self.n_layers, self.n_heads, self.dtype)
 
     def _embed(self, tokens):
         positions = self.position_embedding[:tokens.shape[1]]  # (seq, d_model)
