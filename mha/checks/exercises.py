@@ -1,0 +1,350 @@
+"""Checks for the chapters' exercises: one call under each starter cell.
+
+A starter cell holds a placeholder, ``answer = ...`` or a function whose body is
+``raise NotImplementedError``; run as it is, its check prints "not done yet" and returns. Once
+filled in, the check prints one ✔ line or raises :class:`CheckFailed` naming what was expected,
+what came, and (when a known mistake reproduces it) the likely cause.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mha import attention, cost, layers, normalization, positions
+from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
+from mha.checks.attention import FLOAT32_ADVICE, _rng
+
+
+def _number(check: Checker, got, what: str) -> float:
+    """The learner's answer as a float, or a failure saying what type came instead."""
+    if placeholder(got):
+        raise NotDone(check.name)
+    try:
+        return float(got)
+    except (TypeError, ValueError):
+        check.fail(f"{what} should be a number, got {type(got).__name__} {got!r}.")
+
+
+def _value(check: Checker, got, expected: float, what: str, hints: dict[float, str] = (),
+           *, rel: float = 1e-3) -> None:
+    """Fail unless ``got`` is ``expected`` (to ``rel``); name the hint of a known wrong value."""
+    number = _number(check, got, what)
+    if math.isclose(number, expected, rel_tol=rel, abs_tol=1e-12):
+        return
+    message = f"{what}: expected {expected:.6g}, got {number:.6g}."
+    for wrong, hint in dict(hints).items():
+        if math.isclose(number, wrong, rel_tol=rel, abs_tol=1e-12):
+            message += " " + hint
+            break
+    check.fail(message)
+
+
+# ----------------------------------------------------------------------- self-attention
+
+
+@learner_check
+def check_window_mask(fn, *, quiet: bool = False) -> None:
+    """Check ``window_mask(seq, width)``: token i may see itself and the ``width - 1`` tokens before.
+
+    Examples
+    --------
+    >>> def window_mask(seq, width):
+    ...     offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k)
+    ...     return (offset >= 0) & (offset < width)
+    >>> check_window_mask(window_mask)
+    ✔ check_window_mask passed: causal, width tokens per row (fewer at the start), bool.
+    """
+    check = Checker("check_window_mask", fn, "window mask")
+    for seq, width in ((6, 3), (5, 1), (4, 9)):
+        case = f"seq = {seq}, width = {width}"
+        offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k): i - j
+        expected = (offset >= 0) & (offset < width)
+        got = check.as_array(check.call(seq, width, case=case), case)
+        if got.dtype != bool and got.shape == expected.shape and np.isin(got, (0, 1)).all():
+            got = got != 0
+        check.compare(got, expected, case=case, exact=True, mistakes=[
+            Mistake("the mask is not causal: a token may also see the tokens after it. Keep "
+                    "only i - j >= 0.", lambda o=offset, w=width: np.abs(o) < w),
+            Mistake(f"each row keeps width + 1 tokens: with width = {width} token i sees itself "
+                    "and the width - 1 before it, so i - j < width.",
+                    lambda o=offset, w=width: (o >= 0) & (o <= w)),
+            Mistake("the mask is inverted: True means 'may attend'.",
+                    lambda e=expected: ~e),
+        ])
+    check.passed("causal, width tokens per row (fewer at the start), bool.", quiet)
+
+
+# ---------------------------------------------------------------------- cross-attention
+
+
+CROSS_NAMES = ("W_q", "W_k", "W_v", "W_o", "weights", "output")
+
+
+@learner_check
+def check_cross_attention_shapes(predicted, *, quiet: bool = False) -> None:
+    """Check predicted shapes for a decoder (d_model 64, 8 heads) reading a 48-wide encoder.
+
+    ``predicted`` maps ``"W_q", "W_k", "W_v", "W_o", "weights", "output"`` to shape tuples, for a
+    batch of 2 with 7 decoder tokens and 50 encoder frames.
+    """
+    check = Checker("check_cross_attention_shapes", lambda: None, "prediction")
+    if placeholder(predicted) or not isinstance(predicted, dict):
+        if placeholder(predicted):
+            raise NotDone(check.name)
+        check.fail(f"expected a dict of shapes, got {type(predicted).__name__}.")
+    layer = layers.MultiHeadAttention(64, 8, kdim=48, vdim=48, rng=0)
+    out, weights = layer(np.zeros((2, 7, 64)), np.zeros((2, 50, 48)), return_weights=True)
+    parameters = layer.parameters()
+    expected = {name: parameters[name].shape for name in CROSS_NAMES[:4]}
+    expected.update(weights=weights.shape, output=out.shape)
+    why = {"W_k": "keys are projected from the 48-wide encoder vectors",
+           "W_v": "values are projected from the 48-wide encoder vectors",
+           "weights": "(batch, n_heads, seq_q, seq_k): one row per decoder token, one column per frame",
+           "output": "one vector per decoder token, in the decoder's width"}
+    if any(placeholder(predicted.get(name)) for name in CROSS_NAMES):
+        raise NotDone(check.name)
+    for name in CROSS_NAMES:
+        if name not in predicted:
+            check.fail(f"your dict has no {name!r} key; expected the keys {list(CROSS_NAMES)}.")
+        got = tuple(predicted[name])
+        if got != expected[name]:
+            reason = f" ({why[name]})" if name in why else ""
+            check.fail(f"{name}: expected {expected[name]}, got {got}{reason}.")
+    check.passed("all six shapes match mha.MultiHeadAttention(64, 8, kdim=48, vdim=48).", quiet)
+
+
+# --------------------------------------------------------------------------- frameworks
+
+
+@learner_check
+def check_from_state_dict(fn, *, quiet: bool = False) -> None:
+    """Check ``from_state_dict(state)`` -> ``(W_q, W_k, W_v, W_o)`` for ``x @ W``, from a
+    PyTorch ``nn.MultiheadAttention`` state dict (packed ``in_proj_weight``, ``(out, in)``)."""
+    check = Checker("check_from_state_dict", fn, "from_state_dict")
+    layer = layers.MultiHeadAttention(12, 3, rng=7)
+    state = layer.to_torch_state_dict()
+    case = "a (d_model 12, 3 heads) layer's state dict"
+    result = check.call(state, case=case)
+    if placeholder(result):
+        raise NotDone(check.name)
+    if not isinstance(result, tuple | list) or len(result) != 4:
+        check.fail(f"expected a tuple (W_q, W_k, W_v, W_o), got {type(result).__name__} "
+                   f"of length {len(result) if hasattr(result, '__len__') else '?'}.")
+    for name, got in zip(("W_q", "W_k", "W_v", "W_o"), result, strict=True):
+        expected = getattr(layer, name)
+        check.compare(got, expected, case=f"{case}, {name}", exact=True, mistakes=[
+            Mistake(f"{name} is not transposed: PyTorch stores (out, in) for x @ W.T; this course "
+                    "multiplies x @ W, so transpose each matrix.", lambda e=expected: e.T)])
+    check.passed("four (d_model, d_model) matrices for x @ W, equal to the layer's.", quiet)
+
+
+# --------------------------------------------------------------------------------- cost
+
+
+@learner_check
+def check_crossover(crossing, *, quiet: bool = False) -> None:
+    """Check the first sequence length at which the attention products (scores and weighted
+    sum) cost more FLOPs than the four projections, for d_model 512 and 8 heads."""
+    check = Checker("check_crossover", lambda: None, "answer")
+
+    def attention_wins(n):
+        f = cost.flops(1, n, 512, 8)
+        return f.scores + f.weighted_sum > f.projections + f.output_projection
+
+    expected = next(n for n in range(1, 4096) if attention_wins(n))
+    _value(check, crossing, expected, "the first length where attention costs more", {
+        1024.0: "1024 = 2·d_model is where 8·seq·d² = 4·seq²·d exactly; the biases add a few "
+                "linear terms to the projections, so the first length where attention costs "
+                "*more* comes one later.",
+        512.0: "512 = d_model; solve 8·seq·d² = 4·seq²·d for seq: seq = 2·d_model."}, rel=0)
+    check.passed(f"{expected} tokens, one past 2·d_model.", quiet)
+
+
+# ---------------------------------------------------------------------------- positions
+
+
+@learner_check
+def check_rotate_new_keys(fn, *, rng: np.random.Generator | None = None,
+                          quiet: bool = False) -> None:
+    """Check ``rotate_new_keys(k_new, n_cached)``: RoPE for keys appended after ``n_cached``
+    cached ones; ``k_new`` is (n_new, d_head)."""
+    rng = _rng(rng)
+    check = Checker("check_rotate_new_keys", fn, "rotate_new_keys")
+    for n_new, n_cached in ((1, 10), (3, 5)):
+        k_new = rng.normal(size=(n_new, 8))
+        case = f"{n_new} new key(s) after {n_cached} cached, d_head 8"
+        got = check.call(k_new, n_cached, case=case)
+        expected = positions.apply_rotary(k_new, positions=np.arange(n_cached, n_cached + n_new))
+        check.compare(got, expected, case=case, mistakes=[
+            Mistake("the new keys were rotated as if they stood at positions 0, 1, ...: "
+                    "apply_rotary numbers the array you pass from 0; pass "
+                    "positions=np.arange(n_cached, n_cached + n_new).",
+                    lambda k=k_new: positions.apply_rotary(k)),
+            Mistake("off by one: the first new key stands at position n_cached (the cached keys "
+                    "hold positions 0 .. n_cached - 1).", lambda k=k_new, n=n_cached:
+                    positions.apply_rotary(k, positions=np.arange(n + 1, n + 1 + len(k)))),
+        ])
+    check.passed("each new key rotated for its own position, as if all were rotated at once.",
+                 quiet)
+
+
+# --------------------------------------------------------------------- heads that learn
+
+
+@learner_check
+def check_uniform_entropy(mean_entropy, *, quiet: bool = False) -> None:
+    """Check the mean entropy (nats) of a causal head spreading evenly over 4 tokens."""
+    check = Checker("check_uniform_entropy", lambda: None, "answer")
+    expected = math.log(24) / 4
+    _value(check, mean_entropy, expected, "the mean entropy in nats", {
+        math.log2(24) / 4: "that is in bits (log base 2); nats use the natural log.",
+        math.log(24): "that is the sum over the 4 queries; the question asks for the mean.",
+        math.log(4): "log 4 is the entropy of the *last* query only; query i sees i + 1 keys."})
+    check.passed(f"(log 1 + log 2 + log 3 + log 4) / 4 = {expected:.3f} nats.", quiet)
+
+
+# ------------------------------------------------------------------ efficient attention
+
+
+def _state(q_row, k, v):
+    scores = k @ q_row / math.sqrt(q_row.shape[-1])  # (seq_k,)
+    m = float(scores.max())
+    p = np.exp(scores - m)
+    return m, float(p.sum()), p @ v
+
+
+@learner_check
+def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``merge(state1, state2)`` for online-softmax states ``(m, l, a)``: the running
+    maximum, the sum of ``exp(score - m)`` and the matching weighted sum of values."""
+    rng = _rng(rng)
+    check = Checker("check_merge_states", fn, "merge")
+    q_row, k, v = rng.normal(size=4), 3 * rng.normal(size=(12, 4)), rng.normal(size=(12, 3))
+    for cut in (5, 1):
+        first, second = _state(q_row, k[:cut], v[:cut]), _state(q_row, k[cut:], v[cut:])
+        case = f"halves of 12 keys cut after key {cut}"
+        result = check.call(first, second, case=case)
+        if placeholder(result):
+            raise NotDone(check.name)
+        if not isinstance(result, tuple | list) or len(result) != 3:
+            check.fail(f"expected a state (m, l, a), got {type(result).__name__} (on {case}).")
+        m, l_sum, a = result
+        full = attention.scaled_dot_product_attention(q_row[None], k, v)[0]
+        l_value = _number(check, l_sum, "ℓ")
+        if math.isclose(l_value, first[1] + second[1]) and not math.isclose(first[0], second[0]):
+            check.fail("you added ℓ (and a) without rescaling: each state is relative to its own "
+                       "maximum; multiply by exp(m_i - m) with m the larger maximum (on "
+                       f"{case}).")
+        check.compare(np.asarray(a) / l_value, full, case=case + ", a / ℓ")
+        _value(check, m, max(first[0], second[0]), f"the merged maximum m (on {case})")
+    check.passed("a / ℓ of the merged state equals attention over all the keys.", quiet)
+
+
+# -------------------------------------------------------------------- transformer block
+
+
+@learner_check
+def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``rms_norm(x, gamma, eps=1e-5)``: ``gamma * x / sqrt(mean(x²) + eps)`` over the
+    last axis, float32 kept float32."""
+    rng = _rng(rng)
+    check = Checker("check_rms_norm", fn, "rms_norm")
+    x, gamma = rng.normal(1.0, 2.0, size=(3, 5, 8)), rng.normal(size=8)
+
+    def rms(a, g, eps=1e-5):
+        return g * a / np.sqrt(np.mean(a * a, axis=-1, keepdims=True) + eps)
+
+    case = "x (3, 5, 8) with mean 1"
+    check.compare(check.call(x, gamma, case=case), rms(x, gamma), case=case, mistakes=[
+        Mistake("you subtracted the mean: that is layer norm; RMSNorm divides x itself by its "
+                "root mean square.", lambda: normalization.layer_norm(x, gamma, eps=1e-5)),
+        Mistake("gamma is missing: multiply by gamma after normalising.",
+                lambda: rms(x, np.ones_like(gamma))),
+        Mistake("you took the mean square over the wrong axis: normalise each token over its "
+                "features, axis=-1.",
+                lambda: gamma * x / np.sqrt(np.mean(x * x, axis=0, keepdims=True) + 1e-5)),
+        Mistake("eps sits outside the square root; it belongs inside: sqrt(mean(x²) + eps).",
+                lambda: gamma * x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + 1e-5)),
+    ])
+    zeros = np.zeros((2, 8))
+    got = check.as_array(check.call(zeros, gamma, case="an all-zero token"), "an all-zero token")
+    if not np.isfinite(got).all():
+        check.fail("an all-zero token gave NaN: add eps inside the square root.")
+    x32, g32 = x.astype(np.float32), gamma.astype(np.float32)
+    got = check.compare(check.call(x32, g32, case="float32 inputs"), rms(x32, g32),
+                        case="float32 inputs")
+    check.check_dtype(got, np.float32, "float32 inputs", FLOAT32_ADVICE)
+    check.passed("matches gamma * x / sqrt(mean(x²) + eps), float32 stays float32.", quiet)
+
+
+# ----------------------------------------------------------------------------- tiny GPT
+
+
+@learner_check
+def check_temperature(fn, *, quiet: bool = False) -> None:
+    """Check ``with_temperature(logits, temperature)``: next-token probabilities at a temperature."""
+    check = Checker("check_temperature", fn, "with_temperature")
+    logits = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0]])
+    for temperature in (1.0, 0.5, 2.0):
+        case = f"logits {logits[0].tolist()}, temperature {temperature}"
+        expected = attention.softmax(logits / temperature)
+        check.compare(check.call(logits, temperature, case=case), expected, case=case, mistakes=[
+            Mistake("you multiplied the logits by the temperature; divide them: "
+                    "softmax(logits / T).", lambda t=temperature: attention.softmax(logits * t)),
+            Mistake("the temperature is ignored.", lambda: attention.softmax(logits)),
+            Mistake("the probabilities do not sum to 1: apply the softmax after dividing.",
+                    lambda t=temperature: logits / t),
+        ])
+    check.passed("softmax(logits / T): sharper below 1, flatter above.", quiet)
+
+
+# ---------------------------------------------------------------------- encoder-decoder
+
+
+@learner_check
+def check_uniform_match(score, *, quiet: bool = False) -> None:
+    """Check the match score of a head spreading evenly over a 5-digit source and ``</s>``."""
+    check = Checker("check_uniform_match", lambda: None, "answer")
+    _value(check, score, 1 / 6, "the uniform head's match score", {
+        1 / 5: "the source has 6 real tokens: the 5 digits and </s>.",
+        1 / 7: "only the 5 digits and </s> are real source tokens (padding is masked)."})
+    check.passed("1/6: one right token out of 6 equally weighted ones.", quiet)
+
+
+# ---------------------------------------------------------------------------- real heads
+
+
+@learner_check
+def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
+                               quiet: bool = False) -> None:
+    """Check ``previous_token_share(weights)``: for weights (n_heads, seq, seq), each head's
+    mean weight from query i on key i - 1, over the queries that have a previous token."""
+    rng = _rng(rng)
+    check = Checker("check_previous_token_share", fn, "previous_token_share")
+    weights = attention.softmax(2 * rng.normal(size=(3, 6, 6)))  # (n_heads, seq_q, seq_k)
+    case = "weights (3, 6, 6) = (n_heads, seq_q, seq_k)"
+    expected = np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)  # (n_heads,)
+    check.compare(check.call(weights, case=case), expected, case=case, mistakes=[
+        Mistake("you measured the weight on the *next* token (key i + 1); the previous token is "
+                "key i - 1: np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).",
+                lambda: np.diagonal(weights, offset=1, axis1=-2, axis2=-1).mean(axis=-1)),
+        Mistake("you included query 0, which has no previous token: average over queries "
+                "1 .. seq - 1 only.", lambda: np.diagonal(weights, offset=-1, axis1=-2,
+                                                          axis2=-1).sum(axis=-1) / 6),
+        Mistake("you averaged over the heads too: return one share per head, shape (n_heads,).",
+                lambda: np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean()),
+        Mistake("you measured the diagonal (each token on itself).",
+                lambda: np.diagonal(weights, axis1=-2, axis2=-1).mean(axis=-1)),
+    ])
+    check.passed("one share per head, averaged over the queries that have a previous token.",
+                 quiet)
+
+
+__all__ = [
+    "check_cross_attention_shapes", "check_crossover", "check_from_state_dict",
+    "check_merge_states", "check_previous_token_share", "check_rms_norm",
+    "check_rotate_new_keys", "check_temperature", "check_uniform_entropy",
+    "check_uniform_match", "check_window_mask",
+]
