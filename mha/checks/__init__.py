@@ -7,14 +7,15 @@ inverted, float32 upcast to float64, overflow ...) and raises :class:`CheckFaile
 ``AssertionError`` whose message names the mistake that reproduces your numbers. When everything
 agrees it prints one line starting with ✔ (pass ``quiet=True`` to silence it). Run on an
 untouched starter (``answer = ...``, or a function that raises ``NotImplementedError``), a check
-prints "not done yet" instead of failing, so an unsolved notebook still runs top to bottom.
+prints "not done yet" instead of failing, so an unsolved notebook still runs top to bottom; under
+:func:`strict` (as when grading) it fails.
 
 >>> import mha
 >>> mha.checks.check_causal_mask(mha.causal_mask)
 ✔ check_causal_mask passed: matches mha.causal_mask, square and end-aligned.
 """
 
-from mha.checks._core import CheckFailed
+from mha.checks._core import CheckFailed, strict
 from mha.checks.attention import check_attention, check_causal_mask, check_softmax
 from mha.checks.exercises import (
     check_cross_attention_shapes,
@@ -36,5 +37,5 @@ __all__ = [
     "check_crossover", "check_from_state_dict", "check_merge_heads", "check_merge_states",
     "check_multi_head", "check_previous_token_share", "check_rms_norm", "check_rotate_new_keys",
     "check_softmax", "check_split_heads", "check_temperature", "check_uniform_entropy",
-    "check_uniform_match", "check_window_mask",
+    "check_uniform_match", "check_window_mask", "strict",
 ]

@@ -8,10 +8,13 @@ reproduces the learner's numbers; if none does, the message says what differs an
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
+import os
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -32,19 +35,44 @@ NOT_DONE = ("not done yet: write your answer where it says # YOUR CODE HERE (rep
             "or the `raise NotImplementedError`), then run this cell again.")
 
 
+_STRICT = contextvars.ContextVar("mha_checks_strict", default=False)
+
+
+@contextlib.contextmanager
+def strict() -> Iterator[None]:
+    """Within this block, an unfinished answer fails its check instead of printing "not done yet".
+
+    Graders use it (``mha.classroom`` does while it replays tests): a stub must not pass. Setting
+    the environment variable ``MHA_CHECKS_STRICT=1`` does the same for a whole process (e.g.
+    when autograding with nbgrader).
+    """
+    token = _STRICT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT.reset(token)
+
+
+def _strict() -> bool:
+    return _STRICT.get() or os.environ.get("MHA_CHECKS_STRICT", "") not in ("", "0")
+
+
 def learner_check(check: Callable) -> Callable:
     """Make ``check`` report an untouched starter cell with one line instead of raising.
 
     A starter holds a placeholder: ``answer = ...`` or a function whose body is
     ``raise NotImplementedError``. Run as it is, the check prints ``… <name>: not done yet`` and
-    returns, so a notebook that nobody has filled in still runs from top to bottom.
+    returns, so a notebook that nobody has filled in still runs from top to bottom. Under
+    :func:`strict` (grading) the same answer raises :class:`CheckFailed`.
     """
 
     @functools.wraps(check)
     def wrapper(*args, **kwargs):
         try:
             return check(*args, **kwargs)
-        except (NotDone, NotImplementedError):
+        except (NotDone, NotImplementedError) as error:
+            if _strict():
+                raise CheckFailed(f"{check.__name__}: {NOT_DONE}") from error
             print(f"… {check.__name__}: {NOT_DONE}")
             return None
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mha.checks import strict as checks_strict
 from mha.classroom import wire
 from mha.classroom.integrity import GRADING, MESSAGE, VARIANT, PackageUsed
 from mha.classroom.source import Assignment, AssignmentError, instructor_source
@@ -158,7 +159,8 @@ def _run_cell(source: str, namespace: dict, filename: str) -> None:
 @contextlib.contextmanager
 def _grading():
     token = GRADING.set(True)
-    with _LOCK, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+    with _LOCK, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), \
+            checks_strict():  # a stub fails a check, it is not "not done yet"
         warnings.simplefilter("ignore")
         try:
             yield

@@ -142,3 +142,20 @@ def test_a_function_returning_none_is_a_failure_not_a_placeholder():
 def test_wrong_answers_name_what_was_expected(check, answer, message):
     with pytest.raises(CheckFailed, match=message):
         check(answer)
+
+
+@pytest.mark.parametrize("check", [checks.check_rms_norm, checks.check_softmax],
+                         ids=lambda c: c.__name__)
+def test_under_strict_an_unfinished_answer_fails(check, monkeypatch):
+    with checks.strict(), pytest.raises(CheckFailed, match="not done yet"):
+        check(not_started)
+    monkeypatch.setenv("MHA_CHECKS_STRICT", "1")
+    with pytest.raises(CheckFailed, match="not done yet"):
+        check(not_started)
+
+
+def test_strict_is_undone_after_the_block(capsys):
+    with checks.strict():
+        pass
+    checks.check_crossover(...)
+    assert "not done yet" in capsys.readouterr().out
