@@ -325,13 +325,13 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
                 names = answer_names_in(cell, recording)
                 for name in names:
                     namespace.pop(name, None)
-                    if defined is not None and name not in defined:
-                        continue
-                    if recording.answers[name] == "value":
+                    if recording.answers[name] == "value":  # `defined` lists callables only
                         probe = make_probe(name, "value", "main")
                         answer = answers.get(probe.key)
                         if answer is not None and answer.status == "ok":
                             namespace[name] = wire.decode(answer.out, list(answer.arrays))
+                        continue
+                    if defined is not None and name not in defined:
                         continue
                     namespace[name] = replayer(name, answers, missing, hidden,
                                                signature_of(signatures.get(name)))
