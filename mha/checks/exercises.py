@@ -15,31 +15,7 @@ import numpy as np
 from mha import attention, cost, layers, normalization, positions
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
 from mha.checks.attention import FLOAT32_ADVICE, _rng
-
-
-def _number(check: Checker, got, what: str) -> float:
-    """The learner's answer as a float, or a failure saying what type came instead."""
-    if placeholder(got):
-        raise NotDone(check.name)
-    try:
-        return float(got)
-    except (TypeError, ValueError):
-        check.fail(f"{what} should be a number, got {type(got).__name__} {got!r}.")
-
-
-def _value(check: Checker, got, expected: float, what: str, hints: dict[float, str] = (),
-           *, rel: float = 1e-3) -> None:
-    """Fail unless ``got`` is ``expected`` (to ``rel``); name the hint of a known wrong value."""
-    number = _number(check, got, what)
-    if math.isclose(number, expected, rel_tol=rel, abs_tol=1e-12):
-        return
-    message = f"{what}: expected {expected:.6g}, got {number:.6g}."
-    for wrong, hint in dict(hints).items():
-        if math.isclose(number, wrong, rel_tol=rel, abs_tol=1e-12):
-            message += " " + hint
-            break
-    check.fail(message)
-
+from mha.checks.predictions import expect_value, number
 
 # ----------------------------------------------------------------------- self-attention
 
@@ -76,43 +52,27 @@ def check_window_mask(fn, *, quiet: bool = False) -> None:
     check.passed("causal, width tokens per row (fewer at the start), bool.", quiet)
 
 
-# ---------------------------------------------------------------------- cross-attention
-
-
-CROSS_NAMES = ("W_q", "W_k", "W_v", "W_o", "weights", "output")
+# ----------------------------------------------------------------------- multi-head
 
 
 @learner_check
-def check_cross_attention_shapes(predicted, *, quiet: bool = False) -> None:
-    """Check predicted shapes for a decoder (d_model 64, 8 heads) reading a 48-wide encoder.
-
-    ``predicted`` maps ``"W_q", "W_k", "W_v", "W_o", "weights", "output"`` to shape tuples, for a
-    batch of 2 with 7 decoder tokens and 50 encoder frames.
-    """
-    check = Checker("check_cross_attention_shapes", lambda: None, "prediction")
-    if placeholder(predicted) or not isinstance(predicted, dict):
-        if placeholder(predicted):
+def check_parameter_formula(fn, *, quiet: bool = False) -> None:
+    """Check ``parameter_formula(d_model, n_heads)``: the learned numbers of a multi-head
+    attention layer with biases, against :func:`mha.cost.parameter_count`."""
+    check = Checker("check_parameter_formula", fn, "parameter_formula")
+    for d_model, n_heads in ((64, 1), (64, 8), (512, 8), (96, 12)):
+        case = f"d_model = {d_model}, n_heads = {n_heads}"
+        got = check.call(d_model, n_heads, case=case)
+        if placeholder(got):
             raise NotDone(check.name)
-        check.fail(f"expected a dict of shapes, got {type(predicted).__name__}.")
-    layer = layers.MultiHeadAttention(64, 8, kdim=48, vdim=48, rng=0)
-    out, weights = layer(np.zeros((2, 7, 64)), np.zeros((2, 50, 48)), return_weights=True)
-    parameters = layer.parameters()
-    expected = {name: parameters[name].shape for name in CROSS_NAMES[:4]}
-    expected.update(weights=weights.shape, output=out.shape)
-    why = {"W_k": "keys are projected from the 48-wide encoder vectors",
-           "W_v": "values are projected from the 48-wide encoder vectors",
-           "weights": "(batch, n_heads, seq_q, seq_k): one row per decoder token, one column per frame",
-           "output": "one vector per decoder token, in the decoder's width"}
-    if any(placeholder(predicted.get(name)) for name in CROSS_NAMES):
-        raise NotDone(check.name)
-    for name in CROSS_NAMES:
-        if name not in predicted:
-            check.fail(f"your dict has no {name!r} key; expected the keys {list(CROSS_NAMES)}.")
-        got = tuple(predicted[name])
-        if got != expected[name]:
-            reason = f" ({why[name]})" if name in why else ""
-            check.fail(f"{name}: expected {expected[name]}, got {got}{reason}.")
-    check.passed("all six shapes match mha.MultiHeadAttention(64, 8, kdim=48, vdim=48).", quiet)
+        hints = {4 * d_model**2: "the four bias vectors (4 · d_model numbers) are missing.",
+                 4 * d_model**2 + 4 * d_model * n_heads: "a bias has d_model numbers whatever "
+                 "the number of heads.",
+                 n_heads * (4 * d_model**2 + 4 * d_model): "heads split W_q, W_k, W_v, W_o "
+                 "into blocks; they do not add matrices."}
+        expect_value(check, got, cost.parameter_count(d_model, n_heads), f"on {case}", hints,
+                     rel=0)
+    check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
 
 
 # --------------------------------------------------------------------------- frameworks
@@ -138,28 +98,6 @@ def check_from_state_dict(fn, *, quiet: bool = False) -> None:
             Mistake(f"{name} is not transposed: PyTorch stores (out, in) for x @ W.T; this course "
                     "multiplies x @ W, so transpose each matrix.", lambda e=expected: e.T)])
     check.passed("four (d_model, d_model) matrices for x @ W, equal to the layer's.", quiet)
-
-
-# --------------------------------------------------------------------------------- cost
-
-
-@learner_check
-def check_crossover(crossing, *, quiet: bool = False) -> None:
-    """Check the first sequence length at which the attention products (scores and weighted
-    sum) cost more FLOPs than the four projections, for d_model 512 and 8 heads."""
-    check = Checker("check_crossover", lambda: None, "answer")
-
-    def attention_wins(n):
-        f = cost.flops(1, n, 512, 8)
-        return f.scores + f.weighted_sum > f.projections + f.output_projection
-
-    expected = next(n for n in range(1, 4096) if attention_wins(n))
-    _value(check, crossing, expected, "the first length where attention costs more", {
-        1024.0: "1024 = 2·d_model is where 8·seq·d² = 4·seq²·d exactly; the biases add a few "
-                "linear terms to the projections, so the first length where attention costs "
-                "*more* comes one later.",
-        512.0: "512 = d_model; solve 8·seq·d² = 4·seq²·d for seq: seq = 2·d_model."}, rel=0)
-    check.passed(f"{expected} tokens, one past 2·d_model.", quiet)
 
 
 # ---------------------------------------------------------------------------- positions
@@ -193,18 +131,6 @@ def check_rotate_new_keys(fn, *, rng: np.random.Generator | None = None,
 # --------------------------------------------------------------------- heads that learn
 
 
-@learner_check
-def check_uniform_entropy(mean_entropy, *, quiet: bool = False) -> None:
-    """Check the mean entropy (nats) of a causal head spreading evenly over 4 tokens."""
-    check = Checker("check_uniform_entropy", lambda: None, "answer")
-    expected = math.log(24) / 4
-    _value(check, mean_entropy, expected, "the mean entropy in nats", {
-        math.log2(24) / 4: "that is in bits (log base 2); nats use the natural log.",
-        math.log(24): "that is the sum over the 4 queries; the question asks for the mean.",
-        math.log(4): "log 4 is the entropy of the *last* query only; query i sees i + 1 keys."})
-    check.passed(f"(log 1 + log 2 + log 3 + log 4) / 4 = {expected:.3f} nats.", quiet)
-
-
 # ------------------------------------------------------------------ efficient attention
 
 
@@ -232,13 +158,13 @@ def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: boo
             check.fail(f"expected a state (m, l, a), got {type(result).__name__} (on {case}).")
         m, l_sum, a = result
         full = attention.scaled_dot_product_attention(q_row[None], k, v)[0]
-        l_value = _number(check, l_sum, "ℓ")
+        l_value = number(check, l_sum, "ℓ")
         if math.isclose(l_value, first[1] + second[1]) and not math.isclose(first[0], second[0]):
             check.fail("you added ℓ (and a) without rescaling: each state is relative to its own "
                        "maximum; multiply by exp(m_i - m) with m the larger maximum (on "
                        f"{case}).")
         check.compare(np.asarray(a) / l_value, full, case=case + ", a / ℓ")
-        _value(check, m, max(first[0], second[0]), f"the merged maximum m (on {case})")
+        expect_value(check, m, max(first[0], second[0]), f"the merged maximum m (on {case})")
     check.passed("a / ℓ of the merged state equals attention over all the keys.", quiet)
 
 
@@ -279,6 +205,27 @@ def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = 
     check.passed("matches gamma * x / sqrt(mean(x²) + eps), float32 stays float32.", quiet)
 
 
+@learner_check
+def check_query_chunks(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``query_chunked_attention(q, k, v, chunk)``: queries cut into chunks of ``chunk``
+    rows, each chunk attending to all keys; equal to full attention."""
+    rng = _rng(rng)
+    check = Checker("check_query_chunks", fn, "query_chunked_attention")
+    q, k, v = (rng.normal(size=(2, 3, 10, 4)) for _ in range(3))
+    expected = attention.scaled_dot_product_attention(q, k, v)
+    for chunk in (3, 1, 16):
+        case = f"q, k, v (2, 3, 10, 4), chunk {chunk}"
+        keys_cut = sum(  # the mistake: cut the keys, each chunk's softmax on its own keys
+            attention.scaled_dot_product_attention(q, k[..., i:i + chunk, :], v[..., i:i + chunk, :])
+            for i in range(0, 10, chunk))
+        mistakes = [Mistake(
+            "you cut the keys: each chunk's softmax then normalises over its own keys only. Cut "
+            "the queries; every query chunk attends to all the keys.", lambda c=keys_cut: c)]
+        check.compare(check.call(q, k, v, chunk, case=case), expected, case=case,
+                      mistakes=mistakes)
+    check.passed("equal to full attention for chunks of 3, 1 and more than seq.", quiet)
+
+
 # ----------------------------------------------------------------------------- tiny GPT
 
 
@@ -298,19 +245,6 @@ def check_temperature(fn, *, quiet: bool = False) -> None:
                     lambda t=temperature: logits / t),
         ])
     check.passed("softmax(logits / T): sharper below 1, flatter above.", quiet)
-
-
-# ---------------------------------------------------------------------- encoder-decoder
-
-
-@learner_check
-def check_uniform_match(score, *, quiet: bool = False) -> None:
-    """Check the match score of a head spreading evenly over a 5-digit source and ``</s>``."""
-    check = Checker("check_uniform_match", lambda: None, "answer")
-    _value(check, score, 1 / 6, "the uniform head's match score", {
-        1 / 5: "the source has 6 real tokens: the 5 digits and </s>.",
-        1 / 7: "only the 5 digits and </s> are real source tokens (padding is masked)."})
-    check.passed("1/6: one right token out of 6 equally weighted ones.", quiet)
 
 
 # ---------------------------------------------------------------------------- real heads
@@ -343,8 +277,7 @@ def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
 
 
 __all__ = [
-    "check_cross_attention_shapes", "check_crossover", "check_from_state_dict",
-    "check_merge_states", "check_previous_token_share", "check_rms_norm",
-    "check_rotate_new_keys", "check_temperature", "check_uniform_entropy",
-    "check_uniform_match", "check_window_mask",
+    "check_from_state_dict", "check_merge_states", "check_parameter_formula",
+    "check_previous_token_share", "check_query_chunks", "check_rms_norm",
+    "check_rotate_new_keys", "check_temperature", "check_window_mask",
 ]

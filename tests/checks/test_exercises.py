@@ -45,7 +45,23 @@ def previous_token_share(weights):
     return np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)
 
 
+def query_chunked_attention(q, k, v, chunk):
+    parts = [mha.scaled_dot_product_attention(q[..., i:i + chunk, :], k, v)
+             for i in range(0, q.shape[-2], chunk)]
+    return np.concatenate(parts, axis=-2)
+
+
 RIGHT = {
+    checks.check_dot_variance: 1024,
+    checks.check_head_shapes: {
+        "q_heads": (2, 4, 5, 8), "k_heads": (2, 4, 9, 8), "v_heads": (2, 4, 9, 8),
+        "scores": (2, 4, 5, 9), "heads_out": (2, 4, 5, 8), "output": (2, 5, 32)},
+    checks.check_kv_budget: [6, 24, 192],
+    checks.check_block_size: 512,
+    checks.check_cache_tokens: [49_152, 196_608, 1_572_864],
+    checks.check_ffn_share: 2 / 3,
+    checks.check_parameter_formula: lambda d, h: 4 * d * d + 4 * d,
+    checks.check_query_chunks: query_chunked_attention,
     checks.check_window_mask: window_mask,
     checks.check_cross_attention_shapes: {
         "W_q": (64, 64), "W_k": (48, 64), "W_v": (48, 64), "W_o": (64, 64),
@@ -84,6 +100,11 @@ def test_a_starter_function_is_not_done_yet(check, capsys):
 @pytest.mark.parametrize("check", VALUE_CHECKS, ids=lambda c: c.__name__)
 def test_a_placeholder_value_is_not_done_yet(check, capsys):
     check(...)
+    assert "not done yet" in capsys.readouterr().out
+
+
+def test_a_list_with_a_placeholder_is_not_done_yet(capsys):
+    checks.check_kv_budget([6, ..., ...])
     assert "not done yet" in capsys.readouterr().out
 
 
@@ -138,6 +159,25 @@ def test_a_function_returning_none_is_a_failure_not_a_placeholder():
         "weights": (2, 8, 7, 50), "output": (2, 7, 64)},
      r"W_k: expected \(48, 64\), got \(64, 64\) \(keys are projected"),
     (checks.check_cross_attention_shapes, {"W_q": (64, 64)}, "no 'W_k' key"),
+    (checks.check_dot_variance, 256, r"expected 1024, got 256\. each product"),
+    (checks.check_dot_variance, 32, "standard deviation"),
+    (checks.check_dot_variance, True, "should be a number, got True"),
+    (checks.check_head_shapes, {
+        "q_heads": (2, 4, 5, 8), "k_heads": (2, 4, 5, 8), "v_heads": (2, 4, 9, 8),
+        "scores": (2, 4, 5, 9), "heads_out": (2, 4, 5, 8), "output": (2, 5, 32)},
+     r"k_heads: expected \(2, 4, 9, 8\), got \(2, 4, 5, 8\) \(keys carry seq_k = 9\)"),
+    (checks.check_kv_budget, [3, 12, 96], r"expected \[6, 24, 192\], got \[3, 12, 96\]\. 16-bit"),
+    (checks.check_kv_budget, [192, 768, 6144], "for one layer"),
+    (checks.check_kv_budget, [12, 48, 384], "keys \\*and\\* values"),
+    (checks.check_kv_budget, [6, 24], "a list of 3 numbers"),
+    (checks.check_block_size, 1024, "just over 64 MiB"),
+    (checks.check_cache_tokens, [1, 2, 3], r"expected \[49152, 196608, 1572864\]"),
+    (checks.check_ffn_share, 0.5, "8d²"),
+    (checks.check_parameter_formula, lambda d, h: 4 * d * d, "bias vectors"),
+    (checks.check_parameter_formula, lambda d, h: h * (4 * d * d + 4 * d), "do not add"),
+    (checks.check_query_chunks, lambda q, k, v, c: sum(
+        mha.scaled_dot_product_attention(q, k[..., i:i + c, :], v[..., i:i + c, :])
+        for i in range(0, k.shape[-2], c)), "you cut the keys"),
 ])
 def test_wrong_answers_name_what_was_expected(check, answer, message):
     with pytest.raises(CheckFailed, match=message):
