@@ -66,8 +66,8 @@ def test_release_then_grade_from_the_command_line(tmp_path, assignment_1, sandbo
          "grades", "--cell-timeout", "2"], capture_output=True, text=True, check=False,
         cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
-    assert "alice: 13 / 13" in done.stdout and "bob: 0 / 13" in done.stdout
-    assert "carol: 0 / 13" in done.stdout and "graded 3 submission(s)" in done.stdout
+    assert "alice: 15 / 15" in done.stdout and "bob: 0 / 15" in done.stdout
+    assert "carol: 0 / 15" in done.stdout and "graded 3 submission(s)" in done.stdout
     feedback = (tmp_path / "grades" / "feedback" / "carol.md").read_text()
     assert "not graded: no notebook in the folder" in feedback
     assert (tmp_path / "grades" / "summary.md").is_file()
@@ -96,7 +96,7 @@ def test_trusted_mode_grades_the_same_without_a_sandbox(assignment_1, tmp_path):
     trusted = sandbox_module.get_sandbox(trust_submissions=True)
     path = write_notebook(nbgrader_notebook(assignment_1), tmp_path / "alice.ipynb")
     result = grade_submission(assignment_1, "alice", path, TEST_LIMITS, sandbox=trusted)
-    assert result.points == result.max_points == 13
+    assert result.points == result.max_points == 15
 
 
 def test_a_missing_extra_is_a_one_line_hint(monkeypatch, capsys):
