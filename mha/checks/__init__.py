@@ -18,7 +18,9 @@ prints "not done yet" instead of failing, so an unsolved notebook still runs top
 from mha.checks._core import CheckFailed, strict
 from mha.checks.attention import check_attention, check_causal_mask, check_softmax
 from mha.checks.exercises import (
+    check_einsum_layer,
     check_from_state_dict,
+    check_keras_output_kernel,
     check_merge_states,
     check_parameter_formula,
     check_previous_token_share,
@@ -45,7 +47,8 @@ from mha.checks.predictions import (
 __all__ = [
     "CheckFailed", "check_attention", "check_block_size", "check_cache_tokens",
     "check_causal_mask", "check_cross_attention_shapes", "check_crossover", "check_dot_variance",
-    "check_ffn_share", "check_from_state_dict", "check_head_shapes", "check_kv_budget",
+    "check_einsum_layer", "check_ffn_share", "check_from_state_dict", "check_head_shapes",
+    "check_keras_output_kernel", "check_kv_budget",
     "check_merge_heads", "check_merge_states", "check_multi_head", "check_parameter_formula",
     "check_previous_token_share", "check_query_chunks", "check_rms_norm", "check_rotate_new_keys",
     "check_softmax", "check_split_heads", "check_temperature", "check_uniform_entropy",

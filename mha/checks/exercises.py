@@ -75,6 +75,28 @@ def check_parameter_formula(fn, *, quiet: bool = False) -> None:
     check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
 
 
+@learner_check
+def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``mha_einsum(x, layer)``: multi-head self-attention of an unbatched ``x``
+    (seq, d_model) written with reshapes and ``np.einsum``, equal to ``layer(x)``."""
+    rng = _rng(rng)
+    check = Checker("check_einsum_layer", fn, "mha_einsum")
+    layer = layers.MultiHeadAttention(12, 3, rng=rng)
+    for name in ("b_q", "b_k", "b_v", "b_o"):  # non-zero biases, so a forgotten one shows
+        setattr(layer, name, rng.normal(size=12))
+    x = rng.normal(size=(5, 12))
+    case = "x (5, 12) = (seq, d_model), 3 heads with biases"
+    no_bias_out = layers.MultiHeadAttention(12, 3, rng=0, bias=False)
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        setattr(no_bias_out, name, getattr(layer, name))
+    check.compare(check.call(x, layer, case=case), layer(x), case=case, mistakes=[
+        Mistake("the biases are missing: add b_q, b_k, b_v after the projections and b_o at the "
+                "end.", lambda: no_bias_out(x)),
+        Mistake("the output bias b_o is missing.", lambda: layer(x) - layer.b_o),
+    ])
+    check.passed("equal to layer(x), biases included.", quiet)
+
+
 # --------------------------------------------------------------------------- frameworks
 
 
@@ -98,6 +120,26 @@ def check_from_state_dict(fn, *, quiet: bool = False) -> None:
             Mistake(f"{name} is not transposed: PyTorch stores (out, in) for x @ W.T; this course "
                     "multiplies x @ W, so transpose each matrix.", lambda e=expected: e.T)])
     check.passed("four (d_model, d_model) matrices for x @ W, equal to the layer's.", quiet)
+
+
+@learner_check
+def check_keras_output_kernel(fn, *, quiet: bool = False) -> None:
+    """Check ``keras_output_kernel(W_o, n_heads)``: the Keras output kernel
+    (n_heads, d_head, d_model) from this course's ``W_o`` (d_model, d_model)."""
+    check = Checker("check_keras_output_kernel", fn, "keras_output_kernel")
+    layer = layers.MultiHeadAttention(12, 3, rng=5)
+    case = "W_o (12, 12), 3 heads"
+    d_head = 12 // 3
+    expected = layer.to_keras_weights()[6]
+    check.compare(check.call(layer.W_o, 3, case=case), expected, case=case, exact=True, mistakes=[
+        Mistake("you transposed W_o: in concat @ W_o, head i's features meet *rows* i·d_head to "
+                "(i+1)·d_head - 1, so the kernel is W_o.reshape(n_heads, d_head, d_model).",
+                lambda: layer.W_o.T.reshape(3, d_head, 12)),
+        Mistake("the head and feature axes are swapped: reshape to (n_heads, d_head, d_model), "
+                "rows grouped head by head.",
+                lambda: layer.W_o.reshape(d_head, 3, 12).transpose(1, 0, 2)),
+    ])
+    check.passed("W_o.reshape(n_heads, d_head, d_model): a reshape, no transpose.", quiet)
 
 
 # ---------------------------------------------------------------------------- positions
@@ -277,7 +319,8 @@ def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
 
 
 __all__ = [
-    "check_from_state_dict", "check_merge_states", "check_parameter_formula",
+    "check_einsum_layer", "check_from_state_dict", "check_keras_output_kernel",
+    "check_merge_states", "check_parameter_formula",
     "check_previous_token_share", "check_query_chunks", "check_rms_norm",
     "check_rotate_new_keys", "check_temperature", "check_window_mask",
 ]

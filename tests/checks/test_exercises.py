@@ -51,7 +51,18 @@ def query_chunked_attention(q, k, v, chunk):
     return np.concatenate(parts, axis=-2)
 
 
+def mha_einsum(x, layer):
+    seq, h, d = x.shape[0], layer.n_heads, layer.d_head
+    q, k, v = ((x @ w + b).reshape(seq, h, d) for w, b in  # (seq, n_heads, d_head)
+               ((layer.W_q, layer.b_q), (layer.W_k, layer.b_k), (layer.W_v, layer.b_v)))
+    scores = np.einsum("qhd,khd->hqk", q, k) / math.sqrt(d)  # (n_heads, seq_q, seq_k)
+    context = np.einsum("hqk,khd->qhd", mha.softmax(scores), v)  # (seq, n_heads, d_head)
+    return context.reshape(seq, h * d) @ layer.W_o + layer.b_o
+
+
 RIGHT = {
+    checks.check_einsum_layer: mha_einsum,
+    checks.check_keras_output_kernel: lambda w, h: w.reshape(h, w.shape[0] // h, w.shape[1]),
     checks.check_dot_variance: 1024,
     checks.check_head_shapes: {
         "q_heads": (2, 4, 5, 8), "k_heads": (2, 4, 9, 8), "v_heads": (2, 4, 9, 8),
@@ -175,6 +186,9 @@ def test_a_function_returning_none_is_a_failure_not_a_placeholder():
     (checks.check_ffn_share, 0.5, "8d²"),
     (checks.check_parameter_formula, lambda d, h: 4 * d * d, "bias vectors"),
     (checks.check_parameter_formula, lambda d, h: h * (4 * d * d + 4 * d), "do not add"),
+    (checks.check_einsum_layer, lambda x, layer: mha_einsum(x, layer) - layer.b_o, "b_o is missing"),
+    (checks.check_keras_output_kernel, lambda w, h: w.T.reshape(h, w.shape[0] // h, w.shape[1]),
+     "you transposed W_o"),
     (checks.check_query_chunks, lambda q, k, v, c: sum(
         mha.scaled_dot_product_attention(q, k[..., i:i + c, :], v[..., i:i + c, :])
         for i in range(0, k.shape[-2], c)), "you cut the keys"),
