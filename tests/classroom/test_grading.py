@@ -1,4 +1,4 @@
-"""Grading as a teacher uses it: full marks for the solutions and zero for the stubs of all three
+"""Grading as a teacher uses it: full marks for the solutions and zero for the stubs of all four
 assignments inside the sandbox, the command line, identical re-grades, refusal without a sandbox."""
 
 from __future__ import annotations
@@ -119,3 +119,18 @@ def test_a_test_that_feeds_one_answer_into_another_gets_another_round(sandbox, t
     feedback = {q.grade_id: q.feedback for q in result.questions}
     assert "merge_heads(split_heads(x)) must give x back" in feedback["merge_heads"]
     assert feedback["split_heads"].startswith("AssertionError: head 1 of token 0")
+
+
+def test_value_answers_are_graded_right_and_wrong(sandbox, tmp_path):
+    assignment = load_assignment(ASSIGNMENTS[3])  # predict and diagnose: variables, not functions
+    notebook = nbgrader_notebook(assignment)
+    for cell in notebook["cells"]:  # a wrong line number, the predictions left right
+        cell["source"] = cell["source"].replace("buggy_line = 5  #", "buggy_line = 4  #")
+    path = tmp_path / "values.ipynb"
+    path.write_text(json.dumps(notebook))
+    result = grade_submission(assignment, "values", path, TEST_LIMITS, sandbox=sandbox)
+    points = {q.grade_id: q.points for q in result.questions}
+    feedback = {q.grade_id: q.feedback for q in result.questions}
+    assert points["predict"] == 2 and points["diagnose"] == 0
+    assert "hidden test" in feedback["diagnose"]
+    assert result.points == result.max_points - 1
