@@ -5,18 +5,52 @@ the check recomputes the answer the way common mistakes would (softmax over the 
 √d_k scale forgotten, reshaped without transposing, heads merged in the wrong order, mask polarity
 inverted, float32 upcast to float64, overflow ...) and raises :class:`CheckFailed`, an
 ``AssertionError`` whose message names the mistake that reproduces your numbers. When everything
-agrees it prints one line starting with ✔ (pass ``quiet=True`` to silence it).
+agrees it prints one line starting with ✔ (pass ``quiet=True`` to silence it). Run on an
+untouched starter (``answer = ...``, or a function that raises ``NotImplementedError``), a check
+prints "not done yet" instead of failing, so an unsolved notebook still runs top to bottom; under
+:func:`strict` (as when grading) it fails.
 
 >>> import mha
 >>> mha.checks.check_causal_mask(mha.causal_mask)
 ✔ check_causal_mask passed: matches mha.causal_mask, square and end-aligned.
 """
 
-from mha.checks._core import CheckFailed
+from mha.checks._core import CheckFailed, strict
 from mha.checks.attention import check_attention, check_causal_mask, check_softmax
+from mha.checks.exercises import (
+    check_einsum_layer,
+    check_from_state_dict,
+    check_keras_output_kernel,
+    check_merge_states,
+    check_parameter_formula,
+    check_previous_token_share,
+    check_query_chunks,
+    check_rms_norm,
+    check_rotate_new_keys,
+    check_temperature,
+    check_window_mask,
+)
 from mha.checks.heads import check_merge_heads, check_multi_head, check_split_heads
+from mha.checks.predictions import (
+    check_block_size,
+    check_cache_tokens,
+    check_cross_attention_shapes,
+    check_crossover,
+    check_dot_variance,
+    check_ffn_share,
+    check_head_shapes,
+    check_kv_budget,
+    check_uniform_entropy,
+    check_uniform_match,
+)
 
 __all__ = [
-    "CheckFailed", "check_attention", "check_causal_mask", "check_merge_heads",
-    "check_multi_head", "check_softmax", "check_split_heads",
+    "CheckFailed", "check_attention", "check_block_size", "check_cache_tokens",
+    "check_causal_mask", "check_cross_attention_shapes", "check_crossover", "check_dot_variance",
+    "check_einsum_layer", "check_ffn_share", "check_from_state_dict", "check_head_shapes",
+    "check_keras_output_kernel", "check_kv_budget",
+    "check_merge_heads", "check_merge_states", "check_multi_head", "check_parameter_formula",
+    "check_previous_token_share", "check_query_chunks", "check_rms_norm", "check_rotate_new_keys",
+    "check_softmax", "check_split_heads", "check_temperature", "check_uniform_entropy",
+    "check_uniform_match", "check_window_mask", "strict",
 ]

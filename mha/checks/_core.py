@@ -8,9 +8,13 @@ reproduces the learner's numbers; if none does, the message says what differs an
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import inspect
+import os
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -21,6 +25,63 @@ class CheckFailed(AssertionError):  # noqa: N818 - reads as "check failed: <what
     """The learner's function gave a wrong answer; the message names the likely mistake."""
 
     __module__ = "mha.checks"  # shown in tracebacks as mha.checks.CheckFailed
+
+
+class NotDone(Exception):  # noqa: N818 - "not done yet" is a state, not an error
+    """The learner's starter is still a placeholder (``...`` or ``raise NotImplementedError``)."""
+
+
+NOT_DONE = ("not done yet: write your answer where it says # YOUR CODE HERE (replacing the `...` "
+            "or the `raise NotImplementedError`), then run this cell again.")
+
+
+_STRICT = contextvars.ContextVar("mha_checks_strict", default=False)
+
+
+@contextlib.contextmanager
+def strict() -> Iterator[None]:
+    """Within this block, an unfinished answer fails its check instead of printing "not done yet".
+
+    Graders use it (``mha.classroom`` does while it replays tests): a stub must not pass. Setting
+    the environment variable ``MHA_CHECKS_STRICT=1`` does the same for a whole process (e.g.
+    when autograding with nbgrader).
+    """
+    token = _STRICT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT.reset(token)
+
+
+def _strict() -> bool:
+    return _STRICT.get() or os.environ.get("MHA_CHECKS_STRICT", "") not in ("", "0")
+
+
+def learner_check(check: Callable) -> Callable:
+    """Make ``check`` report an untouched starter cell with one line instead of raising.
+
+    A starter holds a placeholder: ``answer = ...`` or a function whose body is
+    ``raise NotImplementedError``. Run as it is, the check prints ``… <name>: not done yet`` and
+    returns, so a notebook that nobody has filled in still runs from top to bottom. Under
+    :func:`strict` (grading) the same answer raises :class:`CheckFailed`.
+    """
+
+    @functools.wraps(check)
+    def wrapper(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except (NotDone, NotImplementedError) as error:
+            if _strict():
+                raise CheckFailed(f"{check.__name__}: {NOT_DONE}") from error
+            print(f"… {check.__name__}: {NOT_DONE}")
+            return None
+
+    return wrapper
+
+
+def placeholder(value) -> bool:
+    """True for the starter's ``...`` (and ``NotImplemented``)."""
+    return value is Ellipsis or value is NotImplemented
 
 
 @dataclass(frozen=True)
@@ -78,6 +139,8 @@ class Checker:
             warnings.simplefilter("ignore")
             try:
                 result = self.fn(*copies, **kwargs)
+            except NotImplementedError as error:
+                raise NotDone(self.name) from error
             except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
                 extra = hint(error) if hint else ""
                 detail = str(error).strip()
@@ -91,6 +154,8 @@ class Checker:
         return result
 
     def as_array(self, result, case: str) -> np.ndarray:
+        if placeholder(result):
+            raise NotDone(self.name)
         if isinstance(result, np.ndarray):
             return result
         try:

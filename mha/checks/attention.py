@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from mha import attention, masks
-from mha.checks._core import Checker, Mistake, accepts
+from mha.checks._core import Checker, Mistake, accepts, learner_check
 
 FLOAT32_ADVICE = (
     "Keep float32 as float32: under NumPy 2 (NEP 50) a float32 array combined with a float64 "
@@ -67,6 +67,7 @@ def _softmax_mistakes(x: np.ndarray) -> list[Mistake]:
     return mistakes
 
 
+@learner_check
 def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check your softmax over the last axis against :func:`mha.softmax`.
 
@@ -215,6 +216,7 @@ def _check_masks(check, fn, rng, q, k, v) -> None:
                                                  sdpa(q, k, v, blocked)[1:]]))])
 
 
+@learner_check
 def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check your scaled dot-product attention against :func:`mha.scaled_dot_product_attention`.
 
@@ -273,6 +275,7 @@ def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool =
                  + (" and masks." if masked else " (no mask argument, masks not checked)."), quiet)
 
 
+@learner_check
 def check_causal_mask(fn, *, quiet: bool = False) -> None:
     """Check your causal mask against :func:`mha.causal_mask` (True = may attend).
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha import attention, layers
-from mha.checks._core import Checker, Mistake, accepts
+from mha.checks._core import Checker, Mistake, accepts, learner_check
 from mha.checks.attention import FLOAT32_ADVICE, _rng, _unpack
 
 BATCH, SEQ, N_HEADS, D_HEAD = 2, 5, 3, 4
@@ -62,6 +62,7 @@ MERGE_MISTAKES = {
 }
 
 
+@learner_check
 def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check your ``split_heads(x, n_heads)`` against :func:`mha.split_heads`.
 
@@ -90,6 +91,7 @@ def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
     check.passed("(batch, seq, d_model) → (batch, n_heads, seq, d_head), heads in order.", quiet)
 
 
+@learner_check
 def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check your ``merge_heads(x)`` against :func:`mha.merge_heads`.
 
@@ -192,6 +194,7 @@ def _has_biases(check: Checker, layer) -> bool:
     return all(getattr(layer, name, None) is not None for name in ("b_q", "b_k", "b_v", "b_o"))
 
 
+@learner_check
 def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
                      quiet: bool = False) -> None:
     """Check your multi-head self-attention against :class:`mha.MultiHeadAttention`.

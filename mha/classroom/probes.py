@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mha.checks import strict as checks_strict
 from mha.classroom import wire
 from mha.classroom.integrity import GRADING, MESSAGE, VARIANT, PackageUsed
 from mha.classroom.source import Assignment, AssignmentError, instructor_source
@@ -158,7 +159,8 @@ def _run_cell(source: str, namespace: dict, filename: str) -> None:
 @contextlib.contextmanager
 def _grading():
     token = GRADING.set(True)
-    with _LOCK, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+    with _LOCK, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), \
+            checks_strict():  # a stub fails a check, it is not "not done yet"
         warnings.simplefilter("ignore")
         try:
             yield
@@ -323,13 +325,13 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
                 names = answer_names_in(cell, recording)
                 for name in names:
                     namespace.pop(name, None)
-                    if defined is not None and name not in defined:
-                        continue
-                    if recording.answers[name] == "value":
+                    if recording.answers[name] == "value":  # `defined` lists callables only
                         probe = make_probe(name, "value", "main")
                         answer = answers.get(probe.key)
                         if answer is not None and answer.status == "ok":
                             namespace[name] = wire.decode(answer.out, list(answer.arrays))
+                        continue
+                    if defined is not None and name not in defined:
                         continue
                     namespace[name] = replayer(name, answers, missing, hidden,
                                                signature_of(signatures.get(name)))

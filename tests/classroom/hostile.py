@@ -8,7 +8,7 @@ must score: ``None`` means "no more than an empty submission" (0). Placeholders 
 ``@SUBMISSIONS@``, ``@OUT@``, ``@ROOT@``, ``@SOURCE@`` become absolute paths of the test's folders.
 
 Assignment 1's tests and points: softmax_rows 1, softmax_stable 2, attention_shapes 1,
-attention_values 2, attention_mask 1, causal_mask 2, self_attention 3, numpy_only 1 (13).
+attention_values 2, attention_mask 1, causal_mask 2, self_attention 3, diagnose 2, numpy_only 1 (15).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mha.classroom.release import nbgrader_notebook, student_notebook
 from mha.classroom.source import Assignment
 
 ALL = {"softmax_rows": 1, "softmax_stable": 2, "attention_shapes": 1, "attention_values": 2,
-       "attention_mask": 1, "causal_mask": 2, "self_attention": 3, "numpy_only": 1}
+       "attention_mask": 1, "causal_mask": 2, "self_attention": 3, "diagnose": 2, "numpy_only": 1}
 
 
 @dataclass(frozen=True)

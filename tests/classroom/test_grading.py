@@ -1,4 +1,4 @@
-"""Grading as a teacher uses it: full marks for the solutions and zero for the stubs of all three
+"""Grading as a teacher uses it: full marks for the solutions and zero for the stubs of all four
 assignments inside the sandbox, the command line, identical re-grades, refusal without a sandbox."""
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def test_release_then_grade_from_the_command_line(tmp_path, assignment_1, sandbo
          "grades", "--cell-timeout", "2"], capture_output=True, text=True, check=False,
         cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
-    assert "alice: 13 / 13" in done.stdout and "bob: 0 / 13" in done.stdout
-    assert "carol: 0 / 13" in done.stdout and "graded 3 submission(s)" in done.stdout
+    assert "alice: 15 / 15" in done.stdout and "bob: 0 / 15" in done.stdout
+    assert "carol: 0 / 15" in done.stdout and "graded 3 submission(s)" in done.stdout
     feedback = (tmp_path / "grades" / "feedback" / "carol.md").read_text()
     assert "not graded: no notebook in the folder" in feedback
     assert (tmp_path / "grades" / "summary.md").is_file()
@@ -96,7 +96,7 @@ def test_trusted_mode_grades_the_same_without_a_sandbox(assignment_1, tmp_path):
     trusted = sandbox_module.get_sandbox(trust_submissions=True)
     path = write_notebook(nbgrader_notebook(assignment_1), tmp_path / "alice.ipynb")
     result = grade_submission(assignment_1, "alice", path, TEST_LIMITS, sandbox=trusted)
-    assert result.points == result.max_points == 13
+    assert result.points == result.max_points == 15
 
 
 def test_a_missing_extra_is_a_one_line_hint(monkeypatch, capsys):
@@ -119,3 +119,18 @@ def test_a_test_that_feeds_one_answer_into_another_gets_another_round(sandbox, t
     feedback = {q.grade_id: q.feedback for q in result.questions}
     assert "merge_heads(split_heads(x)) must give x back" in feedback["merge_heads"]
     assert feedback["split_heads"].startswith("AssertionError: head 1 of token 0")
+
+
+def test_value_answers_are_graded_right_and_wrong(sandbox, tmp_path):
+    assignment = load_assignment(ASSIGNMENTS[3])  # predict and diagnose: variables, not functions
+    notebook = nbgrader_notebook(assignment)
+    for cell in notebook["cells"]:  # a wrong line number, the predictions left right
+        cell["source"] = cell["source"].replace("buggy_line = 5  #", "buggy_line = 4  #")
+    path = tmp_path / "values.ipynb"
+    path.write_text(json.dumps(notebook))
+    result = grade_submission(assignment, "values", path, TEST_LIMITS, sandbox=sandbox)
+    points = {q.grade_id: q.points for q in result.questions}
+    feedback = {q.grade_id: q.feedback for q in result.questions}
+    assert points["predict"] == 2 and points["diagnose"] == 0
+    assert "hidden test" in feedback["diagnose"]
+    assert result.points == result.max_points - 1

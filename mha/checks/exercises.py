@@ -1,0 +1,326 @@
+"""Checks for the chapters' exercises: one call under each starter cell.
+
+A starter cell holds a placeholder, ``answer = ...`` or a function whose body is
+``raise NotImplementedError``; run as it is, its check prints "not done yet" and returns. Once
+filled in, the check prints one ✔ line or raises :class:`CheckFailed` naming what was expected,
+what came, and (when a known mistake reproduces it) the likely cause.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mha import attention, cost, layers, normalization, positions
+from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
+from mha.checks.attention import FLOAT32_ADVICE, _rng
+from mha.checks.predictions import expect_value, number
+
+# ----------------------------------------------------------------------- self-attention
+
+
+@learner_check
+def check_window_mask(fn, *, quiet: bool = False) -> None:
+    """Check ``window_mask(seq, width)``: token i may see itself and the ``width - 1`` tokens before.
+
+    Examples
+    --------
+    >>> def window_mask(seq, width):
+    ...     offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k)
+    ...     return (offset >= 0) & (offset < width)
+    >>> check_window_mask(window_mask)
+    ✔ check_window_mask passed: causal, width tokens per row (fewer at the start), bool.
+    """
+    check = Checker("check_window_mask", fn, "window mask")
+    for seq, width in ((6, 3), (5, 1), (4, 9)):
+        case = f"seq = {seq}, width = {width}"
+        offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k): i - j
+        expected = (offset >= 0) & (offset < width)
+        got = check.as_array(check.call(seq, width, case=case), case)
+        if got.dtype != bool and got.shape == expected.shape and np.isin(got, (0, 1)).all():
+            got = got != 0
+        check.compare(got, expected, case=case, exact=True, mistakes=[
+            Mistake("the mask is not causal: a token may also see the tokens after it. Keep "
+                    "only i - j >= 0.", lambda o=offset, w=width: np.abs(o) < w),
+            Mistake(f"each row keeps width + 1 tokens: with width = {width} token i sees itself "
+                    "and the width - 1 before it, so i - j < width.",
+                    lambda o=offset, w=width: (o >= 0) & (o <= w)),
+            Mistake("the mask is inverted: True means 'may attend'.",
+                    lambda e=expected: ~e),
+        ])
+    check.passed("causal, width tokens per row (fewer at the start), bool.", quiet)
+
+
+# ----------------------------------------------------------------------- multi-head
+
+
+@learner_check
+def check_parameter_formula(fn, *, quiet: bool = False) -> None:
+    """Check ``parameter_formula(d_model, n_heads)``: the learned numbers of a multi-head
+    attention layer with biases, against :func:`mha.cost.parameter_count`."""
+    check = Checker("check_parameter_formula", fn, "parameter_formula")
+    for d_model, n_heads in ((64, 1), (64, 8), (512, 8), (96, 12)):
+        case = f"d_model = {d_model}, n_heads = {n_heads}"
+        got = check.call(d_model, n_heads, case=case)
+        if placeholder(got):
+            raise NotDone(check.name)
+        hints = {4 * d_model**2: "the four bias vectors (4 · d_model numbers) are missing.",
+                 4 * d_model**2 + 4 * d_model * n_heads: "a bias has d_model numbers whatever "
+                 "the number of heads.",
+                 n_heads * (4 * d_model**2 + 4 * d_model): "heads split W_q, W_k, W_v, W_o "
+                 "into blocks; they do not add matrices."}
+        expect_value(check, got, cost.parameter_count(d_model, n_heads), f"on {case}", hints,
+                     rel=0)
+    check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
+
+
+@learner_check
+def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``mha_einsum(x, layer)``: multi-head self-attention of an unbatched ``x``
+    (seq, d_model) written with reshapes and ``np.einsum``, equal to ``layer(x)``."""
+    rng = _rng(rng)
+    check = Checker("check_einsum_layer", fn, "mha_einsum")
+    layer = layers.MultiHeadAttention(12, 3, rng=rng)
+    for name in ("b_q", "b_k", "b_v", "b_o"):  # non-zero biases, so a forgotten one shows
+        setattr(layer, name, rng.normal(size=12))
+    x = rng.normal(size=(5, 12))
+    case = "x (5, 12) = (seq, d_model), 3 heads with biases"
+    no_bias_out = layers.MultiHeadAttention(12, 3, rng=0, bias=False)
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        setattr(no_bias_out, name, getattr(layer, name))
+    check.compare(check.call(x, layer, case=case), layer(x), case=case, mistakes=[
+        Mistake("the biases are missing: add b_q, b_k, b_v after the projections and b_o at the "
+                "end.", lambda: no_bias_out(x)),
+        Mistake("the output bias b_o is missing.", lambda: layer(x) - layer.b_o),
+    ])
+    check.passed("equal to layer(x), biases included.", quiet)
+
+
+# --------------------------------------------------------------------------- frameworks
+
+
+@learner_check
+def check_from_state_dict(fn, *, quiet: bool = False) -> None:
+    """Check ``from_state_dict(state)`` -> ``(W_q, W_k, W_v, W_o)`` for ``x @ W``, from a
+    PyTorch ``nn.MultiheadAttention`` state dict (packed ``in_proj_weight``, ``(out, in)``)."""
+    check = Checker("check_from_state_dict", fn, "from_state_dict")
+    layer = layers.MultiHeadAttention(12, 3, rng=7)
+    state = layer.to_torch_state_dict()
+    case = "a (d_model 12, 3 heads) layer's state dict"
+    result = check.call(state, case=case)
+    if placeholder(result):
+        raise NotDone(check.name)
+    if not isinstance(result, tuple | list) or len(result) != 4:
+        check.fail(f"expected a tuple (W_q, W_k, W_v, W_o), got {type(result).__name__} "
+                   f"of length {len(result) if hasattr(result, '__len__') else '?'}.")
+    for name, got in zip(("W_q", "W_k", "W_v", "W_o"), result, strict=True):
+        expected = getattr(layer, name)
+        check.compare(got, expected, case=f"{case}, {name}", exact=True, mistakes=[
+            Mistake(f"{name} is not transposed: PyTorch stores (out, in) for x @ W.T; this course "
+                    "multiplies x @ W, so transpose each matrix.", lambda e=expected: e.T)])
+    check.passed("four (d_model, d_model) matrices for x @ W, equal to the layer's.", quiet)
+
+
+@learner_check
+def check_keras_output_kernel(fn, *, quiet: bool = False) -> None:
+    """Check ``keras_output_kernel(W_o, n_heads)``: the Keras output kernel
+    (n_heads, d_head, d_model) from this course's ``W_o`` (d_model, d_model)."""
+    check = Checker("check_keras_output_kernel", fn, "keras_output_kernel")
+    layer = layers.MultiHeadAttention(12, 3, rng=5)
+    case = "W_o (12, 12), 3 heads"
+    d_head = 12 // 3
+    expected = layer.to_keras_weights()[6]
+    check.compare(check.call(layer.W_o, 3, case=case), expected, case=case, exact=True, mistakes=[
+        Mistake("you transposed W_o: in concat @ W_o, head i's features meet *rows* i·d_head to "
+                "(i+1)·d_head - 1, so the kernel is W_o.reshape(n_heads, d_head, d_model).",
+                lambda: layer.W_o.T.reshape(3, d_head, 12)),
+        Mistake("the head and feature axes are swapped: reshape to (n_heads, d_head, d_model), "
+                "rows grouped head by head.",
+                lambda: layer.W_o.reshape(d_head, 3, 12).transpose(1, 0, 2)),
+    ])
+    check.passed("W_o.reshape(n_heads, d_head, d_model): a reshape, no transpose.", quiet)
+
+
+# ---------------------------------------------------------------------------- positions
+
+
+@learner_check
+def check_rotate_new_keys(fn, *, rng: np.random.Generator | None = None,
+                          quiet: bool = False) -> None:
+    """Check ``rotate_new_keys(k_new, n_cached)``: RoPE for keys appended after ``n_cached``
+    cached ones; ``k_new`` is (n_new, d_head)."""
+    rng = _rng(rng)
+    check = Checker("check_rotate_new_keys", fn, "rotate_new_keys")
+    for n_new, n_cached in ((1, 10), (3, 5)):
+        k_new = rng.normal(size=(n_new, 8))
+        case = f"{n_new} new key(s) after {n_cached} cached, d_head 8"
+        got = check.call(k_new, n_cached, case=case)
+        expected = positions.apply_rotary(k_new, positions=np.arange(n_cached, n_cached + n_new))
+        check.compare(got, expected, case=case, mistakes=[
+            Mistake("the new keys were rotated as if they stood at positions 0, 1, ...: "
+                    "apply_rotary numbers the array you pass from 0; pass "
+                    "positions=np.arange(n_cached, n_cached + n_new).",
+                    lambda k=k_new: positions.apply_rotary(k)),
+            Mistake("off by one: the first new key stands at position n_cached (the cached keys "
+                    "hold positions 0 .. n_cached - 1).", lambda k=k_new, n=n_cached:
+                    positions.apply_rotary(k, positions=np.arange(n + 1, n + 1 + len(k)))),
+        ])
+    check.passed("each new key rotated for its own position, as if all were rotated at once.",
+                 quiet)
+
+
+# --------------------------------------------------------------------- heads that learn
+
+
+# ------------------------------------------------------------------ efficient attention
+
+
+def _state(q_row, k, v):
+    scores = k @ q_row / math.sqrt(q_row.shape[-1])  # (seq_k,)
+    m = float(scores.max())
+    p = np.exp(scores - m)
+    return m, float(p.sum()), p @ v
+
+
+@learner_check
+def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``merge(state1, state2)`` for online-softmax states ``(m, l, a)``: the running
+    maximum, the sum of ``exp(score - m)`` and the matching weighted sum of values."""
+    rng = _rng(rng)
+    check = Checker("check_merge_states", fn, "merge")
+    q_row, k, v = rng.normal(size=4), 3 * rng.normal(size=(12, 4)), rng.normal(size=(12, 3))
+    for cut in (5, 1):
+        first, second = _state(q_row, k[:cut], v[:cut]), _state(q_row, k[cut:], v[cut:])
+        case = f"halves of 12 keys cut after key {cut}"
+        result = check.call(first, second, case=case)
+        if placeholder(result):
+            raise NotDone(check.name)
+        if not isinstance(result, tuple | list) or len(result) != 3:
+            check.fail(f"expected a state (m, l, a), got {type(result).__name__} (on {case}).")
+        m, l_sum, a = result
+        full = attention.scaled_dot_product_attention(q_row[None], k, v)[0]
+        l_value = number(check, l_sum, "ℓ")
+        if math.isclose(l_value, first[1] + second[1]) and not math.isclose(first[0], second[0]):
+            check.fail("you added ℓ (and a) without rescaling: each state is relative to its own "
+                       "maximum; multiply by exp(m_i - m) with m the larger maximum (on "
+                       f"{case}).")
+        check.compare(np.asarray(a) / l_value, full, case=case + ", a / ℓ")
+        expect_value(check, m, max(first[0], second[0]), f"the merged maximum m (on {case})")
+    check.passed("a / ℓ of the merged state equals attention over all the keys.", quiet)
+
+
+# -------------------------------------------------------------------- transformer block
+
+
+@learner_check
+def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``rms_norm(x, gamma, eps=1e-5)``: ``gamma * x / sqrt(mean(x²) + eps)`` over the
+    last axis, float32 kept float32."""
+    rng = _rng(rng)
+    check = Checker("check_rms_norm", fn, "rms_norm")
+    x, gamma = rng.normal(1.0, 2.0, size=(3, 5, 8)), rng.normal(size=8)
+
+    def rms(a, g, eps=1e-5):
+        return g * a / np.sqrt(np.mean(a * a, axis=-1, keepdims=True) + eps)
+
+    case = "x (3, 5, 8) with mean 1"
+    check.compare(check.call(x, gamma, case=case), rms(x, gamma), case=case, mistakes=[
+        Mistake("you subtracted the mean: that is layer norm; RMSNorm divides x itself by its "
+                "root mean square.", lambda: normalization.layer_norm(x, gamma, eps=1e-5)),
+        Mistake("gamma is missing: multiply by gamma after normalising.",
+                lambda: rms(x, np.ones_like(gamma))),
+        Mistake("you took the mean square over the wrong axis: normalise each token over its "
+                "features, axis=-1.",
+                lambda: gamma * x / np.sqrt(np.mean(x * x, axis=0, keepdims=True) + 1e-5)),
+        Mistake("eps sits outside the square root; it belongs inside: sqrt(mean(x²) + eps).",
+                lambda: gamma * x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + 1e-5)),
+    ])
+    zeros = np.zeros((2, 8))
+    got = check.as_array(check.call(zeros, gamma, case="an all-zero token"), "an all-zero token")
+    if not np.isfinite(got).all():
+        check.fail("an all-zero token gave NaN: add eps inside the square root.")
+    x32, g32 = x.astype(np.float32), gamma.astype(np.float32)
+    got = check.compare(check.call(x32, g32, case="float32 inputs"), rms(x32, g32),
+                        case="float32 inputs")
+    check.check_dtype(got, np.float32, "float32 inputs", FLOAT32_ADVICE)
+    check.passed("matches gamma * x / sqrt(mean(x²) + eps), float32 stays float32.", quiet)
+
+
+@learner_check
+def check_query_chunks(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``query_chunked_attention(q, k, v, chunk)``: queries cut into chunks of ``chunk``
+    rows, each chunk attending to all keys; equal to full attention."""
+    rng = _rng(rng)
+    check = Checker("check_query_chunks", fn, "query_chunked_attention")
+    q, k, v = (rng.normal(size=(2, 3, 10, 4)) for _ in range(3))
+    expected = attention.scaled_dot_product_attention(q, k, v)
+    for chunk in (3, 1, 16):
+        case = f"q, k, v (2, 3, 10, 4), chunk {chunk}"
+        keys_cut = sum(  # the mistake: cut the keys, each chunk's softmax on its own keys
+            attention.scaled_dot_product_attention(q, k[..., i:i + chunk, :], v[..., i:i + chunk, :])
+            for i in range(0, 10, chunk))
+        mistakes = [Mistake(
+            "you cut the keys: each chunk's softmax then normalises over its own keys only. Cut "
+            "the queries; every query chunk attends to all the keys.", lambda c=keys_cut: c)]
+        check.compare(check.call(q, k, v, chunk, case=case), expected, case=case,
+                      mistakes=mistakes)
+    check.passed("equal to full attention for chunks of 3, 1 and more than seq.", quiet)
+
+
+# ----------------------------------------------------------------------------- tiny GPT
+
+
+@learner_check
+def check_temperature(fn, *, quiet: bool = False) -> None:
+    """Check ``with_temperature(logits, temperature)``: next-token probabilities at a temperature."""
+    check = Checker("check_temperature", fn, "with_temperature")
+    logits = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0]])
+    for temperature in (1.0, 0.5, 2.0):
+        case = f"logits {logits[0].tolist()}, temperature {temperature}"
+        expected = attention.softmax(logits / temperature)
+        check.compare(check.call(logits, temperature, case=case), expected, case=case, mistakes=[
+            Mistake("you multiplied the logits by the temperature; divide them: "
+                    "softmax(logits / T).", lambda t=temperature: attention.softmax(logits * t)),
+            Mistake("the temperature is ignored.", lambda: attention.softmax(logits)),
+            Mistake("the probabilities do not sum to 1: apply the softmax after dividing.",
+                    lambda t=temperature: logits / t),
+        ])
+    check.passed("softmax(logits / T): sharper below 1, flatter above.", quiet)
+
+
+# ---------------------------------------------------------------------------- real heads
+
+
+@learner_check
+def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
+                               quiet: bool = False) -> None:
+    """Check ``previous_token_share(weights)``: for weights (n_heads, seq, seq), each head's
+    mean weight from query i on key i - 1, over the queries that have a previous token."""
+    rng = _rng(rng)
+    check = Checker("check_previous_token_share", fn, "previous_token_share")
+    weights = attention.softmax(2 * rng.normal(size=(3, 6, 6)))  # (n_heads, seq_q, seq_k)
+    case = "weights (3, 6, 6) = (n_heads, seq_q, seq_k)"
+    expected = np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)  # (n_heads,)
+    check.compare(check.call(weights, case=case), expected, case=case, mistakes=[
+        Mistake("you measured the weight on the *next* token (key i + 1); the previous token is "
+                "key i - 1: np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).",
+                lambda: np.diagonal(weights, offset=1, axis1=-2, axis2=-1).mean(axis=-1)),
+        Mistake("you included query 0, which has no previous token: average over queries "
+                "1 .. seq - 1 only.", lambda: np.diagonal(weights, offset=-1, axis1=-2,
+                                                          axis2=-1).sum(axis=-1) / 6),
+        Mistake("you averaged over the heads too: return one share per head, shape (n_heads,).",
+                lambda: np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean()),
+        Mistake("you measured the diagonal (each token on itself).",
+                lambda: np.diagonal(weights, axis1=-2, axis2=-1).mean(axis=-1)),
+    ])
+    check.passed("one share per head, averaged over the queries that have a previous token.",
+                 quiet)
+
+
+__all__ = [
+    "check_einsum_layer", "check_from_state_dict", "check_keras_output_kernel",
+    "check_merge_states", "check_parameter_formula",
+    "check_previous_token_share", "check_query_chunks", "check_rms_norm",
+    "check_rotate_new_keys", "check_temperature", "check_window_mask",
+]
