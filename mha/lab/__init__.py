@@ -10,6 +10,7 @@ modules *use* it:
 ``position_examples``  what a relative bias or ALiBi does to attention
 ``tasks``, ``training``  synthetic tasks and a small attention-only model trained with Adam
 ``analysis``, ``head_survey``  what trained (and pretrained) heads attend to, and pruning them
+``head_count``         how the number of heads affects quality: one model per head count, several seeds
 ``kv_sharing``         pooling key/value heads (multi-query and grouped-query attention)
 ``residual``           the residual stream through stacks of random blocks
 ``measure``            timing and peak memory, for the cost chapters
@@ -23,6 +24,7 @@ from mha.lab import (
     analysis,
     examples,
     gpt,
+    head_count,
     head_survey,
     kv_sharing,
     measure,
@@ -49,6 +51,15 @@ from mha.lab.analysis import (
 )
 from mha.lab.examples import LONG_TOKENS, PARAPHRASE_PAIRS, SENTENCES, head_weights, tokenize, toy_embeddings
 from mha.lab.gpt import TinyGPT, generate, per_position_loss, sample_next
+from mha.lab.head_count import (
+    RELATIONS,
+    CardBatch,
+    HeadCountSweep,
+    card_relations,
+    card_vocab_size,
+    head_count_sweep,
+    relation_accuracy,
+)
 from mha.lab.head_survey import KINDS, PATTERN_SCORES, HeadSurvey, survey_heads
 from mha.lab.kv_sharing import fit_to_teacher, pool_kv_heads, relative_error
 from mha.lab.measure import blas_threads, median_seconds, peak_bytes
@@ -79,8 +90,9 @@ from mha.lab.training import Adam, AttentionOnlyModel, TrainingHistory, evaluate
 
 __all__ = [
     # modules
-    "analysis", "examples", "head_survey", "kv_sharing", "measure", "position_examples", "residual",
-    "scaling", "shapes", "tasks", "toy_translation", "training", "text", "gpt", "seq2seq", "seq2seq_tasks",
+    "analysis", "examples", "head_count", "head_survey", "kv_sharing", "measure", "position_examples",
+    "residual", "scaling", "shapes", "tasks", "toy_translation", "training", "text", "gpt", "seq2seq",
+    "seq2seq_tasks",
     # examples
     "SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights",
     # shapes and scaling
@@ -95,6 +107,9 @@ __all__ = [
     "head_entropy", "mean_attention_distance", "weight_on", "weight_at_offset", "strongest_connections",
     "head_importance", "PruningCurve", "pruning_curve",
     "PATTERN_SCORES", "KINDS", "HeadSurvey", "survey_heads",
+    # how the number of heads affects quality
+    "RELATIONS", "CardBatch", "card_relations", "card_vocab_size", "relation_accuracy", "HeadCountSweep",
+    "head_count_sweep",
     "pool_kv_heads", "relative_error", "fit_to_teacher",
     # measurement
     "median_seconds", "peak_bytes", "blas_threads",

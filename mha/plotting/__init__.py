@@ -18,6 +18,7 @@ from mha.plotting.cost import loglog_slope, plot_cost_breakdown, plot_growth, pl
 from mha.plotting.cross import plot_alignment, plot_links
 from mha.plotting.diagrams import plot_head_split, plot_mha_diagram, plot_soft_lookup
 from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
+from mha.plotting.head_count import plot_head_count_sweep
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
@@ -68,6 +69,7 @@ __all__ = [
     "plot_training_curve",
     "plot_head_scores",
     "plot_pruning",
+    "plot_head_count_sweep",
     "plot_online_softmax",
     "plot_memory",
     "plot_decode_cost",

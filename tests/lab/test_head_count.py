@@ -1,0 +1,124 @@
+"""mha.lab.head_count: the card task's answers, per-relation accuracy, and a seeded sweep over head counts."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mha.lab import AttentionOnlyModel
+from mha.lab.head_count import (
+    RELATIONS,
+    HeadCountSweep,
+    card_relations,
+    card_vocab_size,
+    head_count_sweep,
+    relation_accuracy,
+)
+
+TINY = dict(d_model=8, n_seeds=3, steps=4, batch=4, n_colours=3, n_numbers=3, n_held_out=6, progress=False)
+
+
+def answers_by_loops(tokens, n_numbers):
+    """The three numbers at every second card, found one position at a time (the slow, obvious way)."""
+    colours, numbers = tokens // n_numbers, tokens % n_numbers
+    expected = {}
+    for b, row in enumerate(colours):
+        for t in range(1, len(row)):
+            earlier = [j for j in range(t) if row[j] == row[t]]
+            if earlier:
+                expected[b, t] = (numbers[b, t - 1], numbers[b, earlier[0]], numbers[b, 0])
+    return expected
+
+
+@pytest.mark.parametrize("n_colours, n_numbers", [(2, 2), (5, 3), (8, 4)])
+def test_cards_hold_each_colour_twice_and_the_answers_the_three_relations_ask_for(n_colours, n_numbers):
+    cards = card_relations(20, n_colours, n_numbers, rng=3)
+    seq = 2 * n_colours
+    assert cards.tokens.shape == cards.targets.shape == cards.loss_mask.shape == (20, seq)
+    assert cards.answers.shape == (20, seq, len(RELATIONS))
+    colours = cards.tokens // n_numbers
+    np.testing.assert_array_equal(np.sort(colours, axis=1), np.tile(np.repeat(np.arange(n_colours), 2),
+                                                                    (20, 1)))
+    expected = answers_by_loops(cards.tokens, n_numbers)
+    assert set(zip(*np.nonzero(cards.loss_mask), strict=True)) == set(expected)
+    for (b, t), numbers in expected.items():
+        assert tuple(cards.answers[b, t]) == numbers
+        assert cards.targets[b, t] == (numbers[0] * n_numbers + numbers[1]) * n_numbers + numbers[2]
+    assert cards.targets.max() < card_vocab_size(n_colours, n_numbers)
+    assert cards.tokens.max() < card_vocab_size(n_colours, n_numbers)
+    assert np.all(cards.targets[~cards.loss_mask] == 0)
+
+
+def test_cards_are_reproducible_from_a_seed_and_differ_between_seeds():
+    a, b, c = (card_relations(4, 6, 4, rng=seed) for seed in (7, 7, 8))
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_array_equal(a.targets, b.targets)
+    assert not np.array_equal(a.tokens, c.tokens)
+
+
+def test_cards_refuse_a_task_too_small_to_pose():
+    with pytest.raises(ValueError, match="n_colours"):
+        card_relations(2, 1, 4, rng=0)
+    with pytest.raises(ValueError, match="n_numbers"):
+        card_relations(2, 4, 1, rng=0)
+
+
+def test_relation_accuracy_scores_each_number_of_the_answer_on_its_own():
+    cards = card_relations(50, 4, 3, rng=1)
+    vocab = card_vocab_size(4, 3)
+    np.testing.assert_array_equal(relation_accuracy(np.eye(vocab)[cards.targets], cards, 3), [1, 1, 1])
+    # Change only the last digit (the first card's number): the other two stay right.
+    wrong_first = cards.targets - cards.answers[..., 2] + (cards.answers[..., 2] + 1) % 3
+    np.testing.assert_array_equal(relation_accuracy(np.eye(vocab)[wrong_first], cards, 3), [1, 1, 0])
+
+
+def test_sweep_has_one_result_per_head_count_and_seed_and_repeats_exactly():
+    first = head_count_sweep((1, 2, 8), rng=5, **TINY)
+    again = head_count_sweep((1, 2, 8), rng=np.random.default_rng(5), **TINY)
+    assert first.loss.shape == first.accuracy.shape == (3, 3)
+    assert first.relation_accuracy.shape == (3, 3, len(RELATIONS))
+    assert first.loss.dtype == np.float64 and np.isfinite(first.loss).all()
+    np.testing.assert_array_equal(first.head_counts, [1, 2, 8])
+    np.testing.assert_array_equal(first.d_head, [8, 4, 1])
+    assert first.chance_loss == pytest.approx(3 * math.log(3))
+    for name in ("loss", "accuracy", "relation_accuracy"):
+        np.testing.assert_array_equal(getattr(first, name), getattr(again, name))
+    assert np.all((first.accuracy >= 0) & (first.accuracy <= 1))
+    other = head_count_sweep((1, 2, 8), rng=6, **TINY)
+    assert not np.array_equal(first.loss, other.loss)
+
+
+def test_models_of_one_seed_start_from_the_same_numbers_split_into_different_heads():
+    one, four = (AttentionOnlyModel(12, 6, d_model=8, n_heads=h, n_layers=1, rng=np.random.default_rng(3))
+                 for h in (1, 4))
+    for name, value in one.parameters().items():
+        np.testing.assert_array_equal(value, four.parameters()[name])
+    assert one.parameters()["layers.0.W_q"].dtype == np.float32
+
+
+def test_sweep_summaries_average_over_seeds():
+    loss = np.array([[2.0, 2.0, 2.0], [0.1, 0.3, 0.2]])
+    sweep = HeadCountSweep(np.array([1, 4]), 8, loss, 1 - loss / 2, np.zeros((2, 3, 3)), np.ones(2), 3.0)
+    np.testing.assert_allclose(sweep.mean("loss"), [2.0, 0.2])
+    np.testing.assert_allclose(sweep.std("loss"), [0.0, 0.1])
+    np.testing.assert_allclose(sweep.mean("accuracy"), [0.0, 0.9])
+    assert sweep.mean("relation_accuracy").shape == (2, 3)
+    assert sweep.best() == 4
+    with pytest.raises(ValueError, match="metric must be .* got 'bleu'"):
+        sweep.mean("bleu")
+
+
+@pytest.mark.parametrize("head_counts, message", [
+    ((1, 3), r"divide d_model=8; got \[3\] \(d_head would be 2.667\)"),
+    ((), "non-empty"),
+    ((1.0, 2.0), "positive integers"),
+    ((0, 2), "positive integers"),
+])
+def test_sweep_refuses_head_counts_it_cannot_build(head_counts, message):
+    with pytest.raises(ValueError, match=message):
+        head_count_sweep(head_counts, rng=0, **TINY)
+
+
+def test_sweep_refuses_zero_seeds():
+    with pytest.raises(ValueError, match="n_seeds"):
+        head_count_sweep((1,), rng=0, **{**TINY, "n_seeds": 0})
