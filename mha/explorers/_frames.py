@@ -409,7 +409,7 @@ def frame_explorer(
     children.append(stack)
     live_view = None
     if live is not None:
-        live_view = _live_view(render, checked, initial, live, kind, frames, dpi, colors)
+        live_view = _live_view(render, checked, initial, live, kind, frames, dpi)
         children.append(live_view.box)
     if caption:
         children.append(widgets.HTML(f"<em>{html.escape(caption)}</em>"))
@@ -423,7 +423,7 @@ def frame_explorer(
     return explorer
 
 
-def _live_view(render, checked, initial, live, kind, frames, dpi, colors):
+def _live_view(render, checked, initial, live, kind, frames, dpi):
     """The live controls and output: slider values first, then the live-only controls."""
     from mha.explorers._live import LiveView, live_choice
 
@@ -441,6 +441,7 @@ def _live_view(render, checked, initial, live, kind, frames, dpi, colors):
             if not isinstance(result, str):
                 raise TypeError(f"render returned {type(result).__name__}; expected an HTML str")
             return result
-        return figure_to_png(result, dpi=dpi, colors=colors)
+        # Full colour: a palette saves page weight, which a live kernel does not pay, and costs time.
+        return figure_to_png(result, dpi=dpi)
 
     return LiveView(render, controls, encode, kind, first)

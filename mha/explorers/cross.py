@@ -18,8 +18,8 @@ def render_alignment(sentence: str, d_head: int):
     Examples
     --------
     >>> fig = render_alignment("sleep", 16)
-    >>> [text.get_text() for text in fig.axes[0].texts]
-    ['meaning']
+    >>> [panel.title.get_text() for panel in fig.head_panels]
+    ['meaning', 'position', 'meaning + position']
     """
     pair = toy_translation.SENTENCE_PAIRS[sentence]
     weights = toy_translation.alignment(pair, d_head)  # (3, seq_q, seq_k)

@@ -37,7 +37,7 @@ def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
     Examples
     --------
     >>> fig = render_relative_bias(2.0, 6)
-    >>> [text.get_text() for ax in fig.axes[:2] for text in ax.texts]
+    >>> [panel.title.get_text() for panel in fig.head_panels[:2]]
     ['prefers −1 (previous)', 'prefers 0 (itself)']
     """
     weights, tokens = relative_bias_weights(strength, seq_len)
@@ -138,7 +138,7 @@ def render_alibi(n_heads: int = 8, seq_len: int = 16):
 
     Examples
     --------
-    >>> [text.get_text() for ax in render_alibi(2, 8).axes[:2] for text in ax.texts]
+    >>> [panel.title.get_text() for panel in render_alibi(2, 8).head_panels]
     ['slope 0.0625', 'slope 0.00391']
     """
     return plot_heads(alibi_weights(n_heads, seq_len), head_titles=[f"slope {m:.3g}" for m in

@@ -53,8 +53,8 @@ def plot_alignment(weights, tokens_q, tokens_k, *, reference=None, head_titles: 
     --------
     >>> w = np.full((2, 2, 3), 1 / 3)
     >>> fig = plot_alignment(w, ["le", "chat"], ["the", "black", "cat"], reference=[0, 2])
-    >>> len(fig.axes[0].lines)  # one marker line per head
-    1
+    >>> [len(panel.lines) for panel in fig.head_panels]  # one marker line per head
+    [1, 1]
     """
     weights = as_float_array(weights, "weights")
     if weights.ndim != 3:
@@ -63,9 +63,9 @@ def plot_alignment(weights, tokens_q, tokens_k, *, reference=None, head_titles: 
     reference = _check_reference(reference, seq_q, seq_k)
     fig = plot_heads(weights, tokens_q, tokens_k, title=title, head_titles=head_titles)
     if reference is not None:
-        for ax in fig.axes[:n_heads]:  # plot_heads creates the head panels first, the colour bar last
-            ax.plot(reference, np.arange(seq_q), linestyle="none", marker="s", markersize=9,
-                    markerfacecolor="none", markeredgecolor=REFERENCE_COLOR, markeredgewidth=1.8)
+        for panel in fig.head_panels:
+            panel.plot(reference, np.arange(seq_q), linestyle="none", marker="s", markersize=9,
+                       markerfacecolor="none", markeredgecolor=REFERENCE_COLOR, markeredgewidth=1.8)
     return fig
 
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.patches import Rectangle
 
 from mha._validation import as_float_array
 from mha.plotting._style import WEIGHTS_CMAP, new_figure
 
-__all__ = ["plot_attention", "plot_heads", "draw_weights"]
+__all__ = ["plot_attention", "plot_heads", "draw_weights", "HeadPanel"]
 
 #: Above this many tokens, tick labels would overlap: positions are shown instead of words.
 MAX_LABELLED_TOKENS = 40
@@ -95,13 +99,59 @@ def plot_attention(weights, tokens_q=None, tokens_k=None, *, title: str = "Atten
     return fig
 
 
+@dataclass
+class HeadPanel:
+    """Where one head's map sits on a :func:`plot_heads` figure, and what was drawn there.
+
+    The panels share one canvas Axes whose data coordinates are inches from the figure's bottom-left
+    corner (one Axes for all heads: each extra matplotlib Axes costs ~15 ms to build, and a live widget
+    redraws the whole figure on every slider move).
+
+    Attributes
+    ----------
+    ax : matplotlib.axes.Axes
+        The canvas shared by every panel.
+    extent : tuple of float
+        ``(left, right, bottom, top)`` of the map, in inches.
+    shape : tuple of int
+        ``(seq_q, seq_k)`` of the map.
+    image : matplotlib.image.AxesImage
+        The map; ``image.get_array()`` is this head's weights.
+    title : matplotlib.text.Text
+    lines : list of matplotlib.lines.Line2D
+        Marks added with :meth:`plot`.
+    """
+
+    ax: Any
+    extent: tuple[float, float, float, float]
+    shape: tuple[int, int]
+    image: Any = None
+    title: Any = None
+    lines: list = field(default_factory=list)
+
+    def to_canvas(self, keys, queries) -> tuple[np.ndarray, np.ndarray]:
+        """Canvas coordinates (inches) of the centres of cells ``(query, key)``; queries run down."""
+        left, right, bottom, top = self.extent
+        seq_q, seq_k = self.shape
+        x = left + (np.asarray(keys, dtype=float) + 0.5) * (right - left) / seq_k
+        y = top - (np.asarray(queries, dtype=float) + 0.5) * (top - bottom) / seq_q
+        return x, y
+
+    def plot(self, keys, queries, **style):
+        """Draw marks at cells ``(query, key)`` of this panel (``Axes.plot`` style); returns the line."""
+        (line,) = self.ax.plot(*self.to_canvas(keys, queries), **style)
+        self.lines.append(line)
+        return line
+
+
 def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = None,
                head_titles: Sequence[str] | None = None, ncols: int | None = None):
     """Every head's attention matrix side by side, on one shared colour scale.
 
     Token labels go on the left column and bottom row when there are at most ``MAX_HEAD_LABELS`` tokens;
-    longer sequences show positions instead. The layout is computed by hand (no constrained layout) so
-    that a widget can redraw 8 heads of 32 tokens well within 150 ms.
+    longer sequences show positions instead. All panels are drawn on one canvas laid out by hand (see
+    :class:`HeadPanel`), so that a live widget redraws 8 heads of 32 tokens within 150 ms;
+    ``fig.head_panels`` lists the panels in head order.
 
     Parameters
     ----------
@@ -119,13 +169,14 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
     Returns
     -------
     matplotlib.figure.Figure
+        With ``head_panels``, a tuple of :class:`HeadPanel`, one per head.
 
     Examples
     --------
     >>> w = np.full((4, 3, 3), 1 / 3)
     >>> fig = plot_heads(w, ["a", "b", "c"], title="Uniform")
-    >>> [text.get_text() for text in fig.axes[0].texts]
-    ['head 0']
+    >>> [panel.title.get_text() for panel in fig.head_panels[:2]]
+    ['head 0', 'head 1']
     """
     weights = _check_weights(weights, 3, "(n_heads, seq_q, seq_k)")
     n_heads, seq_q, seq_k = weights.shape
@@ -140,43 +191,76 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
     nrows = math.ceil(n_heads / ncols)
     words_q = tokens_q is not None and seq_q <= MAX_HEAD_LABELS
     words_k = tokens_k is not None and seq_k <= MAX_HEAD_LABELS
-    # Margins in inches, sized for the longest label, converted to figure fractions below.
+    # Everything below is in inches: margins sized for the longest label.
     char = 0.075
     left = 0.55 + (char * max(map(len, tokens_q)) if words_q else 0.25)
     bottom = 0.5 + (char * max(map(len, tokens_k)) if words_k else 0.25)
-    top, right, cell, gap = (0.75 if title else 0.4), 1.0, 2.1, 0.35
-    width = left + ncols * cell + (ncols - 1) * 0.15 + right
-    height = bottom + nrows * (cell + gap) + top - gap
+    top, right, cell, gap_x, gap_y = (0.75 if title else 0.4), 1.0, 2.1, 0.15, 0.35
+    width = left + ncols * cell + (ncols - 1) * gap_x + right
+    height = bottom + nrows * (cell + gap_y) + top - gap_y
     fig = new_figure(width, height, alt_text=(
         f"{title + ': ' if title else ''}{n_heads} heatmaps of attention weights, one per head, each with "
         f"{seq_q} queries down and {seq_k} keys across on a shared colour scale; brighter cells carry more "
         f"weight{_strongest(weights[0], tokens_q, tokens_k, 'in head 0')}."))
     fig.set_layout_engine(None)
-    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
-                        top=1 - top / height, wspace=0.15 / cell, hspace=gap / cell)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.set_axis_off()
     vmax = float(weights.max()) or 1.0  # shared scale: heads are comparable at a glance
-    for h, ax in enumerate(axes.flat):
-        if h >= n_heads:
-            ax.set_visible(False)
-            continue
-        image = ax.imshow(weights[h], cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax, interpolation="nearest",
-                          aspect="auto")
-        # ax.text is much cheaper to lay out than ax.set_title
-        ax.text(0.5, 1.02, head_titles[h], transform=ax.transAxes, ha="center", va="bottom")
+    panels, ticks = [], []
+    for h in range(n_heads):
         row, col = divmod(h, ncols)
-        last_row = row == nrows - 1 or h + ncols >= n_heads
-        _set_ticks(ax.xaxis, tokens_k if words_k else None, seq_k, show=last_row)
-        _set_ticks(ax.yaxis, tokens_q if words_q else None, seq_q, show=col == 0)
-        if last_row and words_k:
-            ax.tick_params(axis="x", labelrotation=90)
-    fig.colorbar(image, ax=axes, label="weight", fraction=0.25 / width, pad=0.1 / width)
-    fig.text(0.5 * (left / width + 1 - right / width), 0.08 / height, "key (attended to)",
-             ha="center", va="bottom")
-    fig.text(0.1 / width, 0.5, "query (attending)", rotation=90, ha="left", va="center")
+        x0 = left + col * (cell + gap_x)
+        y0 = bottom + (nrows - 1 - row) * (cell + gap_y)
+        panel = HeadPanel(ax, (x0, x0 + cell, y0, y0 + cell), (seq_q, seq_k))
+        panel.image = ax.imshow(weights[h], cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax,
+                                interpolation="nearest", extent=panel.extent, aspect="auto")
+        ax.add_patch(Rectangle((x0, y0), cell, cell, fill=False, linewidth=0.8))
+        panel.title = ax.text(x0 + cell / 2, y0 + cell + 0.03, head_titles[h], ha="center", va="bottom")
+        if col == 0:  # query labels down the left column
+            positions = _label_positions(seq_q, words_q)
+            _, ys = panel.to_canvas(np.zeros(len(positions)), positions)
+            for p, y in zip(positions, ys, strict=True):
+                ax.text(x0 - 0.08, y, tokens_q[p] if words_q else str(p), ha="right", va="center")
+                ticks.append([(x0 - 0.05, y), (x0, y)])
+        if row == nrows - 1 or h + ncols >= n_heads:  # key labels under the lowest panel of a column
+            positions = _label_positions(seq_k, words_k)
+            xs, _ = panel.to_canvas(positions, np.zeros(len(positions)))
+            for p, x in zip(positions, xs, strict=True):
+                ax.text(x, y0 - 0.08, tokens_k[p] if words_k else str(p), ha="center", va="top",
+                        rotation=90 if words_k else 0)
+                ticks.append([(x, y0 - 0.05), (x, y0)])
+        panels.append(panel)
+    ax.add_collection(LineCollection(ticks, colors="black", linewidths=0.8))
+    grid_top = bottom + nrows * (cell + gap_y) - gap_y
+    _draw_colour_scale(ax, vmax, x=width - right + 0.2, bottom=bottom, top=grid_top)
+    ax.set_xlim(0.0, width)
+    ax.set_ylim(0.0, height)
+    ax.text(left + (ncols * cell + (ncols - 1) * gap_x) / 2, 0.08, "key (attended to)",
+            ha="center", va="bottom")
+    ax.text(0.1, bottom + (grid_top - bottom) / 2, "query (attending)", rotation=90, ha="left",
+            va="center")
     if title:
         fig.suptitle(title, y=1 - 0.1 / height, va="top")
+    fig.head_panels = tuple(panels)
     return fig
+
+
+def _label_positions(size: int, words: bool) -> list[int]:
+    """Every position when words label the panel, else about four evenly spaced positions."""
+    return list(range(size)) if words else list(range(0, size, max(1, size // 4)))
+
+
+def _draw_colour_scale(ax, vmax: float, *, x: float, bottom: float, top: float) -> None:
+    """A colour bar drawn on the canvas: the colormap from 0 (bottom) to ``vmax`` (top), labelled."""
+    bar_width = 0.15
+    gradient = np.linspace(vmax, 0.0, 128)[:, None]  # (128, 1), top row first
+    ax.imshow(gradient, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax, interpolation="bilinear",
+              extent=(x, x + bar_width, bottom, top), aspect="auto")
+    ax.add_patch(Rectangle((x, bottom), bar_width, top - bottom, fill=False, linewidth=0.8))
+    for value in (0.0, vmax / 2, vmax):
+        y = bottom + (top - bottom) * value / vmax
+        ax.text(x + bar_width + 0.06, y, f"{value:.2g}", ha="left", va="center")
+    ax.text(x + bar_width + 0.5, (bottom + top) / 2, "weight", rotation=90, ha="left", va="center")
 
 
 def _strongest(weights: np.ndarray, tokens_q, tokens_k, where: str = "") -> str:
@@ -185,13 +269,3 @@ def _strongest(weights: np.ndarray, tokens_q, tokens_k, where: str = "") -> str:
     name_q = tokens_q[i] if tokens_q is not None else f"position {i}"
     name_k = tokens_k[j] if tokens_k is not None else f"position {j}"
     return f"; the strongest link{' ' + where if where else ''} is {name_q} to {name_k} ({weights[i, j]:.2f})"
-
-
-def _set_ticks(axis, tokens, size: int, *, show: bool) -> None:
-    """Words as tick labels, or a few positions; no ticks at all on inner panels (ticks are costly)."""
-    if not show:
-        axis.set_ticks([])
-    elif tokens is not None:
-        axis.set_ticks(range(size), labels=tokens)
-    else:
-        axis.set_ticks(range(0, size, max(1, size // 4)))

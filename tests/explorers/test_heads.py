@@ -20,11 +20,10 @@ def test_every_default_slider_setting_gives_a_valid_layer_and_sentence():
 
 def test_frame_shows_one_panel_per_head_with_those_weights():
     fig = render_heads(4, 8, seed=1)
-    images = [im for ax in fig.axes for im in ax.get_images()]
     weights, _ = head_weights(4, 8, seed=1)
-    assert len(images) == 4
-    for h, image in enumerate(images):
-        np.testing.assert_array_equal(image.get_array(), weights[h])
+    assert len(fig.head_panels) == 4
+    for h, panel in enumerate(fig.head_panels):
+        np.testing.assert_array_equal(panel.image.get_array(), weights[h])
     assert "4 heads of d_head = 16" in fig.get_suptitle()
 
 

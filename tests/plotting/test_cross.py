@@ -15,18 +15,21 @@ def test_plot_alignment_marks_the_reference_on_every_head():
     w = np.random.default_rng(0).dirichlet(np.ones(4), size=(3, 5))  # (n_heads, seq_q, seq_k)
     reference = [0, 2, 1, 3, 3]
     fig = plot_alignment(w, list("abcde"), list("wxyz"), reference=reference, head_titles=["m", "p", "mp"])
-    for h, ax in enumerate(fig.axes[:3]):
-        np.testing.assert_array_equal(ax.get_images()[0].get_array(), w[h])
-        (marker,) = ax.lines
-        np.testing.assert_array_equal(marker.get_xdata(), reference)  # key index across
-        np.testing.assert_array_equal(marker.get_ydata(), np.arange(5))  # query index down
-    assert [t.get_text() for ax in fig.axes[:3] for t in ax.texts] == ["m", "p", "mp"]
+    for h, panel in enumerate(fig.head_panels):
+        np.testing.assert_array_equal(panel.image.get_array(), w[h])
+        (marker,) = panel.lines
+        left, right, bottom, top = panel.extent
+        # one square per query, centred on the reference key's cell of this panel
+        key_centres = left + (np.array(reference) + 0.5) * (right - left) / 4
+        np.testing.assert_allclose(marker.get_xdata(), key_centres)
+        np.testing.assert_allclose(marker.get_ydata(), top - (np.arange(5) + 0.5) * (top - bottom) / 5)
+    assert [panel.title.get_text() for panel in fig.head_panels] == ["m", "p", "mp"]
     assert not plt.get_fignums()
 
 
 def test_plot_alignment_without_reference_draws_no_markers():
     fig = plot_alignment(np.full((2, 2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"])
-    assert all(not ax.lines for ax in fig.axes)
+    assert all(not panel.lines for panel in fig.head_panels) and not fig.axes[0].lines
 
 
 def test_plot_links_draws_one_line_per_weight_above_threshold():
@@ -75,5 +78,5 @@ def test_alignment_explorer_rejects_unknown_sentences():
 def test_render_alignment_titles_heads_and_sizes():
     fig = render_alignment("potato", 8)
     assert "8 French words read 6 English words" in fig._suptitle.get_text()
-    assert [t.get_text() for ax in fig.axes[:3] for t in ax.texts] == ["meaning", "position",
-                                                                      "meaning + position"]
+    assert [panel.title.get_text() for panel in fig.head_panels] == ["meaning", "position",
+                                                                    "meaning + position"]

@@ -13,38 +13,73 @@ def _images(fig):
     return [im for ax in fig.axes for im in ax.get_images()]
 
 
+def _texts(fig):
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+def _pixels(fig, dpi=50):
+    """The rendered figure as an (height, width, 3) uint8 array."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig.set_dpi(dpi)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3]
+
+
 def test_plot_heads_draws_every_head_on_one_shared_perceptual_scale():
     w = np.random.default_rng(0).dirichlet(np.ones(5), size=(6, 4))  # (heads, seq_q, seq_k) rows sum to 1
     fig = plot_heads(w, list("abcd"), list("vwxyz"), title="Six heads")
-    images = _images(fig)
-    assert len(images) == 6
-    for h, image in enumerate(images):
-        np.testing.assert_array_equal(image.get_array(), w[h])
-        assert image.get_clim() == (0.0, pytest.approx(w.max()))
-        assert image.get_cmap().name == "viridis"
-    titles = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert titles == [f"head {h}" for h in range(6)]
+    assert len(fig.head_panels) == 6
+    for h, panel in enumerate(fig.head_panels):
+        np.testing.assert_array_equal(panel.image.get_array(), w[h])
+        assert panel.image.get_clim() == (0.0, pytest.approx(w.max()))
+        assert panel.image.get_cmap().name == "viridis"
+    assert [panel.title.get_text() for panel in fig.head_panels] == [f"head {h}" for h in range(6)]
     assert fig._suptitle.get_text() == "Six heads"
     assert fig.get_facecolor()[:3] == (1.0, 1.0, 1.0)  # readable on a dark page
     assert not plt.get_fignums()  # built without pyplot: nothing shown twice, nothing leaked
 
 
+def test_plot_heads_panels_show_their_weights_where_the_panel_says():
+    w = np.zeros((2, 2, 2))
+    w[0, 0, 1] = 1.0  # head 0: query 0 reads key 1 (top right cell)
+    w[1, 1, 0] = 1.0  # head 1: query 1 reads key 0 (bottom left cell)
+    fig = plot_heads(w, ["a", "b"])
+    dpi = 50
+    pixels = _pixels(fig, dpi).astype(int)
+    height = pixels.shape[0]
+    bright = np.array(matplotlib.colormaps["viridis"](1.0)[:3]) * 255
+    dark = np.array(matplotlib.colormaps["viridis"](0.0)[:3]) * 255
+    for panel, hot in zip(fig.head_panels, [(0, 1), (1, 0)], strict=True):
+        for query in range(2):
+            for key in range(2):
+                x, y = panel.to_canvas(key, query)
+                column, row = int(x * dpi), int(height - y * dpi)  # inches from bottom -> pixel rows
+                expected = bright if (query, key) == hot else dark
+                assert np.abs(pixels[row, column] - expected).max() <= 2, (panel.title.get_text(), query, key)
+
+
 def test_plot_heads_labels_the_outer_panels_with_tokens():
     w = np.full((4, 3, 3), 1 / 3)
     fig = plot_heads(w, ["the", "cat", "sat"], ncols=2)
-    bottom_left = fig.axes[2]
-    assert [t.get_text() for t in bottom_left.get_xticklabels()] == ["the", "cat", "sat"]
-    assert [t.get_text() for t in bottom_left.get_yticklabels()] == ["the", "cat", "sat"]
-    assert len(fig.axes[1].get_xticks()) == 0 and len(fig.axes[1].get_yticks()) == 0
-    axis_titles = {t.get_text() for t in fig.texts}
-    assert {"key (attended to)", "query (attending)"} <= axis_titles
+    texts = _texts(fig)
+    # left column (heads 0 and 2) carries the query words, bottom row (heads 2 and 3) the key words
+    assert texts.count("the") == 4 and texts.count("cat") == 4 and texts.count("sat") == 4
+    assert {"key (attended to)", "query (attending)", "weight"} <= set(texts)
+    bottom_left = fig.head_panels[2]
+    left, _, bottom, _ = bottom_left.extent
+    key_labels = [t for t in fig.axes[0].texts if t.get_text() == "the" and t.get_position()[1] < bottom]
+    query_labels = [t for t in fig.axes[0].texts if t.get_text() == "the" and t.get_position()[0] < left]
+    assert len(key_labels) == 2 and len(query_labels) == 2
 
 
 def test_long_sequences_show_positions_not_words():
     w = np.full((2, 32, 32), 1 / 32)
     fig = plot_heads(w, [f"w{i}" for i in range(32)])
-    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert "w0" not in labels and len(fig.axes[0].get_yticks()) <= 8
+    texts = _texts(fig)
+    assert "w0" not in texts
+    assert texts.count("8") == 3  # once on the left, once under each of the two panels
 
 
 def test_plot_attention_has_colorbar_and_labels():
