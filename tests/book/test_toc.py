@@ -72,3 +72,25 @@ def test_reading_the_toc_imports_no_sphinx():
             "print(any(m.split('.')[0].startswith('sphinx') for m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_real_toc_is_in_parts_with_the_teachers_page_outside_the_learner_path():
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf8"))
+    parts = {part["caption"]: [entry["file"] for entry in part["chapters"]] for part in toc["parts"]}
+    learner = ["Foundations", "Inside the layer", "Beyond the layer", "Real models"]
+    assert list(parts)[:4] == learner
+    path = [file for caption in learner for file in parts[caption]]
+    assert path[0] == "chapters/self_attention" and "chapters/teachers" not in path
+    assert "chapters/run_locally" not in path
+    assert {"glossary", "references"} <= set(toc_docnames(ROOT))
+
+
+def test_every_learner_chapter_states_its_prerequisites_and_time():
+    for docname in toc_docnames(ROOT):
+        if docname.startswith("chapters/") and docname not in ("chapters/run_locally", "chapters/teachers"):
+            text = (ROOT / f"{docname}.md").read_text(encoding="utf8")
+            head = text[: text.find("By the end")]
+            assert "**Prerequisites:**" in head and "**Time:**" in head, docname
+            assert "## Further reading" in text, docname
