@@ -21,6 +21,7 @@ On each notebook page it
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
+from book.plain_markdown import citation_labels, notebook_as_plain_markdown
 from book.toc import live_pages
 
 LOGGER = logging.getLogger(__name__)
@@ -68,12 +70,23 @@ def build_wheel(srcdir: Path, wheel_dir: Path) -> Path:
     return wheels[0]
 
 
-def lite_notebook(path: Path):
-    """The page as a notebook for JupyterLite: Pyodide kernel, install cell first, no outputs."""
+@functools.lru_cache(maxsize=4)
+def _citations(srcdir: Path) -> dict:
+    """The book's citations, ``key -> (authors, year)`` (parsed once per build)."""
+    bibfile = srcdir / "references.bib"
+    return citation_labels(bibfile) if bibfile.is_file() else {}
+
+
+def lite_notebook(path: Path, citations=None):
+    """The page as a notebook for JupyterLite: Pyodide kernel, install cell first, no outputs.
+
+    Markdown cells are plain Markdown (:mod:`book.plain_markdown`): Jupyter does not render MyST.
+    """
     import jupytext
     import nbformat
 
     nb = jupytext.read(path, fmt="md:myst" if path.suffix == ".md" else None)
+    notebook_as_plain_markdown(nb, citations, page=path)
     nb.metadata.pop("jupytext", None)
     nb.metadata["kernelspec"] = dict(PYODIDE_KERNELSPEC)
     for cell in nb.cells:
@@ -98,17 +111,19 @@ def prepare_lite(app, config) -> None:
     wheel = build_wheel(srcdir, lite_dir / "pypi")
     LOGGER.info(f"[lite_site] built {wheel.name} for JupyterLite")
     contents = srcdir / config.jupyterlite_content_dir
+    citations = _citations(srcdir)
     for docname, path in live_pages(srcdir).items():
         target = contents / f"{docname}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(lite_notebook(path), target)
+        nbformat.write(lite_notebook(path, citations), target)
 
 
-def downloadable_notebook(executed: Path):
-    """The executed notebook, opened by a cell that says how to install ``mha``."""
+def downloadable_notebook(executed: Path, page: Path | None = None, citations=None):
+    """The executed notebook, opened by a cell that says how to install ``mha``; plain Markdown."""
     import nbformat
 
     nb = nbformat.read(executed, as_version=4)
+    notebook_as_plain_markdown(nb, citations, page=page)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(DOWNLOAD_NOTE))
     return nb
 
@@ -124,7 +139,8 @@ def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(downloadable_notebook(executed), target)
+    srcdir = Path(app.srcdir)
+    nbformat.write(downloadable_notebook(executed, srcdir / f"{pagename}.md", _citations(srcdir)), target)
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 

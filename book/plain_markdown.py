@@ -1,0 +1,220 @@
+"""MyST pages as plain Markdown, for the notebooks readers download or open in JupyterLite.
+
+Jupyter renders CommonMark, not MyST: a chapter's ``{term}`` links, ``{cite:t}`` citations,
+``{exercise}`` boxes and ``{literalinclude}`` blocks would show there as raw markup. The notebook copies
+get their markdown cells through :func:`plain_markdown`, which keeps what each construct *says*:
+
+- roles become their text: ``{term}`heads <head>``` → ``heads``, ``{doc}`shapes``` → ``shapes``,
+  ``{cite:t}`vaswani2017attention``` → ``Vaswani et al. (2017)``, ``{math}`x``` → ``$x$``;
+- directives become Markdown: an exercise or admonition becomes a quote headed by its title, a
+  ``{literalinclude}`` of the package becomes the included source as a Python block, ``{math}`` a
+  ``$$`` block; options (``:label:``, ``:class:`` ...) and targets (``(label)=``) are dropped.
+
+Pure functions (text in, text out), so tests cover them without Sphinx.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["plain_markdown", "citation_labels", "notebook_as_plain_markdown"]
+
+ROLE = re.compile(r"\{([a-z][a-z:-]*)\}`([^`]*)`")
+EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,})\{(?P<name>[a-z][a-z:-]*)\}\s*(?P<argument>.*)$")
+OPTION = re.compile(r"^\s*:[\w-]+:")
+TARGET = re.compile(r"^\(\s*[^()\s]+\s*\)=\s*$")
+
+#: Directives shown as a quote headed by their title (or, without one, by their name).
+BOXES = {"admonition", "note", "tip", "hint", "important", "warning", "caution", "attention", "danger",
+         "error", "seealso", "dropdown", "exercise", "solution", "solution-start", "margin", "sidebar",
+         "topic"}
+#: Directives whose body is dropped with them (they only mark a place).
+MARKERS = {"solution-end", "tableofcontents", "bibliography", "glossary-index"}
+
+
+def citation_labels(bibfile: Path) -> dict[str, tuple[str, str]]:
+    """``key -> (authors, year)`` for every entry of a BibTeX file, in author-year style.
+
+    One author gives ``"Dao"``, two ``"Milakov and Gimelshein"``, more ``"Vaswani et al."``.
+    """
+    from pybtex.database import parse_file
+
+    labels = {}
+    for key, entry in parse_file(str(bibfile)).entries.items():
+        people = entry.persons.get("author") or entry.persons.get("editor") or []
+        names = [" ".join(person.last_names) or str(person) for person in people]
+        if not names:
+            authors = entry.fields.get("organization", key)
+        elif len(names) == 1:
+            authors = names[0]
+        elif len(names) == 2:
+            authors = f"{names[0]} and {names[1]}"
+        else:
+            authors = f"{names[0]} et al."
+        labels[key] = (authors.replace("{", "").replace("}", ""), entry.fields.get("year", "n.d."))
+    return labels
+
+
+def _cite(role: str, keys: str, citations: Mapping[str, tuple[str, str]]) -> str:
+    found = [citations.get(key.strip(), (key.strip(), "")) for key in keys.split(",") if key.strip()]
+    if role in ("cite:t", "cite:ts"):  # textual: Vaswani et al. (2017)
+        return "; ".join(f"{authors} ({year})" if year else authors for authors, year in found)
+    inner = "; ".join(f"{authors}, {year}" if year else authors for authors, year in found)
+    return f"({inner})"
+
+
+def _role(match: re.Match, citations: Mapping[str, tuple[str, str]]) -> str:
+    role, content = match.group(1), match.group(2)
+    if role.startswith("cite"):
+        return _cite(role, content, citations)
+    if role == "math":
+        return f"${content}$"
+    if role in ("kbd", "code", "samp"):
+        return f"`{content}`"
+    explicit = EXPLICIT.match(content)
+    if explicit and explicit.group("text"):
+        return explicit.group("text")
+    if role in ("ref", "numref", "eq"):  # a bare label: the best text is the label in words
+        return content.replace("-", " ").replace("_", " ")
+    if role in ("doc", "download"):  # a page name: its last part, in words
+        return content.rsplit("/", 1)[-1].replace("_", " ")
+    return content
+
+
+def _included_source(argument: str, options: dict[str, str], page: Path | None) -> str | None:
+    """The text a ``{literalinclude}`` shows: a ``:pyobject:`` of a Python file, or the file."""
+    if page is None:
+        return None
+    path = (page.parent / argument.strip()).resolve()
+    if not path.is_file():
+        return None
+    source = path.read_text()
+    wanted = options.get("pyobject")
+    if not wanted:
+        return source
+    tree = ast.parse(source)
+    nodes, parts = tree.body, wanted.split(".")
+    node = None
+    for part in parts:
+        node = next((n for n in nodes if getattr(n, "name", None) == part), None)
+        if node is None:
+            return None
+        nodes = getattr(node, "body", [])
+    lines = source.splitlines()
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+    return "\n".join(lines[start:node.end_lineno]) + "\n"
+
+
+def _directive(name: str, argument: str, options: dict[str, str], body: str, page: Path | None,
+               citations) -> str:
+    if name in MARKERS:
+        return ""
+    if name == "literalinclude":
+        source = _included_source(argument, options, page)
+        shown = re.sub(r"^(\.\./)+", "", argument.strip())  # as the reader's copy of the course names it
+        where = f"`{shown}`" + (f", `{options['pyobject']}`" if "pyobject" in options else "")
+        if source is None:
+            return f"*(Source: {where}.)*\n"
+        return f"From {where}:\n\n```python\n{source.rstrip()}\n```\n"
+    if name in ("math", "latex"):
+        return f"$$\n{body.strip()}\n$$\n"
+    if name in ("code-block", "code", "sourcecode"):
+        return f"```{argument.strip()}\n{body.rstrip()}\n```\n"
+    inner = plain_markdown(body, citations, page=page).strip()
+    if name in BOXES:
+        title = plain_markdown(argument, citations, page=page).strip()
+        heading = {"exercise": "Exercise", "solution": "Solution (try the exercise first)",
+                   "solution-start": "Solution (try the exercise first)"}.get(name, name.capitalize())
+        if name == "admonition" and title:
+            heading = title
+        elif title and name != "solution-start":  # a solution's argument is its exercise's label
+            heading = f"{heading}: {title}"
+        quoted = "\n".join(f"> {line}" if line else ">" for line in inner.splitlines())
+        return f"> **{heading}**\n>\n{quoted}\n" if inner else f"> **{heading}**\n"
+    return f"{inner}\n" if inner else ""
+
+
+def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = None, *,
+                   page: Path | None = None) -> str:
+    """``text`` (MyST Markdown) with every MyST role, directive and target in plain Markdown.
+
+    Parameters
+    ----------
+    text : str
+        A markdown cell of a MyST page.
+    citations : mapping of str to (str, str), optional
+        ``key -> (authors, year)``, from :func:`citation_labels`; unknown keys are shown as keys.
+    page : pathlib.Path, optional
+        The page's file: ``{literalinclude}`` paths are relative to it.
+
+    Examples
+    --------
+    >>> citations = {"v17": ("Vaswani et al.", "2017")}
+    >>> plain_markdown("Each {term}`head <attention head>` reads {cite:t}`v17`.", citations)
+    'Each head reads Vaswani et al. (2017).'
+    >>> print(plain_markdown("```{tip} Try it\\n:class: dropdown\\nRun **all** cells.\\n```"))
+    > **Tip: Try it**
+    >
+    > Run **all** cells.
+    """
+    citations = citations or {}
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    in_code = None  # the fence of a plain code block: its content is left alone
+    while i < len(lines):
+        line = lines[i]
+        if in_code is not None:
+            out.append(line)
+            if line.strip() == in_code:
+                in_code = None
+            i += 1
+            continue
+        opening = FENCE.match(line)
+        if opening is None:
+            plain_fence = re.match(r"^\s*(`{3,}|~{3,})", line)
+            if plain_fence:
+                in_code = plain_fence.group(1)
+                out.append(line)
+            elif not TARGET.match(line) and not line.lstrip().startswith("% "):
+                out.append(ROLE.sub(lambda m: _role(m, citations), line))
+            i += 1
+            continue
+        fence, name = opening.group("fence"), opening.group("name")
+        i += 1
+        options: dict[str, str] = {}
+        while i < len(lines) and OPTION.match(lines[i]):
+            key, _, value = lines[i].strip()[1:].partition(":")
+            options[key] = value.strip()
+            i += 1
+        body: list[str] = []
+        depth = 1
+        while i < len(lines):  # the body runs to the matching fence (nested fences of the same kind count)
+            stripped = lines[i].strip()
+            if FENCE.match(lines[i]) and FENCE.match(lines[i]).group("fence") == fence:
+                depth += 1
+            elif stripped == fence:
+                depth -= 1
+                if depth == 0:
+                    i += 1
+                    break
+            body.append(lines[i])
+            i += 1
+        shown = _directive(name, opening.group("argument"), options, "\n".join(body), page, citations)
+        if shown:
+            out.append(shown.rstrip("\n"))
+    result = "\n".join(out)
+    return re.sub(r"\n{3,}", "\n\n", result).strip("\n") + ("\n" if text.endswith("\n") else "")
+
+
+def notebook_as_plain_markdown(nb, citations: Mapping[str, tuple[str, str]] | None = None, *,
+                               page: Path | None = None):
+    """Rewrite every markdown cell of ``nb`` (an nbformat notebook) with :func:`plain_markdown`."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = plain_markdown(cell.source, citations, page=page)
+    return nb
