@@ -2,7 +2,8 @@
 and its slider values to the frame machinery of :mod:`mha.explorers._frames` (live mode in a running kernel:
 :mod:`mha.explorers._live`). One module per topic; the data they show comes from :mod:`mha.lab`. The real
 model's head, model and query-key views are drawn in the browser instead
-(:mod:`mha.explorers.attention_view`). Needs the ``widgets`` extra (matplotlib and ipywidgets).
+(:mod:`mha.explorers.attention_view`), and so is the temperature view
+(:mod:`mha.explorers.softmax_view`). Needs the ``widgets`` extra (matplotlib and ipywidgets).
 """
 
 from mha._extras import require
@@ -20,6 +21,7 @@ from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rota
 from mha.explorers.real_heads import head_view, model_view, query_key_view, sentence_explorer
 from mha.explorers.scaling import scaling_explorer
 from mha.explorers.shapes import shape_explorer
+from mha.explorers.softmax_view import softmax_view
 from mha.explorers.training import pruning_explorer, training_explorer
 from mha.explorers.writing import learned_alignment_explorer, sampling_explorer
 
@@ -47,4 +49,5 @@ __all__ = [
     "sentence_explorer",
     "sampling_explorer",
     "learned_alignment_explorer",
+    "softmax_view",
 ]

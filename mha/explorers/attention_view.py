@@ -171,6 +171,19 @@ def decode_sentence(payload: dict, index: int = 0) -> dict[str, np.ndarray]:
 _VIEW_NUMBERS = itertools.count()
 
 
+def embedded_json(payload: dict, prefix: str, element_id: str | None = None) -> tuple[str, str]:
+    """``payload`` as JSON safe inside a ``<script>``, and the element id of the output that holds it.
+
+    Without ``element_id``, the id is deterministic (the same notebook prints the same page) and unique on
+    a page: the data's hash and how many views this kernel has drawn.
+    """
+    data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
+    if element_id is None:
+        digest = hashlib.sha1(f"{next(_VIEW_NUMBERS)}:{data}".encode()).hexdigest()[:12]
+        element_id = f"{prefix}-{digest}"
+    return data, element_id
+
+
 @dataclass(frozen=True)
 class AttentionView:
     """One output holding some of the three views; shown as HTML by Jupyter and the book.
@@ -185,12 +198,7 @@ class AttentionView:
 
     def to_html(self, *, element_id: str | None = None) -> str:
         """A self-contained HTML fragment: data, style, script, and the call that draws the views."""
-        data = json.dumps(self.payload, separators=(",", ":")).replace("</", "<\\/")
-        if element_id is None:
-            # Deterministic (the same notebook prints the same page), and unique on a page: the data's
-            # hash and how many views this kernel has drawn.
-            digest = hashlib.sha1(f"{next(_VIEW_NUMBERS)}:{data}".encode()).hexdigest()[:12]
-            element_id = f"mha-av-{digest}"
+        data, element_id = embedded_json(self.payload, "mha-av", element_id)
         names = [v.replace("_", "-") for v in self.payload["views"]]
         return (f'<div class="mha-av" id="{element_id}" data-views="{" ".join(names)}">'
                 f"<style>{_static('attention_view.css')}</style>"
