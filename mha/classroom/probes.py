@@ -21,6 +21,7 @@ import builtins
 import contextlib
 import inspect
 import io
+import os
 import sys
 import threading
 import warnings
@@ -158,14 +159,23 @@ def _run_cell(source: str, namespace: dict, filename: str) -> None:
 
 @contextlib.contextmanager
 def _grading():
+    """Run instructor cells here: strict checks, quiet output, and the grader's environment kept.
+
+    The cells may set environment variables (the assignments set ``MHA_CHECKS_STRICT`` for nbgrader's
+    kernels); in the grader's own process that must not outlive the block.
+    """
     token = GRADING.set(True)
     with _LOCK, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), \
             checks_strict():  # a stub fails a check, it is not "not done yet"
         warnings.simplefilter("ignore")
+        environment = dict(os.environ)  # under the lock: another grading thread may be mid-block
         try:
             yield
         finally:
             GRADING.reset(token)
+            if os.environ != environment:
+                os.environ.clear()
+                os.environ.update(environment)
 
 
 def record(assignment: Assignment) -> Recording:

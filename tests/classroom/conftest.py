@@ -63,6 +63,7 @@ class GradedBatch:
     canary: Path
     before: dict
     after: dict
+    scratch: Path  # the grader's temporary folder during the batch (its own, not the machine's)
 
 
 @pytest.fixture(scope="session")
@@ -73,13 +74,15 @@ def hostile_batch(assignment_1, sandbox):
     ``shutil.rmtree`` (which pytest uses to clean up) recurses, and fails on 1,000 nested folders.
     """
     root = Path(tempfile.mkdtemp(prefix="mha-hostile-"))
+    scratch = Path(tempfile.mkdtemp(prefix="mha-hostile-tmp-"))
     try:
-        yield _graded_batch(assignment_1, sandbox, root)
+        yield _graded_batch(assignment_1, sandbox, root, scratch)
     finally:
-        subprocess.run(["rm", "-rf", "--one-file-system", str(root)], check=False)
+        for folder in (root, scratch):
+            subprocess.run(["rm", "-rf", "--one-file-system", str(folder)], check=False)
 
 
-def _graded_batch(assignment_1, sandbox, root: Path) -> GradedBatch:
+def _graded_batch(assignment_1, sandbox, root: Path, scratch: Path) -> GradedBatch:
     from tests.classroom.hostile import build_all
 
     submissions, out, canary = root / "submitted", root / "grades", root / "canary"
@@ -88,10 +91,14 @@ def _graded_batch(assignment_1, sandbox, root: Path) -> GradedBatch:
     build_all(assignment_1, submissions, root=root, canary=canary, out=out)
     before = snapshot(root)
     os.environ["MHA_GRADER_SECRET"] = SECRET
+    # The runs' temporary folders go to a folder of this batch: other test processes grade at the same
+    # time (pytest-xdist), and their folders must not count as this batch's leftovers.
+    tempfile.tempdir, machine_tmp = str(scratch), tempfile.tempdir
     try:
         results = grade_folder(assignment_1, submissions, TEST_LIMITS, jobs=2, sandbox=sandbox)
     finally:
         del os.environ["MHA_GRADER_SECRET"]
+        tempfile.tempdir = machine_tmp
     write_reports(assignment_1, results, out)
     return GradedBatch({r.student: r for r in results}, root, submissions, out, canary,
-                       before, snapshot(root))
+                       before, snapshot(root), scratch)

@@ -23,7 +23,13 @@ pytestmark = pytest.mark.classroom
 
 @pytest.mark.parametrize("source", ASSIGNMENTS, ids=lambda path: path.stem)
 def test_instructor_full_marks_released_zero_and_no_leak_in_the_sandbox(source, sandbox):
+    import os
+
+    environment = dict(os.environ)
     assert validate(load_assignment(source), TEST_LIMITS, sandbox=sandbox) == []
+    # The assignments set MHA_CHECKS_STRICT for nbgrader's kernels; in the grader's process it must not
+    # outlive the grading (it would turn every learner check in this process strict).
+    assert dict(os.environ) == environment
 
 
 def test_regrading_writes_the_same_bytes(hostile_batch, assignment_1, sandbox, tmp_path):
