@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha._validation import as_generator, check_positive_int
-from mha.lab.training import AttentionOnlyModel, _progress_bar, evaluate, train
+from mha.lab.training import AttentionOnlyModel, _progress_bar, logits_quality, train
 
 __all__ = ["RELATIONS", "CardBatch", "HeadCountSweep", "card_relations", "card_vocab_size",
            "head_count_sweep", "relation_accuracy"]
@@ -270,8 +270,9 @@ def head_count_sweep(head_counts=(1, 2, 4, 8, 16, 32), *, rng, d_model: int = 32
                                            rng=np.random.default_rng(weight_seed))
                 train(model, sample, steps=steps, rng=np.random.default_rng(data_seed), lr=lr,
                       progress=False)
-                loss, accuracy = evaluate(model, held_out)
-                parts = relation_accuracy(model(held_out.tokens), held_out, n_numbers)
+                logits = model(held_out.tokens)  # (batch, seq, vocab): one forward pass for both
+                loss, accuracy = logits_quality(logits, held_out)
+                parts = relation_accuracy(logits, held_out, n_numbers)
                 results[i, s] = [loss, accuracy, *parts]
                 bar.update(1)
             seconds[i] = time.perf_counter() - start

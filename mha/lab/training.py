@@ -161,7 +161,14 @@ def evaluate(model: AttentionOnlyModel, batch: Batch, *, head_mask=None) -> tupl
     >>> 0 <= accuracy <= 1 and loss > 0
     True
     """
-    logits = model(batch.tokens, head_mask=head_mask)
+    return logits_quality(model(batch.tokens, head_mask=head_mask), batch)
+
+
+def logits_quality(logits, batch: Batch) -> tuple[float, float]:
+    """Loss (nats) and accuracy of ``logits`` ``(batch, seq, vocab)`` on ``batch.loss_mask``'s positions.
+
+    :func:`evaluate` without the forward pass, for callers that need the logits for more.
+    """
     loss, _ = cross_entropy(logits, batch.targets, batch.loss_mask)
     return loss, _accuracy(logits, batch)
 
