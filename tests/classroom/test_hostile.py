@@ -65,16 +65,16 @@ def _parent(pid: int) -> int:
 def _runs_for_another_test_process(pid: int) -> bool:
     """True for a live run started by a sibling pytest-xdist worker (grading at the same time).
 
-    A run this batch left behind has no such ancestor: it is this process's descendant or an orphan.
+    Workers are children of one controller (our parent). A run this batch left behind has no
+    sibling worker among its ancestors: it is this process's descendant or an orphan.
     """
-    siblings_parent, me = os.getppid(), os.getpid()
+    ancestors = []
     while pid > 1:
         pid = _parent(pid)
-        if pid == me:
-            return False
-        if pid > 1 and pid != siblings_parent and _parent(pid) == siblings_parent:
-            return True
-    return False
+        ancestors.append(pid)
+    if os.getpid() in ancestors or os.getppid() not in ancestors:
+        return False
+    return ancestors.index(os.getppid()) > 0  # the ancestor just below the controller is a sibling
 
 
 def test_nothing_survives_the_batch_and_the_outputs_stay_as_written(hostile_batch):
