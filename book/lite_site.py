@@ -139,8 +139,8 @@ def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    srcdir = Path(app.srcdir)
-    nbformat.write(downloadable_notebook(executed, srcdir / f"{pagename}.md", _citations(srcdir)), target)
+    page = Path(app.env.doc2path(pagename))  # the page's source (.md or .ipynb)
+    nbformat.write(downloadable_notebook(executed, page, _citations(Path(app.srcdir))), target)
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 

@@ -194,8 +194,8 @@ def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = 
         body: list[str] = []
         depth = 1
         while i < len(lines):  # the body runs to the matching fence (nested fences of the same kind count)
-            stripped = lines[i].strip()
-            if FENCE.match(lines[i]) and FENCE.match(lines[i]).group("fence") == fence:
+            stripped, nested = lines[i].strip(), FENCE.match(lines[i])
+            if nested and nested.group("fence") == fence:
                 depth += 1
             elif stripped == fence:
                 depth -= 1
