@@ -1,6 +1,9 @@
-"""Chapter code reads on a page: no code-cell line longer than 88 characters (no sideways scrolling)."""
+"""Chapter code reads on a page: no line of a code cell, or of a plain code block (```python, ```bash,
+```text ...) in the prose, longer than 88 characters (no sideways scrolling)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -31,8 +34,22 @@ def code_lines(path):
             yield number, line
 
 
+def block_lines(path):
+    """(line number, text) of every line of a plain fenced code block (not a directive, not a cell)."""
+    fence = None
+    for number, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1):
+        opening = re.match(r"^\s*(`{3,}|~{3,})([^`{\s]*)\s*$", line)
+        if fence is None and opening and opening.group(2):  # ```python, ```text ... (not ``` alone)
+            fence = opening.group(1)
+        elif fence is not None and line.strip() == fence:
+            fence = None
+        elif fence is not None:
+            yield number, line
+
+
 @pytest.mark.parametrize("docname", list(notebook_pages(ROOT)))
 def test_chapter_code_lines_fit_88_characters(docname):
     path = notebook_pages(ROOT)[docname]
-    long = [f"{path.name}:{n} ({len(line)} chars)" for n, line in code_lines(path) if len(line) > LIMIT]
+    lines = [*code_lines(path), *block_lines(path)]
+    long = [f"{path.name}:{n} ({len(line)} chars)" for n, line in lines if len(line) > LIMIT]
     assert long == [], f"code lines over {LIMIT} characters: {long}"
