@@ -152,9 +152,9 @@ def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_sh
     ``operands`` are arrays whose first axis is the batch (size 1 broadcasts; None stays None). Each thread
     runs whole examples end to end (projections, attention tiles, output projection) with BLAS on one
     thread: one meeting point per call instead of one per matrix product, which keeps both cores busy
-    even when other work on the machine preempts one of them. All the scores still exist at once, in one
-    array of ``scores_shape`` that the threads fill row by row, as in the plain pass and the cost model
-    (:func:`mha.cost.memory_bytes`). Returns ``(output, weights)``, weights None unless ``return_weights``.
+    even when other work on the machine preempts one of them. With ``return_weights`` the weights fill one
+    array of ``scores_shape``, example by example; without, each example's scores live only in its
+    thread's cache-sized tiles. Returns ``(output, weights)``, weights None unless ``return_weights``.
     """
     if math.prod(scores_shape) < TILE_MIN_SCORES or batch < 2:
         return None
@@ -162,12 +162,12 @@ def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_sh
     if workers < 2:
         return None
     out = np.empty(out_shape, dtype=dtype)  # (batch, ...)
-    scores = np.empty(scores_shape, dtype=dtype)  # (batch, ...)
+    scores = np.empty(scores_shape, dtype=dtype) if return_weights else None  # (batch, ...)
 
     def run_one(rows, scratch):
         sliced = {name: arr if arr is None or arr.shape[0] == 1 else arr[rows]
                   for name, arr in operands.items()}
-        out[rows], _ = forward(**sliced, scores_out=scores[rows])
+        out[rows], _ = forward(**sliced, scores_out=None if scores is None else scores[rows])
 
     _run_tiles(run_one, [slice(i, i + 1) for i in range(batch)], workers)
     return out, (scores if return_weights else None)
@@ -233,27 +233,40 @@ def _shift_and_exp(scores: np.ndarray) -> np.ndarray:
 
 
 def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None,
-                 out=None):
-    """:func:`mha.attention.attend` tile by tile: same arguments, same results, same full score tensor.
+                 out=None, keep_scores=True):
+    """:func:`mha.attention.attend` tile by tile: same arguments, same results.
 
     Each tile is a block of query rows of one or a few (batch, head) items against all their keys: its
     scores are computed, shifted, exponentiated, summed and multiplied by the values while they sit in
-    cache, and written into their place of the score tensor (which is allocated in full, as the cost
-    model says: :func:`mha.cost.memory_bytes`). ``out``, an array (or view) of the output's shape,
-    receives the output when given.
+    cache. With ``keep_scores`` (or ``return_weights``, or a ``scores_out``) each tile is written into its
+    place of the full score tensor, allocated as the cost model says (:func:`mha.cost.memory_bytes`).
+    Without, each thread reuses one tile-sized buffer: the scores never exist all at once, and none of
+    them leaves the cache (what the layer does when no weights are asked for). ``out``, an array (or
+    view) of the output's shape, receives the output when given.
     """
     lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2]) or (1,)
     ndim = len(lead) + 2
     q_scaled, k, v, mask, bias = (_aligned(a, ndim) for a in (q_scaled, k, v, mask, bias))
     seq_q, seq_k, d_v, dtype = q_scaled.shape[-2], k.shape[-2], v.shape[-1], q_scaled.dtype
     result = np.empty(lead + (seq_q, d_v), dtype=dtype) if out is None else _aligned(out, ndim)
-    scores = (np.empty(lead + (seq_q, seq_k), dtype=dtype) if scores_out is None
-              else _aligned(scores_out, ndim))  # (..., seq_q, seq_k)
+    in_place = keep_scores or return_weights or scores_out is not None
+    scores = None
+    if in_place:
+        scores = (np.empty(lead + (seq_q, seq_k), dtype=dtype) if scores_out is None
+                  else _aligned(scores_out, ndim))  # (..., seq_q, seq_k)
     key_t = np.swapaxes(k, -1, -2)  # (..., d_head, seq_k), a view
+    tiles = _plan(lead, seq_q, seq_k, dtype.itemsize, whole_items=in_place)
+    tile_size = math.prod(cut.stop - cut.start for cut in tiles[0][1:]) * seq_k  # the first is the largest
 
     def run_one(tile, scratch):
         lead_index, heads, rows = tile
-        block = _part(scores, lead_index, heads, rows)  # (heads, rows, seq_k), a view of the scores
+        if in_place:
+            block = _part(scores, lead_index, heads, rows)  # (heads, rows, seq_k), a view of the scores
+        else:  # this thread's buffer, reused by every tile it runs
+            n_h, n_q = heads.stop - heads.start, rows.stop - rows.start
+            if "scores" not in scratch:
+                scratch["scores"] = np.empty(tile_size, dtype=dtype)
+            block = scratch["scores"][:n_h * n_q * seq_k].reshape(n_h, n_q, seq_k)  # (heads, rows, seq_k)
         np.matmul(_part(q_scaled, lead_index, heads, rows), _part(key_t, lead_index, heads, slice(None)),
                   out=block)
         if bias is not None:
@@ -272,8 +285,32 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
             np.matmul(block, _part(v, lead_index, heads, slice(None)), out=context)
             context /= row_sum
 
-    _run_tiles(run_one, _plan(lead, seq_q, seq_k, dtype.itemsize), _workers())
+    _run_tiles(run_one, tiles, _workers())
     return result, (scores if return_weights else None)
+
+
+#: How far (in the exponent) a key block's maximum may exceed the shift in use before the running sums are
+#: rescaled: terms up to e⁸ ≈ 3000 are far from overflow, and most blocks then skip the rescale.
+SHIFT_SLACK = 8.0
+
+
+def _raise_shift(run_max, block_max, run_sum, acc):
+    """The online softmax's shift after one more key block; rescales ``run_sum`` and ``acc`` in place.
+
+    Softmax does not depend on the shift, which is there only to keep ``exp`` from overflowing. So the
+    shift is raised, and the sums so far shrunk by ``exp(old - new)``, only for rows whose new block
+    tops it by more than :data:`SHIFT_SLACK`, or that saw their first key (shift ``-inf``). In any other
+    row the exponentials stay below e⁸ and nothing is rescaled: most blocks skip the work.
+    """
+    raised = block_max > run_max + SHIFT_SLACK  # (heads, n_q, 1); -inf + slack stays -inf
+    if not raised.any():
+        return run_max
+    new_max = np.where(raised, block_max, run_max)
+    rescale = np.subtract(run_max, new_max, where=raised, out=np.zeros_like(run_max))  # 0 where kept
+    np.exp(rescale, out=rescale)  # 1 where kept; 0 where no key had been seen
+    run_sum *= rescale
+    acc *= rescale
+    return new_max
 
 
 def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.ndarray:
@@ -304,10 +341,9 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
         if "scores" not in scratch:  # this thread's buffers, reused for every tile it runs
             scratch["scores"] = np.empty(max_heads * max_rows * min(block_size, seq_k), dtype=dtype)
             scratch["product"] = np.empty(max_heads * max_rows * d_v, dtype=dtype)
-        run_max = np.full((n_h, n_q, 1), -np.inf, dtype=dtype)  # (heads, n_q, 1)
-        run_sum = np.zeros((n_h, n_q, 1), dtype=dtype)  # (heads, n_q, 1)
-        acc = np.zeros((n_h, n_q, d_v), dtype=dtype)  # (heads, n_q, d_v)
+        acc = _part(out, lead_index, heads, rows)  # (heads, n_q, d_v): the running weighted sum, in place
         product = scratch["product"][:acc.size].reshape(acc.shape)  # (heads, n_q, d_v)
+        run_max = run_sum = None  # (heads, n_q, 1) each, from the first key block on
         last_key = min(seq_k, rows.stop + offset) if causal else seq_k  # what the block's last query sees
         for j0 in range(0, last_key, block_size):
             keys = slice(j0, min(j0 + block_size, seq_k))
@@ -320,21 +356,25 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
             if causal and keys.stop - 1 > rows.start + offset:  # the block reaches into some query's future
                 future = np.arange(keys.start, keys.stop) > np.arange(rows.start, rows.stop)[:, None] + offset
                 np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
-            new_max = np.maximum(run_max, scores.max(axis=-1, keepdims=True))  # (heads, n_q, 1)
-            shift = new_max
-            if may_see_nothing:
-                shift = np.where(np.isneginf(new_max), 0, new_max)  # no key seen yet: keep the sums at zero
-            scores -= shift
+            block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
+            if run_max is None:  # the first block: its maxima are the shift, nothing to rescale yet
+                run_max = block_max
+            else:
+                run_max = _raise_shift(run_max, block_max, run_sum, acc)
+            shift = np.where(np.isneginf(run_max), 0, run_max) if may_see_nothing else run_max
+            scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
             np.exp(scores, out=scores)  # unnormalised weights of this block
-            rescale = np.exp(run_max - shift)  # shrinks earlier sums when the maximum grew; 0 at first
-            run_sum *= rescale
-            run_sum += scores.sum(axis=-1, keepdims=True)
-            acc *= rescale
-            acc += np.matmul(scores, _part(v, lead_index, heads, keys), out=product)
-            run_max = new_max
+            if run_sum is None:
+                run_sum = scores.sum(axis=-1, keepdims=True)
+                np.matmul(scores, _part(v, lead_index, heads, keys), out=acc)
+            else:
+                run_sum += scores.sum(axis=-1, keepdims=True)
+                acc += np.matmul(scores, _part(v, lead_index, heads, keys), out=product)
+        if run_sum is None:  # a causal block of queries before every key: nothing to see
+            acc[...] = 0
+            return
         run_sum[run_sum == 0] = 1  # queries that saw no key keep a zero output
         acc /= run_sum
-        _part(out, lead_index, heads, rows)[...] = acc
 
     _run_tiles(run_one, tiles, _workers())
     return out.reshape(in_lead + (seq_q, d_v))

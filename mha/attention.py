@@ -87,7 +87,8 @@ def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool) -> np.ndarray:
     return sums.reshape(scores.shape[:-1] + (1,))
 
 
-def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None, out=None):
+def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None, out=None,
+           keep_scores=True):
     """Trusted fast path of attention: no validation, ``q_scaled`` already multiplied by ``1/sqrt(d_head)``.
 
     Shapes are those of :func:`scaled_dot_product_attention`; leading dimensions broadcast like ``np.matmul``
@@ -95,6 +96,8 @@ def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores
     boolean array broadcastable to the scores, and all arrays share one dtype. ``scores_out``, a C-contiguous
     array of the scores' shape, receives the scores (and, with ``return_weights``, the weights); ``out``,
     an array or view of the output's shape, receives the output. Returns ``(output, weights_or_None)``.
+    ``keep_scores=False`` lets a large problem that returns no weights keep only a cache-sized tile of
+    scores per thread instead of the full score tensor the cost model counts (the layer's fast path).
 
     Small problems run :func:`plain_attention` below on whole arrays. Large ones run the same steps tile by
     tile, each tile's scores kept in cache and the tiles spread over threads (:mod:`mha._kernels`); tests
@@ -103,7 +106,7 @@ def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores
     lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
     if use_tiles(lead, q_scaled.shape[-2], k.shape[-2]):
         return attend_tiles(q_scaled, k, v, mask, bias, return_weights=return_weights, scores_out=scores_out,
-                            out=out)
+                            out=out, keep_scores=keep_scores)
     return plain_attention(q_scaled, k, v, mask, bias, return_weights, out=out, weights_out=scores_out)
 
 

@@ -257,7 +257,7 @@ class MultiHeadAttention(Module):
         # heads_out: (batch, n_kv_heads, group, seq_q, d_head), a view: each head writes its own columns
         scores5 = None if scores_out is None else scores_out.reshape(batch, n_kv, group, seq_q, seq_k)
         _, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
-                       out=heads_out, scores_out=scores5)
+                       out=heads_out, scores_out=scores5, keep_scores=False)
         if head_mask is not None:
             heads_out *= head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
         out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)

@@ -207,7 +207,9 @@ def small_tiles(monkeypatch):
 @pytest.mark.parametrize("threads", ["1", "3"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("tile_bytes", [2048, 1 << 20])  # row blocks of one head; several whole heads
-def test_tiled_attention_equals_the_plain_algorithm(small_tiles, monkeypatch, threads, dtype, tile_bytes):
+@pytest.mark.parametrize("keep_scores", [True, False])  # tiles written into the full tensor, or scratch
+def test_tiled_attention_equals_the_plain_algorithm(small_tiles, monkeypatch, threads, dtype, tile_bytes,
+                                                    keep_scores):
     from mha.attention import attend, plain_attention
     monkeypatch.setenv("MHA_NUM_THREADS", threads)
     monkeypatch.setattr(small_tiles, "TILE_BYTES", tile_bytes)
@@ -222,7 +224,7 @@ def test_tiled_attention_equals_the_plain_algorithm(small_tiles, monkeypatch, th
     for m, b in [(None, None), (mask, None), (mask, bias)]:
         for return_weights in (False, True):
             expected = plain_attention(q, k, v, m, b, return_weights)
-            got = attend(q, k, v, m, b, return_weights=return_weights)
+            got = attend(q, k, v, m, b, return_weights=return_weights, keep_scores=keep_scores)
             assert got[0].dtype == dtype and got[0].shape == (2, 3, 37, 5)
             np.testing.assert_allclose(got[0], expected[0], **tol)
             if return_weights:

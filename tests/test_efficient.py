@@ -145,3 +145,29 @@ def test_cache_errors():
         layer.decode(np.ones((1, 1, 16)), layer.new_cache(batch=2))
     with pytest.raises(ValueError, match="k_new must have shape"):
         mha.KVCache(1, 2, 4).append(np.ones((1, 3, 7)), np.ones((1, 3, 7)))
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_tiled_chunked_attention_rescales_only_when_needed_and_still_exactly(monkeypatch, threads):
+    """The shift is raised lazily (only past a slack of e⁸): scores that jump between key blocks, rows whose
+    first blocks are all masked and whose later scores sit near -1000 (a shift of 0 would underflow to
+    an all-zero row) and fully masked rows all give full attention's numbers."""
+    from mha import _kernels
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
+    monkeypatch.setenv("MHA_NUM_THREADS", threads)
+    rng = np.random.default_rng(31)
+    seq, d_head, block = 96, 8, 16
+    q = rng.standard_normal((2, 3, seq, d_head))
+    k = rng.standard_normal((2, 3, seq, d_head))
+    v = rng.standard_normal((2, 3, seq, d_head))
+    k[..., ::7, :] *= 40  # some keys score far above the rest, in later blocks too: the shift must rise
+    q[1, 2, :10] = k[1, 2, 0] * -3000 / (k[1, 2, 0] @ k[1, 2, 0])  # ...
+    k[1, 2, 1:] = k[1, 2, 0]  # ... these queries score -3000 / sqrt(d_head) against every key
+    mask = np.ones((2, 3, seq, seq), dtype=bool)
+    mask[1, 2, :10, :40] = False  # and see nothing in their first key blocks
+    mask[0, 1, 5] = False  # a query that sees nothing at all
+    full = mha.scaled_dot_product_attention(q, k, v, mask)
+    chunked = mha.chunked_attention(q, k, v, mask, block_size=block)
+    assert np.abs(full[1, 2, :10]).max() > 0.1  # the far-negative rows still attend somewhere
+    np.testing.assert_array_equal(chunked[0, 1, 5], 0.0)
+    np.testing.assert_allclose(chunked, full, rtol=1e-12, atol=1e-13)

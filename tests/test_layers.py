@@ -1,3 +1,5 @@
+import tracemalloc
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -274,6 +276,31 @@ def test_threaded_attention_on_large_inputs_equals_serial(monkeypatch, batch, co
     np.testing.assert_allclose(threaded[0], serial[0], rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(threaded[1], serial[1], rtol=1e-11, atol=1e-15)
     np.testing.assert_allclose(threaded_out, serial[0], rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("batch", [1, 3])  # one example: tiles over threads; several: examples over threads
+def test_a_large_layer_holds_all_scores_only_when_asked_for_the_weights(monkeypatch, batch):
+    """Without weights the scores live in cache-sized tiles per thread; returned weights must exist whole."""
+    monkeypatch.setenv("MHA_NUM_THREADS", "2")
+    layer = mha.MultiHeadAttention(64, 4, rng=23, dtype=np.float32)
+    seq = 1024  # 4 heads x 1024 x 1024 = 4M scores = 16 MiB per example
+    x = np.random.default_rng(24).standard_normal((batch, seq, 64)).astype(np.float32)
+    all_scores = batch * 4 * seq * seq * 4  # bytes
+    layer(x)  # warm up: the thread pool and BLAS buffers are not part of the forward pass
+
+    def peak(**kwargs):
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        result = layer(x, **kwargs)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top, result
+
+    top_out, out = peak()
+    top_weights, (out_w, weights) = peak(return_weights=True)
+    assert top_weights >= all_scores and weights.nbytes == all_scores
+    assert top_out < all_scores / 4  # a few tiles per thread, nowhere near the full score tensor
+    np.testing.assert_allclose(out, out_w, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

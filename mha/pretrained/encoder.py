@@ -35,7 +35,7 @@ from mha._features import linear
 from mha._validation import check_dtype_argument
 from mha.attention import split_heads
 from mha.block import TransformerBlock
-from mha.feed_forward import ACTIVATIONS
+from mha.feed_forward import ACTIVATIONS, gelu_exact_inplace
 from mha.pretrained.checkpoints import (
     EncoderConfig,
     checked_weights,
@@ -338,7 +338,9 @@ def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):
     attended, weights = attention._attend_heads(q, k, v, key_mask, True, head_mask=head_mask)
     attended += x  # the residual
     x = _layer_norm_inplace(attended, block.norm1.gamma, block.norm1.beta, block.norm1.eps)
-    hidden = ACTIVATIONS[ffn.activation](linear(x, ffn.W_1, ffn.b_1))  # (batch, seq, d_ff)
+    hidden = linear(x, ffn.W_1, ffn.b_1)  # (batch, seq, d_ff), a fresh array
+    hidden = (gelu_exact_inplace(hidden) if ffn.activation == "gelu_exact"
+              else ACTIVATIONS[ffn.activation](hidden))
     out = linear(hidden, ffn.W_2, ffn.b_2)  # (batch, seq, d_model)
     out += x
     return _layer_norm_inplace(out, block.norm2.gamma, block.norm2.beta, block.norm2.eps), weights
@@ -346,9 +348,12 @@ def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):
 
 def _layer_norm_inplace(x, gamma, beta, eps: float):
     """:func:`mha.layer_norm` (two passes: mean, then variance of the centred values) overwriting ``x``."""
-    x -= x.mean(axis=-1, keepdims=True)  # (..., d_model), centred
-    var = np.einsum("...d,...d->...", x, x)[..., None]  # (..., 1): sum of squares
-    var *= x.dtype.type(1.0 / x.shape[-1])
+    inverse_n = x.dtype.type(1.0 / x.shape[-1])
+    mean = np.add.reduce(x, axis=-1, keepdims=True)  # (..., 1); x.mean's Python wrapper costs more here
+    mean *= inverse_n
+    x -= mean  # (..., d_model), centred
+    var = np.vecdot(x, x)[..., None]  # (..., 1): sum of squares
+    var *= inverse_n
     var += x.dtype.type(eps)
     x /= np.sqrt(var, out=var)
     x *= gamma
