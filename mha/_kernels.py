@@ -219,17 +219,34 @@ def _aligned(arr, ndim: int):
     return None if arr is None else arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
 
 
-def _shift_and_exp(scores: np.ndarray) -> np.ndarray:
-    """``exp(scores - row max)`` in place on a tile ``(..., rows, keys)``; returns the row maxima.
+#: How far above the shift in use a score may lie: its ``exp`` stays below e²⁰ ≈ 5e8, far from overflow
+#: even in float32 and summed over millions of keys. Softmax does not depend on the shift, so the fast
+#: paths use this room to skip work: no shift at all when every row's maximum lies within ±20 of 0, and
+#: (chunked attention) no rescaling until a key block tops the shift by more than 20.
+EXP_HEADROOM = 20.0
 
-    A row that is entirely ``-inf`` (every key masked) keeps a maximum of 0: its ``exp`` is all zeros,
-    never NaN.
+
+def _unshifted_is_safe(row_max: np.ndarray) -> bool:
+    """Whether ``exp`` of the raw scores is safe for rows with these maxima (``-inf``: a masked row)."""
+    if not row_max.max() <= EXP_HEADROOM:  # also False for NaN
+        return False
+    if row_max.min() >= -EXP_HEADROOM:  # the largest term of every row stays above e⁻²⁰
+        return True
+    return bool(((row_max >= -EXP_HEADROOM) | np.isneginf(row_max)).all())
+
+
+def _shift_and_exp(scores: np.ndarray) -> None:
+    """``exp(scores - shift)`` in place on a tile ``(..., rows, keys)``: the softmax numerators.
+
+    The shift is each row's maximum, or 0 when every maximum lies within ±:data:`EXP_HEADROOM` (one
+    pass over the scores fewer; the normalised weights are the same). A row that is entirely ``-inf``
+    (every key masked) becomes all zeros, never NaN.
     """
     row_max = scores.max(axis=-1, keepdims=True)  # (..., rows, 1)
-    row_max[np.isneginf(row_max)] = 0
-    scores -= row_max
+    if not _unshifted_is_safe(row_max):
+        row_max[np.isneginf(row_max)] = 0
+        scores -= row_max
     np.exp(scores, out=scores)
-    return row_max
 
 
 def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None,
@@ -289,20 +306,15 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
     return result, (scores if return_weights else None)
 
 
-#: How far (in the exponent) a key block's maximum may exceed the shift in use before the running sums are
-#: rescaled: terms up to e⁸ ≈ 3000 are far from overflow, and most blocks then skip the rescale.
-SHIFT_SLACK = 8.0
-
-
 def _raise_shift(run_max, block_max, run_sum, acc):
     """The online softmax's shift after one more key block; rescales ``run_sum`` and ``acc`` in place.
 
     Softmax does not depend on the shift, which is there only to keep ``exp`` from overflowing. So the
     shift is raised, and the sums so far shrunk by ``exp(old - new)``, only for rows whose new block
-    tops it by more than :data:`SHIFT_SLACK`, or that saw their first key (shift ``-inf``). In any other
-    row the exponentials stay below e⁸ and nothing is rescaled: most blocks skip the work.
+    tops it by more than :data:`EXP_HEADROOM`, or that saw their first key (shift ``-inf``). In any other
+    row the exponentials stay below e²⁰ and nothing is rescaled: most blocks skip the work.
     """
-    raised = block_max > run_max + SHIFT_SLACK  # (heads, n_q, 1); -inf + slack stays -inf
+    raised = block_max > run_max + EXP_HEADROOM  # (heads, n_q, 1); -inf + headroom stays -inf
     if not raised.any():
         return run_max
     new_max = np.where(raised, block_max, run_max)
@@ -357,12 +369,15 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
                 future = np.arange(keys.start, keys.stop) > np.arange(rows.start, rows.stop)[:, None] + offset
                 np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
             block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
-            if run_max is None:  # the first block: its maxima are the shift, nothing to rescale yet
+            if run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
                 run_max = block_max
+                if _unshifted_is_safe(block_max):  # rows that saw no key yet stay at -inf
+                    run_max = np.where(np.isneginf(block_max), block_max, 0)
             else:
                 run_max = _raise_shift(run_max, block_max, run_sum, acc)
             shift = np.where(np.isneginf(run_max), 0, run_max) if may_see_nothing else run_max
-            scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
+            if shift.any():  # a shift of 0 everywhere (the usual case) costs no pass over the scores
+                scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
             np.exp(scores, out=scores)  # unnormalised weights of this block
             if run_sum is None:
                 run_sum = scores.sum(axis=-1, keepdims=True)

@@ -208,14 +208,15 @@ def small_tiles(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("tile_bytes", [2048, 1 << 20])  # row blocks of one head; several whole heads
 @pytest.mark.parametrize("keep_scores", [True, False])  # tiles written into the full tensor, or scratch
+@pytest.mark.parametrize("spread", [3.0, 0.3])  # scores in the tens (shifted by the row max) or near 0 (not)
 def test_tiled_attention_equals_the_plain_algorithm(small_tiles, monkeypatch, threads, dtype, tile_bytes,
-                                                    keep_scores):
+                                                    keep_scores, spread):
     from mha.attention import attend, plain_attention
     monkeypatch.setenv("MHA_NUM_THREADS", threads)
     monkeypatch.setattr(small_tiles, "TILE_BYTES", tile_bytes)
     rng = np.random.default_rng(11)
-    q = (rng.standard_normal((2, 3, 37, 8)) * 3).astype(dtype)  # (batch, n_heads, seq_q, d_head)
-    k = (rng.standard_normal((2, 1, 29, 8)) * 3).astype(dtype)  # one key/value head shared by 3 query heads
+    q = (rng.standard_normal((2, 3, 37, 8)) * spread).astype(dtype)  # (batch, n_heads, seq_q, d_head)
+    k = (rng.standard_normal((2, 1, 29, 8)) * spread).astype(dtype)  # one key/value head for 3 query heads
     v = rng.standard_normal((2, 1, 29, 5)).astype(dtype)
     mask = rng.random((2, 1, 37, 29)) < 0.7
     mask[1, 0, 4] = False  # a fully masked query

@@ -60,14 +60,16 @@ def test_chunked_attention_never_holds_the_full_score_matrix():
 @pytest.mark.parametrize("threads", ["1", "2"])
 @pytest.mark.parametrize(("seq_q", "seq_k", "block"), [(40, 40, 16), (23, 50, 7), (64, 30, 64)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_tiled_chunked_attention_equals_full_attention(monkeypatch, threads, seq_q, seq_k, block, causal):
+@pytest.mark.parametrize("spread", [4.0, 0.5])  # scores in the tens (shifted) or near 0 (no shift needed)
+def test_tiled_chunked_attention_equals_full_attention(monkeypatch, threads, seq_q, seq_k, block, causal,
+                                                       spread):
     """The tiled, threaded online softmax gives full attention's numbers to 1e-12 (float64)."""
     from mha import _kernels
     monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)  # tiles even for a small problem
     monkeypatch.setenv("MHA_NUM_THREADS", threads)
     rng = np.random.default_rng(seq_q * seq_k + block)
-    q = rng.standard_normal((2, 3, seq_q, 8)) * 4  # (batch, n_heads, seq_q, d_head): scores in the tens
-    k = rng.standard_normal((2, 1, seq_k, 8)) * 4  # one key/value head, broadcast over the query heads
+    q = rng.standard_normal((2, 3, seq_q, 8)) * spread  # (batch, n_heads, seq_q, d_head)
+    k = rng.standard_normal((2, 1, seq_k, 8)) * spread  # one key/value head, broadcast over the query heads
     v = rng.standard_normal((2, 1, seq_k, 6))
     mask = rng.random((2, 1, seq_q, seq_k)) < 0.6
     mask[0, 0, 3] = False  # a fully masked query: zero output, never NaN
@@ -149,7 +151,7 @@ def test_cache_errors():
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_tiled_chunked_attention_rescales_only_when_needed_and_still_exactly(monkeypatch, threads):
-    """The shift is raised lazily (only past a slack of e⁸): scores that jump between key blocks, rows whose
+    """The shift is raised lazily (only past e²⁰): scores that jump between key blocks, rows whose
     first blocks are all masked and whose later scores sit near -1000 (a shift of 0 would underflow to
     an all-zero row) and fully masked rows all give full attention's numbers."""
     from mha import _kernels

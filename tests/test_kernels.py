@@ -52,3 +52,13 @@ def test_a_tile_takes_broadcast_axes_whole():
     assert part.shape == (1, 2, 1)
     np.testing.assert_array_equal(part[0, :, 0], [7, 8])
     assert _kernels._part(None, (0,), slice(0, 1), slice(0, 1)) is None
+
+
+def test_scores_go_unshifted_only_within_the_headroom():
+    """exp of raw scores is used only when it can neither overflow nor lose a whole row to underflow."""
+    from mha._kernels import EXP_HEADROOM, _unshifted_is_safe
+    inside = np.array([[-EXP_HEADROOM], [0.0], [EXP_HEADROOM]])  # (rows, 1): row maxima
+    assert _unshifted_is_safe(inside)
+    assert _unshifted_is_safe(np.array([[3.0], [-np.inf]]))  # a fully masked row is zeros either way
+    for outside in (EXP_HEADROOM + 1, -EXP_HEADROOM - 1, np.nan, np.inf):
+        assert not _unshifted_is_safe(np.array([[0.0], [outside]])), outside
