@@ -370,13 +370,16 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
                 np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
             block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
             if run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
-                run_max = block_max
+                new_max = block_max
                 if _unshifted_is_safe(block_max):  # rows that saw no key yet stay at -inf
-                    run_max = np.where(np.isneginf(block_max), block_max, 0)
+                    new_max = np.where(np.isneginf(block_max), block_max, 0)
             else:
-                run_max = _raise_shift(run_max, block_max, run_sum, acc)
-            shift = np.where(np.isneginf(run_max), 0, run_max) if may_see_nothing else run_max
-            if shift.any():  # a shift of 0 everywhere (the usual case) costs no pass over the scores
+                new_max = _raise_shift(run_max, block_max, run_sum, acc)
+            if new_max is not run_max:  # the shift was set or raised: derive it once, not every block
+                run_max = new_max
+                shift = np.where(np.isneginf(run_max), 0, run_max) if may_see_nothing else run_max
+                shifted = bool(shift.any())  # all 0 (the usual case): no pass over the scores
+            if shifted:
                 scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
             np.exp(scores, out=scores)  # unnormalised weights of this block
             if run_sum is None:
