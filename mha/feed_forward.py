@@ -10,7 +10,24 @@ from mha._features import check_features, linear, promote
 from mha._parameters import Module, Parameter, glorot_uniform
 from mha._validation import as_generator, check_dtype_argument, check_positive_int
 
-__all__ = ["relu", "gelu", "erf", "gelu_exact", "gelu_exact_inplace", "ACTIVATIONS", "FeedForward"]
+__all__ = ["relu", "gelu", "erf", "gelu_exact", "relu_inplace", "gelu_inplace", "gelu_exact_inplace",
+           "ACTIVATIONS", "INPLACE_ACTIVATIONS", "FeedForward"]
+
+
+def _as_fresh_float(x) -> tuple[np.ndarray, tuple]:
+    """A float copy of ``x`` that an in-place activation may overwrite, at least 1-D, and ``x``'s shape.
+
+    Integers become float64; float32 stays float32. 0-d input is lifted to 1-D because NumPy turns 0-d
+    ufunc results into scalars, which ``out=`` cannot write into.
+    """
+    x = np.asarray(x)
+    work = np.array(x, dtype=x.dtype if x.dtype.kind == "f" else np.float64, ndmin=1, copy=True)
+    return work, x.shape
+
+
+def relu_inplace(x: np.ndarray) -> np.ndarray:
+    """:func:`relu` overwriting a float array ``x``; returns ``x``."""
+    return np.maximum(x, x.dtype.type(0.0), out=x)
 
 
 def relu(x: np.ndarray) -> np.ndarray:
@@ -24,6 +41,25 @@ def relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0)
 
 
+_TANH_SCALE = math.sqrt(2.0 / math.pi)
+_TANH_CUBIC = 0.044715
+
+
+def gelu_inplace(x: np.ndarray) -> np.ndarray:
+    """:func:`gelu` (the tanh form) overwriting a float array ``x``; returns ``x``, the same numbers."""
+    real = x.dtype.type
+    inner = x * x  # the only temporary: x², then x³, then the tanh term
+    inner *= x
+    inner *= real(_TANH_CUBIC)
+    inner += x
+    inner *= real(_TANH_SCALE)  # √(2/π) (x + 0.044715 x³)
+    np.tanh(inner, out=inner)
+    inner += real(1.0)
+    x *= real(0.5)
+    x *= inner
+    return x
+
+
 def gelu(x: np.ndarray) -> np.ndarray:
     """GELU in its tanh form (GPT-2's): ``x/2 * (1 + tanh(√(2/π) (x + 0.044715 x³)))``.
 
@@ -34,8 +70,8 @@ def gelu(x: np.ndarray) -> np.ndarray:
     >>> gelu(np.array([-3.0, 0.0, 1.0, 3.0])).round(4)
     array([-0.0036,  0.    ,  0.8412,  2.9964])
     """
-    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))  # Python floats keep x's dtype
-    return 0.5 * x * (1.0 + np.tanh(inner))
+    work, shape = _as_fresh_float(x)
+    return gelu_inplace(work).reshape(shape)
 
 
 # Abramowitz & Stegun, Handbook of Mathematical Functions, formula 7.1.26: |error| < 1.5e-7 for x >= 0.
@@ -75,56 +111,60 @@ def erf(x: np.ndarray) -> np.ndarray:
     return np.copysign(poly, x, out=poly).reshape(shape)
 
 
-def gelu_exact(x: np.ndarray) -> np.ndarray:
-    """GELU as defined, ``x Φ(x) = x/2 * (1 + erf(x / √2))``: BERT's activation.
-
-    Examples
-    --------
-    >>> gelu_exact(np.array([-3.0, 0.0, 1.0, 3.0])).round(4)
-    array([-0.004 ,  0.    ,  0.8413,  2.996 ])
-    """
-    phi = erf(x * (1.0 / math.sqrt(2.0)))  # a fresh array: updated in place below
-    phi += 1.0
-    phi *= x
-    phi *= 0.5
-    return phi
-
-
-# Φ(x) = 1 - Q(x) for x >= 0 and Q(|x|) for x < 0, with Q(x) = erfc(x / √2) / 2 from formula 7.1.26 above.
+# With the tail Q(x) = 1 - Φ(x) = erfc(x / √2) / 2 for x >= 0, formula 7.1.26 gives
+# 2 Q(x) = t (a1 + a2 t + ... + a5 t⁴) exp(-x² / 2) with t = 1 / (1 + p x / √2).
 _Q_P = _ERF_P / math.sqrt(2.0)
-_Q_A = tuple(0.5 * a for a in _ERF_A)
 
 
 def gelu_exact_inplace(x: np.ndarray) -> np.ndarray:
-    """:func:`gelu_exact` overwriting a float array ``x`` (the encoder's hot path); returns ``x``.
+    """:func:`gelu_exact` overwriting a float array ``x``; returns ``x``.
 
-    The same approximation of ``erf`` in fewer passes: with the tail ``Q(|x|) = 1 - Φ(|x|)``,
-    ``x Φ(x) = max(x, 0) - |x| Q(|x|)`` for either sign of ``x``, so no sign is copied and no ``1 + erf``
-    is formed.
+    Written with the tail ``Q(|x|) = 1 - Φ(|x|)`` of the normal distribution, for either sign of ``x``:
+    ``x Φ(x) = max(x, 0) - |x| Q(|x|)``, so no sign is copied, no ``1 + erf`` is formed (which would lose
+    the tiny values far left), and ``max(x, 0)`` is ``(x + |x|) / 2``, exact. It is computed doubled and
+    halved at the end, which in binary floating point changes no digit.
     """
     real = x.dtype.type
     a = np.abs(x)  # |x|
     t = a * real(_Q_P)
     t += real(1.0)
     np.reciprocal(t, out=t)  # t = 1 / (1 + p |x| / √2)
-    a1, a2, a3, a4, a5 = _Q_A
-    tail = t * real(a5)  # Horner: ((((a5 t + a4) t + a3) t + a2) t + a1) t, halved
+    a1, a2, a3, a4, a5 = _ERF_A
+    tail = t * real(a5)  # Horner: ((((a5 t + a4) t + a3) t + a2) t + a1) t
     for coefficient in (a4, a3, a2, a1):
         tail += real(coefficient)
         tail *= t
     gauss = np.square(a, out=t)  # t is free again
     gauss *= real(-0.5)
     np.exp(gauss, out=gauss)  # exp(-x² / 2)
-    tail *= gauss
-    tail *= a  # |x| Q(|x|)
-    np.maximum(x, real(0.0), out=x)
+    tail *= gauss  # 2 Q(|x|)
+    tail *= a  # 2 |x| Q(|x|)
+    x += a  # 2 max(x, 0)
     x -= tail
+    x *= real(0.5)
     return x
 
 
+def gelu_exact(x: np.ndarray) -> np.ndarray:
+    """GELU as defined, ``x Φ(x) = x/2 * (1 + erf(x / √2))``: BERT's activation; float32 stays float32.
+
+    Uses the same approximation as :func:`erf` (error below 1.5e-7 · |x|).
+
+    Examples
+    --------
+    >>> gelu_exact(np.array([-3.0, 0.0, 1.0, 3.0])).round(4)
+    array([-0.004 ,  0.    ,  0.8413,  2.996 ])
+    """
+    work, shape = _as_fresh_float(x)
+    return gelu_exact_inplace(work).reshape(shape)
+
+
 #: Activations a :class:`FeedForward` accepts, by name. "gelu" is the tanh form (GPT-2), "gelu_exact"
-#: the erf form (BERT).
+#: the erf form (BERT). Each returns a new array and leaves its input alone.
 ACTIVATIONS = {"gelu": gelu, "gelu_exact": gelu_exact, "relu": relu}
+#: The same activations overwriting a float array they are given (and returning it): the layers apply
+#: them to the hidden array they have just made, saving a copy and a pass.
+INPLACE_ACTIVATIONS = {"gelu": gelu_inplace, "gelu_exact": gelu_exact_inplace, "relu": relu_inplace}
 
 
 class FeedForward(Module):
@@ -180,8 +220,8 @@ class FeedForward(Module):
     def __call__(self, x) -> np.ndarray:
         """Apply the network to every token of ``x``, shape ``(..., d_model)``."""
         x = promote(check_features(x, "x", self.d_model), self.dtype)
-        hidden = linear(x, self.W_1, self.b_1)  # (..., d_ff)
-        return linear(ACTIVATIONS[self.activation](hidden), self.W_2, self.b_2)  # (..., d_model)
+        hidden = linear(x, self.W_1, self.b_1)  # (..., d_ff), a fresh array: activated in place
+        return linear(INPLACE_ACTIVATIONS[self.activation](hidden), self.W_2, self.b_2)  # (..., d_model)
 
     def __repr__(self) -> str:
         return (f"FeedForward({self.d_model}, {self.d_ff}, activation={self.activation!r}, "

@@ -72,6 +72,33 @@ def test_softmax_rejects_bad_input_with_a_clear_message(bad, error, words):
         mha.softmax(bad)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_skips_the_shift_only_where_raw_exponentials_are_safe(dtype, monkeypatch):
+    """Scores inside the safe range go unshifted, others are shifted by the row maximum: same weights."""
+    from mha import attention
+
+    low, high = attention._unshifted_range(np.dtype(dtype), 16)
+    info = np.finfo(dtype)
+    assert np.exp(np.float64(low)) >= info.tiny and 16 * np.exp(np.float64(high)) < info.max
+    rng = np.random.default_rng(7)
+    calls = []
+    shifted = attention._shifted_exp_rows
+    monkeypatch.setattr(attention, "_shifted_exp_rows", lambda *a: calls.append(1) or shifted(*a))
+    inside = rng.uniform(low + 1, high - 1, (6, 16)).astype(dtype)
+    outside = [inside + (high + 5 - inside.max()), inside - (inside.min() - low + 5),
+               np.where(np.eye(6, 16, dtype=bool), -np.inf, inside)]
+    for x, expect_shift in [(inside, False)] + [(x, True) for x in outside]:
+        calls.clear()
+        with np.errstate(over="raise", under="ignore"):
+            w = mha.softmax(x)
+        assert bool(calls) == expect_shift
+        expected = np.stack([softmax_row(row) for row in x.astype(np.float64)])
+        np.testing.assert_allclose(w, expected, rtol=1e-5 if dtype == np.float32 else 1e-13,
+                                   atol=1e-7 if dtype == np.float32 else 1e-30)
+        assert w.dtype == dtype
+    assert mha.softmax(np.zeros((3, 0))).shape == (3, 0) and mha.softmax(np.zeros((0, 4))).shape == (0, 4)
+
+
 # ---------------------------------------------------------------- scaled dot-product attention
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_attention_matches_loop_reference(seed):

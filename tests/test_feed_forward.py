@@ -155,3 +155,48 @@ def test_feed_forward_with_exact_gelu_in_float32():
 def test_unknown_activation_lists_gelu_exact():
     with pytest.raises(ValueError, match=r"activation must be one of \['gelu', 'gelu_exact', 'relu'\]"):
         FeedForward(4, 8, activation="gelu_erf")
+
+
+# --- in-place activations -----------------------------------------------------------------------------------
+
+from mha.feed_forward import INPLACE_ACTIVATIONS, relu  # noqa: E402
+
+
+def tanh_gelu_formula(x):
+    """GPT-2's tanh GELU exactly as written, term by term (the package evaluates it in place)."""
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_inplace_activations_overwrite_their_input_with_the_same_numbers(name, dtype):
+    x = np.random.default_rng(4).standard_normal((3, 7, 11)).astype(dtype) * 4
+    work = x.copy()
+    result = INPLACE_ACTIVATIONS[name](work)
+    assert result is work and result.dtype == dtype
+    np.testing.assert_array_equal(result, ACTIVATIONS[name](x))  # bit for bit: one implementation
+    if name == "gelu":  # the same operations in the same order as the formula
+        np.testing.assert_array_equal(result, tanh_gelu_formula(x))
+    if name == "relu":
+        np.testing.assert_array_equal(result, np.where(x > 0, x, 0))
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activations_leave_their_input_alone_and_keep_its_shape(name):
+    x = np.linspace(-3.0, 3.0, 13).reshape(13, 1)
+    copy = x.copy()
+    assert ACTIVATIONS[name](x).shape == (13, 1)
+    np.testing.assert_array_equal(x, copy)
+    assert np.shape(ACTIVATIONS[name](np.array(0.5))) == ()
+    assert ACTIVATIONS[name](np.arange(-2, 3)).dtype == np.float64 or name == "relu"
+
+
+def test_feed_forward_applies_its_activation_in_place_to_its_own_hidden_array_only():
+    for activation in sorted(ACTIVATIONS):
+        ffn = FeedForward(5, 9, activation=activation, rng=5)
+        x = np.random.default_rng(6).standard_normal((2, 4, 5))
+        copy = x.copy()
+        hidden = x @ ffn.W_1 + ffn.b_1
+        np.testing.assert_allclose(ffn(x), ACTIVATIONS[activation](hidden) @ ffn.W_2 + ffn.b_2, rtol=1e-12)
+        np.testing.assert_array_equal(x, copy)
+    assert relu(np.array([-1.0, 2.0])).tolist() == [0.0, 2.0]

@@ -35,7 +35,7 @@ from mha._features import linear
 from mha._validation import check_dtype_argument
 from mha.attention import split_heads
 from mha.block import TransformerBlock
-from mha.feed_forward import ACTIVATIONS, gelu_exact_inplace
+from mha.feed_forward import INPLACE_ACTIVATIONS
 from mha.pretrained.checkpoints import (
     EncoderConfig,
     checked_weights,
@@ -339,8 +339,7 @@ def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):
     attended += x  # the residual
     x = _layer_norm_inplace(attended, block.norm1.gamma, block.norm1.beta, block.norm1.eps)
     hidden = linear(x, ffn.W_1, ffn.b_1)  # (batch, seq, d_ff), a fresh array
-    hidden = (gelu_exact_inplace(hidden) if ffn.activation == "gelu_exact"
-              else ACTIVATIONS[ffn.activation](hidden))
+    hidden = INPLACE_ACTIVATIONS[ffn.activation](hidden)
     out = linear(hidden, ffn.W_2, ffn.b_2)  # (batch, seq, d_model)
     out += x
     return _layer_norm_inplace(out, block.norm2.gamma, block.norm2.beta, block.norm2.eps), weights
