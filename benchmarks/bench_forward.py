@@ -84,7 +84,9 @@ def bench_dtype(dtype, batch, seq, d_model, n_heads, repeats, torch):
                 module(tx, tx, tx, need_weights=False)
 
         fns.append(torch_forward)
-    t_matmul, t_layer, t_lesson, *t_torch = median_times(fns, repeats)
+    # Five rounds: a stall of the machine during one block of the (short) matmul reference moves its
+    # median of five block medians far less than it moved a median of three.
+    t_matmul, t_layer, t_lesson, *t_torch = median_times(fns, repeats, rounds=5)
     row = {
         "dtype": np.dtype(dtype).name,
         "matmul GF/s": matmul_flops / t_matmul / 1e9,
@@ -102,7 +104,7 @@ def bench_dtype(dtype, batch, seq, d_model, n_heads, repeats, torch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="batch 2, seq 256 instead of batch 8, seq 512")
-    parser.add_argument("--repeats", type=int, default=15, help="timed calls per function, over 3 rounds")
+    parser.add_argument("--repeats", type=int, default=25, help="timed calls per function, over 5 rounds")
     args = parser.parse_args()
     batch, seq = (2, 256) if args.quick else (8, 512)
     d_model, n_heads = 512, 8
