@@ -122,7 +122,7 @@ def gelu_exact_inplace(x: np.ndarray) -> np.ndarray:
     Written with the tail ``Q(|x|) = 1 - Φ(|x|)`` of the normal distribution, for either sign of ``x``:
     ``x Φ(x) = max(x, 0) - |x| Q(|x|)``, so no sign is copied, no ``1 + erf`` is formed (which would lose
     the tiny values far left), and ``max(x, 0)`` is ``(x + |x|) / 2``, exact. It is computed doubled and
-    halved at the end, which in binary floating point changes no digit.
+    halved at the end, which in binary floating point changes no digit outside the subnormal range.
     """
     real = x.dtype.type
     a = np.abs(x)  # |x|
