@@ -79,6 +79,8 @@ def _unshifted_range(dtype: np.dtype, n_cols: int) -> tuple[float, float]:
     Above ``high`` a sum of ``n_cols`` exponentials could overflow; below ``low`` they would leave the
     normal floating-point range and lose precision. Between (-85 to about 80 in float32, with a margin
     of e² at both ends) every ``exp`` and every row sum is an ordinary float to full relative precision.
+    The tiled paths test row maxima against the narrower ±:data:`mha._kernels.EXP_HEADROOM` instead:
+    chunked attention keeps one shift across key blocks, and later blocks need room above it.
     """
     info = np.finfo(dtype)
     return math.log(info.tiny) + 2.0, math.log(info.max) - math.log(max(n_cols, 1)) - 2.0

@@ -8,7 +8,7 @@ import numpy as np
 
 from mha._features import check_features, linear, promote
 from mha._parameters import Module, Parameter, glorot_uniform
-from mha._validation import as_generator, check_dtype_argument, check_positive_int
+from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["relu", "gelu", "erf", "gelu_exact", "relu_inplace", "gelu_inplace", "gelu_exact_inplace",
            "ACTIVATIONS", "INPLACE_ACTIVATIONS", "FeedForward"]
@@ -17,12 +17,12 @@ __all__ = ["relu", "gelu", "erf", "gelu_exact", "relu_inplace", "gelu_inplace", 
 def _as_fresh_float(x) -> tuple[np.ndarray, tuple]:
     """A float copy of ``x`` that an in-place activation may overwrite, at least 1-D, and ``x``'s shape.
 
-    Integers become float64; float32 stays float32. 0-d input is lifted to 1-D because NumPy turns 0-d
-    ufunc results into scalars, which ``out=`` cannot write into.
+    :func:`~mha._validation.as_float_array` decides what counts as a number (integers become float64,
+    float32 stays float32; strings, complex numbers and booleans get a clear ``TypeError``). 0-d input is
+    lifted to 1-D because NumPy turns 0-d ufunc results into scalars, which ``out=`` cannot write into.
     """
-    x = np.asarray(x)
-    work = np.array(x, dtype=x.dtype if x.dtype.kind == "f" else np.float64, ndmin=1, copy=True)
-    return work, x.shape
+    x = as_float_array(x, "x")
+    return np.array(x, ndmin=1, copy=True), x.shape
 
 
 def relu_inplace(x: np.ndarray) -> np.ndarray:

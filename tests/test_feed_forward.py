@@ -191,6 +191,15 @@ def test_activations_leave_their_input_alone_and_keep_its_shape(name):
     assert ACTIVATIONS[name](np.arange(-2, 3)).dtype == np.float64 or name == "relu"
 
 
+@pytest.mark.parametrize("name", ["gelu", "gelu_exact"])
+@pytest.mark.parametrize(("bad", "words"), [(np.array(["1.5", "2"]), "strings"),
+                                            (np.array([1 + 2j]), "complex"),
+                                            (np.array([True, False]), "booleans")])
+def test_gelus_refuse_what_is_not_a_real_number_with_a_clear_error(name, bad, words):
+    with pytest.raises(TypeError, match=words):  # never parsed, truncated or cast in silence
+        ACTIVATIONS[name](bad)
+
+
 def test_feed_forward_applies_its_activation_in_place_to_its_own_hidden_array_only():
     for activation in sorted(ACTIVATIONS):
         ffn = FeedForward(5, 9, activation=activation, rng=5)
