@@ -68,10 +68,12 @@ def crossover(lengths, n_heads, d_head, block_size, dtype, repeats):
     rows = []
     for seq in lengths:
         q, k, v = (rng.standard_normal((1, n_heads, seq, d_head)).astype(dtype) for _ in range(3))
+        # Five rounds of alternating blocks, as in bench_forward: a stall of the machine during one block
+        # moves the median of five block medians far less than the two it once took.
         full_s, chunked_s = median_times(
             [partial(mha.scaled_dot_product_attention, q, k, v),
              partial(mha.chunked_attention, q, k, v, block_size=block_size)],
-            repeats, rounds=2)
+            repeats, rounds=5)
         score_bytes = n_heads * seq * seq * np.dtype(dtype).itemsize
         rows.append({"seq": seq, "full_s": full_s, "chunked_s": chunked_s, "score_bytes": score_bytes})
         verdict = "faster" if chunked_s < full_s else "slower"
@@ -105,7 +107,8 @@ def main():
     parser.add_argument("--block-size", type=int, default=256)
     parser.add_argument("--lengths", type=int, nargs="+", default=[256, 512, 1024, 2048, 4096])
     parser.add_argument("--heads", type=int, default=4, help="heads in the speed comparison")
-    parser.add_argument("--repeats", type=int, default=6, help="timed calls per function and length")
+    parser.add_argument("--repeats", type=int, default=15,
+                        help="timed calls per function and length, over 5 rounds")
     parser.add_argument("--record", type=Path, help="append the speed results to this JSON file")
     parser.add_argument("--skip-memory", action="store_true")
     args = parser.parse_args()
