@@ -11,7 +11,7 @@ the one step of the softmax that is neither a product nor a cheap pass. From the
 prints the layer's floor on this machine today (its products at the matmul rate, plus one ``exp`` per
 score spread over the package's threads) and the best ratio that floor allows. NumPy's vectorised
 float64 ``exp`` needs AVX-512; on an AVX2 machine such as the course's each element goes through the C
-library's ``exp`` (5 to 10 ns, against 1.3 to 2.5 ns in float32), and that speed moves from minute to
+library's ``exp`` (5 to 10 ns, against 1.3 to 2.7 ns in float32), and that speed moves from minute to
 minute as much as the matmul's does. The floor says how much of a missed target is the machine's.
 
 Run: ``python benchmarks/bench_forward.py`` (add ``--quick`` for a smaller shape).
@@ -105,7 +105,8 @@ def bench_dtype(dtype, batch, seq, d_model, n_heads, repeats, torch):
     # median of five block medians far less than it moved a median of three.
     t_matmul, t_exp, t_layer, t_lesson, *t_torch = median_times(fns, repeats, rounds=5)
     exp_per_score = t_exp / exp_size  # seconds per element on one core
-    # The floor: every product at the reference's rate, one exp per score on each of the package's threads.
+    # The floor: every product at the reference's rate, one exp per score on each of the package's threads
+    # (the layer spreads its tiles over them when threadpoolctl can hold BLAS to one thread, as installed).
     n_scores = batch * n_heads * seq * seq
     floor = layer_flops * t_matmul / matmul_flops + n_scores * exp_per_score / worker_count()
     row = {
