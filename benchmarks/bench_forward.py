@@ -108,11 +108,13 @@ def bench_dtype(dtype, batch, seq, d_model, n_heads, repeats, torch):
     # The floor: every product at the reference's rate, one exp per score on each of the package's threads
     # (the layer spreads its tiles over them when threadpoolctl can hold BLAS to one thread, as installed).
     n_scores = batch * n_heads * seq * seq
-    floor = layer_flops * t_matmul / matmul_flops + n_scores * exp_per_score / worker_count()
+    threads = worker_count()
+    floor = layer_flops * t_matmul / matmul_flops + n_scores * exp_per_score / threads
     row = {
         "dtype": np.dtype(dtype).name,
         "matmul GF/s": matmul_flops / t_matmul / 1e9,
         "exp ns": exp_per_score * 1e9,
+        "threads": threads,
         "floor ms": floor * 1e3,
         "floor/matmul rate": (layer_flops / floor) / (matmul_flops / t_matmul),
         "layer ms": t_layer * 1e3,
@@ -153,7 +155,7 @@ def main():
               f"({ok} target {TARGETS[name]:.2f})")
         print(f"  lesson-style / matmul     {row['lesson-style/matmul rate']:.2f}")
         print(f"  floor / matmul FLOP rate  {row['floor/matmul rate']:.2f}  (products at the matmul rate "
-              f"+ exp at {row['exp ns']:.1f} ns per score on {worker_count()} threads: "
+              f"+ exp at {row['exp ns']:.1f} ns per score on {row['threads']} threads: "
               f"{row['floor ms']:.0f} ms)")
         if "layer/torch time" in row:
             ok = "meets" if row["layer/torch time"] <= TORCH_TARGET else "MISSES"
