@@ -249,6 +249,28 @@ def _shift_and_exp(scores: np.ndarray) -> None:
     np.exp(scores, out=scores)
 
 
+#: exp of the headroom's two ends: the bounds :func:`_exp_and_sum` checks row sums against.
+_EXP_CEILING, _EXP_FLOOR = math.exp(EXP_HEADROOM), math.exp(-EXP_HEADROOM)
+
+
+def _exp_and_sum(block: np.ndarray, least_sum: float) -> np.ndarray | None:
+    """``exp`` of a tile's scores (already shifted, or raw) in place and their row sums ``(..., rows, 1)``.
+
+    A row's sum bounds its largest term: ``max ≤ sum ≤ n_keys · max``. So when no sum tops ``e²⁰``, no
+    score lies more than :data:`EXP_HEADROOM` above the shift; and when every sum also reaches
+    ``least_sum = n_keys · e⁻²⁰``, every row's maximum lies within the headroom of it: exactly the rows
+    that would not be shifted (again), decided without the pass that finds the maxima. Otherwise (a
+    masked-out row sums to 0, an overflow to inf, NaN to NaN) this returns None, and as the scores are
+    overwritten, the caller computes them again and takes the way with the maxima.
+    """
+    with np.errstate(over="ignore"):  # an overflow only sends the tile back
+        np.exp(block, out=block)
+    row_sum = block.sum(axis=-1, keepdims=True)  # (..., rows, 1)
+    if row_sum.min() >= least_sum and row_sum.max() <= _EXP_CEILING:  # False for NaN
+        return row_sum
+    return None
+
+
 def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None,
                  out=None, keep_scores=True):
     """:func:`mha.attention.attend` tile by tile: same arguments, same results.
@@ -275,6 +297,16 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
     tiles = _plan(lead, seq_q, seq_k, dtype.itemsize, whole_items=in_place)
     tile_size = math.prod(cut.stop - cut.start for cut in tiles[0][1:]) * seq_k  # the first is the largest
 
+    def tile_scores(block, lead_index, heads, rows):
+        """The tile's scores into ``block``: ``q kᵀ``, the bias added, masked keys at ``-inf``."""
+        np.matmul(_part(q_scaled, lead_index, heads, rows), _part(key_t, lead_index, heads, slice(None)),
+                  out=block)
+        if bias is not None:
+            block += _part(bias, lead_index, heads, rows)
+        tile_mask = _part(mask, lead_index, heads, rows)
+        if tile_mask is not None:
+            np.copyto(block, -np.inf, where=np.logical_not(tile_mask))
+
     def run_one(tile, scratch):
         lead_index, heads, rows = tile
         if in_place:
@@ -284,16 +316,13 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
             if "scores" not in scratch:
                 scratch["scores"] = np.empty(tile_size, dtype=dtype)
             block = scratch["scores"][:n_h * n_q * seq_k].reshape(n_h, n_q, seq_k)  # (heads, rows, seq_k)
-        np.matmul(_part(q_scaled, lead_index, heads, rows), _part(key_t, lead_index, heads, slice(None)),
-                  out=block)
-        if bias is not None:
-            block += _part(bias, lead_index, heads, rows)
-        tile_mask = _part(mask, lead_index, heads, rows)
-        if tile_mask is not None:
-            np.copyto(block, -np.inf, where=np.logical_not(tile_mask))
-        _shift_and_exp(block)
-        row_sum = block.sum(axis=-1, keepdims=True)  # (heads, rows, 1)
-        row_sum[row_sum == 0] = 1  # only fully masked rows sum to 0: they stay all zeros
+        tile_scores(block, lead_index, heads, rows)
+        row_sum = _exp_and_sum(block, seq_k * _EXP_FLOOR)  # raw scores: (heads, rows, 1), or None
+        if row_sum is None:  # some row's raw exp is unsafe: its scores are gone, so compute them again
+            tile_scores(block, lead_index, heads, rows)
+            _shift_and_exp(block)
+            row_sum = block.sum(axis=-1, keepdims=True)  # (heads, rows, 1)
+            row_sum[row_sum == 0] = 1  # only fully masked rows sum to 0: they stay all zeros
         context = _part(result, lead_index, heads, rows)  # (heads, rows, d_v)
         if return_weights:
             block /= row_sum
@@ -346,9 +375,19 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
 
     max_heads, max_rows = (cut.stop - cut.start for cut in tiles[0][1:])  # the first tile is the largest
 
+    def block_scores(scores, lead_index, heads, rows, keys):
+        """One block's scores into ``scores``: ``q kᵀ``, masked and future keys at ``-inf``."""
+        key_block = _part(key_t, lead_index, heads, slice(None), keys)  # (heads, d_head, n_k)
+        np.matmul(_part(q_scaled, lead_index, heads, rows), key_block, out=scores)
+        tile_mask = _part(mask, lead_index, heads, rows, keys)
+        if tile_mask is not None:
+            np.copyto(scores, -np.inf, where=np.logical_not(tile_mask))
+        if causal and keys.stop - 1 > rows.start + offset:  # the block reaches into some query's future
+            future = np.arange(keys.start, keys.stop) > np.arange(rows.start, rows.stop)[:, None] + offset
+            np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
+
     def run_one(tile, scratch):
         lead_index, heads, rows = tile
-        q_tile = _part(q_scaled, lead_index, heads, rows)  # (heads, n_q, d_head)
         n_h, n_q = heads.stop - heads.start, rows.stop - rows.start
         if "scores" not in scratch:  # this thread's buffers, reused for every tile it runs
             scratch["scores"] = np.empty(max_heads * max_rows * min(block_size, seq_k), dtype=dtype)
@@ -356,37 +395,48 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
         acc = _part(out, lead_index, heads, rows)  # (heads, n_q, d_v): the running weighted sum, in place
         product = scratch["product"][:acc.size].reshape(acc.shape)  # (heads, n_q, d_v)
         run_max = run_sum = None  # (heads, n_q, 1) each, from the first key block on
+        all_seen = False  # whether every row of the tile has seen a key (then its shift is finite)
         last_key = min(seq_k, rows.stop + offset) if causal else seq_k  # what the block's last query sees
         for j0 in range(0, last_key, block_size):
             keys = slice(j0, min(j0 + block_size, seq_k))
             n_k = keys.stop - keys.start
             scores = scratch["scores"][:n_h * n_q * n_k].reshape(n_h, n_q, n_k)  # (heads, n_q, n_k)
-            np.matmul(q_tile, _part(key_t, lead_index, heads, slice(None), keys), out=scores)
-            tile_mask = _part(mask, lead_index, heads, rows, keys)
-            if tile_mask is not None:
-                np.copyto(scores, -np.inf, where=np.logical_not(tile_mask))
-            if causal and keys.stop - 1 > rows.start + offset:  # the block reaches into some query's future
-                future = np.arange(keys.start, keys.stop) > np.arange(rows.start, rows.stop)[:, None] + offset
-                np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
-            block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
-            if run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
-                new_max = block_max
-                if _unshifted_is_safe(block_max):  # rows that saw no key yet stay at -inf
-                    new_max = np.where(np.isneginf(block_max), block_max, 0)
-            else:
-                new_max = _raise_shift(run_max, block_max, run_sum, acc)
-            if new_max is not run_max:  # the shift was set or raised: derive it once, not every block
-                run_max = new_max
-                shift = np.where(np.isneginf(run_max), 0, run_max) if may_see_nothing else run_max
-                shifted = bool(shift.any())  # all 0 (the usual case): no pass over the scores
-            if shifted:
-                scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
-            np.exp(scores, out=scores)  # unnormalised weights of this block
+            block_scores(scores, lead_index, heads, rows, keys)
+            block_sum = None  # (heads, n_q, 1)
+            tried = run_max is None or all_seen  # then exp overwrites the scores before the sums decide
+            if run_max is None:  # the first block: try the raw scores (shift 0) without their maxima
+                block_sum = _exp_and_sum(scores, n_k * _EXP_FLOOR)
+                if block_sum is not None:
+                    run_max = shift = np.zeros_like(block_sum)
+                    shifted, all_seen = False, True
+            elif all_seen:  # try the shift in use: no row of this block may top it by the headroom
+                if shifted:
+                    scores -= shift
+                block_sum = _exp_and_sum(scores, 0.0)
+            if block_sum is None:  # the way with this block's maxima (scores computed again if needed)
+                if tried:
+                    block_scores(scores, lead_index, heads, rows, keys)
+                block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
+                if run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
+                    new_max = block_max
+                    if _unshifted_is_safe(block_max):  # rows that saw no key yet stay at -inf
+                        new_max = np.where(np.isneginf(block_max), block_max, 0)
+                else:
+                    new_max = _raise_shift(run_max, block_max, run_sum, acc)
+                if new_max is not run_max:  # the shift was set or raised: derive it once, not every block
+                    run_max = new_max
+                    all_seen = not may_see_nothing or not np.isneginf(run_max).any()
+                    shift = np.where(np.isneginf(run_max), 0, run_max) if may_see_nothing else run_max
+                    shifted = bool(shift.any())  # all 0 (the usual case): no pass over the scores
+                if shifted:
+                    scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
+                np.exp(scores, out=scores)  # unnormalised weights of this block
+                block_sum = scores.sum(axis=-1, keepdims=True)
             if run_sum is None:
-                run_sum = scores.sum(axis=-1, keepdims=True)
+                run_sum = block_sum
                 np.matmul(scores, _part(v, lead_index, heads, keys), out=acc)
             else:
-                run_sum += scores.sum(axis=-1, keepdims=True)
+                run_sum += block_sum
                 acc += np.matmul(scores, _part(v, lead_index, heads, keys), out=product)
         if run_sum is None:  # a causal block of queries before every key: nothing to see
             acc[...] = 0

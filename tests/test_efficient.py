@@ -173,3 +173,36 @@ def test_tiled_chunked_attention_rescales_only_when_needed_and_still_exactly(mon
     assert np.abs(full[1, 2, :10]).max() > 0.1  # the far-negative rows still attend somewhere
     np.testing.assert_array_equal(chunked[0, 1, 5], 0.0)
     np.testing.assert_allclose(chunked, full, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiled_chunked_attention_trusts_raw_exp_only_when_the_sums_allow(monkeypatch, dtype):
+    """Key blocks are exponentiated before any maximum is known; a first block whose row sums fall
+    below the headroom (a row that sees nothing yet, so a shift of 0 could later underflow to an all-zero
+    row) goes the long way, and so does a later block that tops the shift. Same numbers either way."""
+    from mha import _kernels
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
+    monkeypatch.setenv("MHA_NUM_THREADS", "1")
+    first_blocks_with_maxima = []
+    is_safe = _kernels._unshifted_is_safe
+    monkeypatch.setattr(_kernels, "_unshifted_is_safe",
+                        lambda row_max: first_blocks_with_maxima.append(1) or is_safe(row_max))
+    rng = np.random.default_rng(8)
+    seq, d_head, block = 64, 8, 16
+    q = (rng.standard_normal((2, seq, d_head)) * 0.3).astype(dtype)  # (n_heads, seq, d_head)
+    k = (rng.standard_normal((2, seq, d_head)) * 0.3).astype(dtype)
+    v = rng.standard_normal((2, seq, d_head)).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(mha.chunked_attention(q, k, v, block_size=block),
+                               mha.scaled_dot_product_attention(q, k, v), atol=tol)
+    assert not first_blocks_with_maxima  # scores near 0: every tile trusted its raw exp
+    k[1] = k[1, 0]  # head 1: every key the same...
+    q[1, 5] = -k[1, 0] * 900 / (k[1, 0] @ k[1, 0])  # ...and query 5 scores about -318 against each
+    mask = np.ones((2, seq, seq), dtype=bool)
+    mask[1, 5, :block] = False  # query 5 sees nothing in the first key block
+    k[0, 40] *= 200  # head 0: a key in a later block tops every row's shift
+    expected = mha.scaled_dot_product_attention(q, k, v, mask)
+    got = mha.chunked_attention(q, k, v, mask, block_size=block)
+    np.testing.assert_allclose(got, expected, atol=tol)
+    np.testing.assert_allclose(got[1, 5], v[1, block:].mean(axis=0), atol=tol * 10)  # not a zero row
+    assert first_blocks_with_maxima

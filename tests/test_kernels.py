@@ -62,3 +62,39 @@ def test_scores_go_unshifted_only_within_the_headroom():
     assert _unshifted_is_safe(np.array([[3.0], [-np.inf]]))  # a fully masked row is zeros either way
     for outside in (EXP_HEADROOM + 1, -EXP_HEADROOM - 1, np.nan, np.inf):
         assert not _unshifted_is_safe(np.array([[0.0], [outside]])), outside
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiles_skip_the_row_maxima_only_when_the_row_sums_allow_it(monkeypatch, dtype):
+    """Tiles exponentiate raw scores first and look at the row sums: scores near 0 keep that result,
+    while a tile with a row far below 0 (all terms underflow), far above (exp overflows: no warning
+    may escape) or fully masked is computed again with its maxima. Every way gives the plain numbers."""
+    from mha import _kernels
+    from mha.attention import attend, plain_attention
+    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
+    monkeypatch.setattr(_kernels, "TILE_BYTES", 2048)
+    monkeypatch.setenv("MHA_NUM_THREADS", "1")
+    with_maxima = []
+    shift_and_exp = _kernels._shift_and_exp
+    monkeypatch.setattr(_kernels, "_shift_and_exp",
+                        lambda block: with_maxima.append(1) or shift_and_exp(block))
+    rng = np.random.default_rng(5)
+    q = (rng.standard_normal((2, 24, 8)) * 0.3).astype(dtype)  # (n_heads, seq_q, d_head): scores near 0
+    k = (rng.standard_normal((2, 24, 8)) * 0.3).astype(dtype)
+    v = rng.standard_normal((2, 24, 4)).astype(dtype)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-14}
+    np.testing.assert_allclose(attend(q, k, v)[0], plain_attention(q, k, v, None, None, False)[0], **tol)
+    assert not with_maxima  # every tile kept its raw exp
+    q[0, 3] = -k[0, 0] * 400 / (k[0, 0] @ k[0, 0])  # a row far below 0 against the first key...
+    k[0, 1:] = k[0, 0]  # ...and against every key
+    q[1, 20] *= 2000  # a row whose exp overflows
+    mask = np.ones((2, 24, 24), dtype=bool)
+    mask[1, 9] = False  # a query that sees nothing
+    for m in (None, mask):
+        expected = plain_attention(q, k, v, m, None, True)
+        got = attend(q, k, v, m, return_weights=True, keep_scores=False)
+        np.testing.assert_allclose(got[0], expected[0], **tol)
+        np.testing.assert_allclose(got[1], expected[1], **tol)
+        assert np.isfinite(got[0]).all() and np.abs(got[0][0, 3]).max() > 0.1  # the low row attends too
+    np.testing.assert_array_equal(got[0][1, 9], 0.0)
+    assert len(with_maxima) >= 3  # the three tiles holding those rows went the long way
