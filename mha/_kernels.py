@@ -1,147 +1,34 @@
-"""Plumbing for speed: BLAS thread limits, a small thread pool, and attention computed tile by tile.
+"""Attention computed tile by tile: the same numbers as :mod:`mha.attention`, with the scores kept in cache.
 
 Nothing here changes a number; it changes where and when the work happens. :mod:`mha.attention` shows the
 algorithm on whole arrays; :func:`attend_tiles` and :func:`chunked_tiles` run the same steps on tiles of
-the scores sized to the core's cache, spread over threads:
+the scores sized to the core's cache, spread over threads (:mod:`mha._threads`):
 
 - **Tiles.** Four passes touch every score (the product ``q kᵀ``, the row maximum, ``exp``, the weighted
   sum of values). On whole arrays each pass streams the full score tensor through memory; tile by tile,
-  a block of scores about the size of a core's L2 cache goes through all four while it is still there.
-- **Threads.** NumPy's element-wise loops (``exp``, ``max``, ``sum``) use one core. Tiles are independent,
-  so a pool of threads takes them in turn (NumPy releases the GIL inside its loops), each running the
-  products on its own core with BLAS held to one thread, instead of BLAS threads spinning while one core
-  exponentiates. ``threadpoolctl`` holds BLAS; without it (e.g. in a browser kernel, where NumPy has no
-  threads anyway) everything runs in the calling thread.
+  a block of scores about the size of a core's L2 cache goes through all of them while it is still there.
+- **Threads.** Tiles are independent, so a pool of threads takes them in turn, each running the products
+  on its own core with BLAS held to one thread, instead of BLAS threads spinning while one core
+  exponentiates.
 
 Set the environment variable ``MHA_NUM_THREADS`` to cap the pool (``1`` turns it off).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from mha._validation import check_positive_int
+from mha._threads import blas_threads, run_tiles, worker_count, workers_for_tiles
 
 __all__ = ["blas_threads", "worker_count", "use_tiles", "attend_tiles", "chunked_tiles", "split_batch"]
-
-_pool: ThreadPoolExecutor | None = None
-_THREAD_PREFIX = "mha-worker"
 
 #: Below this many scores a problem runs on whole arrays: tiles and threads cost more than they save.
 TILE_MIN_SCORES = 1 << 20
 #: Bytes of scores in one tile: a good part of one core's L2 cache (1 MiB on the course's machine), leaving
 #: room for the tile's queries, keys and values.
 TILE_BYTES = 1 << 20
-
-
-# ---------------------------------------------------------------------------------------- threads
-def worker_count() -> int:
-    """Threads the package may use: ``MHA_NUM_THREADS`` if set, else the usable cores (at most 8)."""
-    override = os.environ.get("MHA_NUM_THREADS")
-    if override:
-        return max(1, int(override))
-    try:
-        return min(8, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return min(8, os.cpu_count() or 1)
-
-
-def _thread_pool(workers: int) -> ThreadPoolExecutor | None:
-    """The shared pool, resized to ``workers``; None where threads cannot start (Pyodide)."""
-    global _pool
-    if _pool is None or _pool._max_workers != workers:
-        try:
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_THREAD_PREFIX)
-        except RuntimeError:
-            return None
-    return _pool
-
-
-@functools.lru_cache(maxsize=1)
-def _controller():
-    """threadpoolctl's view of the loaded BLAS libraries, built once (building it scans the process)."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # optional: only slower without it
-        return None
-    return ThreadpoolController()
-
-
-def _can_limit_blas() -> bool:
-    controller = _controller()
-    return controller is not None and bool(controller.select(user_api="blas").lib_controllers)
-
-
-def blas_threads(n: int | None):
-    """A context manager that limits BLAS to ``n`` threads inside a ``with`` block.
-
-    Parameters
-    ----------
-    n : int or None
-        Threads allowed; None leaves the setting alone.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> with blas_threads(1):
-    ...     product = np.ones((64, 64)) @ np.ones((64, 64))
-    >>> float(product[0, 0])
-    64.0
-    """
-    if n is None:
-        return contextlib.nullcontext()
-    n = check_positive_int(n, "n")
-    controller = _controller()
-    if controller is None:
-        return contextlib.nullcontext()
-    return controller.limit(limits=n, user_api="blas")
-
-
-def _workers() -> int:
-    """Threads to spread tiles over: 1 inside a pool thread (waiting on the pool there could deadlock),
-    on one core, or where BLAS cannot be held to one thread per worker."""
-    if threading.current_thread().name.startswith(_THREAD_PREFIX):
-        return 1
-    workers = worker_count()
-    if workers < 2 or not _can_limit_blas() or _thread_pool(workers) is None:
-        return 1
-    return workers
-
-
-def _run_tiles(run_one, tiles: list, n_workers: int) -> None:
-    """Call ``run_one(tile, scratch)`` for every tile, on ``n_workers`` threads taking tiles in turn.
-
-    ``scratch`` is a dict private to the thread, for buffers reused from tile to tile. Any failure is
-    re-raised in the caller.
-    """
-    if n_workers < 2 or len(tiles) < 2:
-        scratch = {}
-        for tile in tiles:
-            run_one(tile, scratch)
-        return
-    queue = iter(tiles)  # a list iterator hands out each tile once, whichever thread asks
-    lock = threading.Lock()
-
-    def worker():
-        scratch = {}
-        while True:
-            with lock:
-                tile = next(queue, None)
-            if tile is None:
-                return
-            run_one(tile, scratch)
-
-    pool = _thread_pool(n_workers)
-    with blas_threads(1):  # every core runs its own tiles end to end: products, exp and sums
-        for done in [pool.submit(worker) for _ in range(min(n_workers, len(tiles)))]:
-            done.result()
 
 
 def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_shape: tuple, dtype,
@@ -158,7 +45,7 @@ def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_sh
     """
     if math.prod(scores_shape) < TILE_MIN_SCORES or batch < 2:
         return None
-    workers = _workers()
+    workers = workers_for_tiles()
     if workers < 2:
         return None
     out = np.empty(out_shape, dtype=dtype)  # (batch, ...)
@@ -169,7 +56,7 @@ def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_sh
                   for name, arr in operands.items()}
         out[rows], _ = forward(**sliced, scores_out=None if scores is None else scores[rows])
 
-    _run_tiles(run_one, [slice(i, i + 1) for i in range(batch)], workers)
+    run_tiles(run_one, [slice(i, i + 1) for i in range(batch)], workers)
     return out, (scores if return_weights else None)
 
 
@@ -331,7 +218,7 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
             np.matmul(block, _part(v, lead_index, heads, slice(None)), out=context)
             context /= row_sum
 
-    _run_tiles(run_one, tiles, _workers())
+    run_tiles(run_one, tiles, workers_for_tiles())
     return result, (scores if return_weights else None)
 
 
@@ -444,5 +331,5 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
         run_sum[run_sum == 0] = 1  # queries that saw no key keep a zero output
         acc /= run_sum
 
-    _run_tiles(run_one, tiles, _workers())
+    run_tiles(run_one, tiles, workers_for_tiles())
     return out.reshape(in_lead + (seq_q, d_v))

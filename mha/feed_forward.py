@@ -8,6 +8,7 @@ import numpy as np
 
 from mha._features import check_features, linear, promote
 from mha._parameters import Module, Parameter, glorot_uniform
+from mha._threads import elementwise_inplace
 from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["relu", "gelu", "erf", "gelu_exact", "relu_inplace", "gelu_inplace", "gelu_exact_inplace",
@@ -46,7 +47,15 @@ _TANH_CUBIC = 0.044715
 
 
 def gelu_inplace(x: np.ndarray) -> np.ndarray:
-    """:func:`gelu` (the tanh form) overwriting a float array ``x``; returns ``x``, the same numbers."""
+    """:func:`gelu` (the tanh form) overwriting a float array ``x``; returns ``x``, the same numbers.
+
+    A large array goes through in cache-sized blocks, spread over the package's threads
+    (:func:`mha._threads.elementwise_inplace`): each element's result is the same either way.
+    """
+    return elementwise_inplace(_gelu_tanh_chain, x)
+
+
+def _gelu_tanh_chain(x: np.ndarray) -> None:
     real = x.dtype.type
     inner = x * x  # the only temporary: x², then x³, then the tanh term
     inner *= x
@@ -57,7 +66,6 @@ def gelu_inplace(x: np.ndarray) -> np.ndarray:
     inner += real(1.0)
     x *= real(0.5)
     x *= inner
-    return x
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
@@ -123,7 +131,13 @@ def gelu_exact_inplace(x: np.ndarray) -> np.ndarray:
     ``x Φ(x) = max(x, 0) - |x| Q(|x|)``, so no sign is copied, no ``1 + erf`` is formed (which would lose
     the tiny values far left), and ``max(x, 0)`` is ``(x + |x|) / 2``, exact. It is computed doubled and
     halved at the end, which in binary floating point changes no digit outside the subnormal range.
+
+    Like :func:`gelu_inplace`, a large array goes through in cache-sized blocks over the package's threads.
     """
+    return elementwise_inplace(_gelu_exact_chain, x)
+
+
+def _gelu_exact_chain(x: np.ndarray) -> None:
     real = x.dtype.type
     a = np.abs(x)  # |x|
     t = a * real(_Q_P)
@@ -142,7 +156,6 @@ def gelu_exact_inplace(x: np.ndarray) -> np.ndarray:
     x += a  # 2 max(x, 0)
     x -= tail
     x *= real(0.5)
-    return x
 
 
 def gelu_exact(x: np.ndarray) -> np.ndarray:
