@@ -98,3 +98,15 @@ def test_tiles_skip_the_row_maxima_only_when_the_row_sums_allow_it(monkeypatch, 
         assert np.isfinite(got[0]).all() and np.abs(got[0][0, 3]).max() > 0.1  # the low row attends too
     np.testing.assert_array_equal(got[0][1, 9], 0.0)
     assert len(with_maxima) >= 3  # the three tiles holding those rows went the long way
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), [(np.float32, 1e-6), (np.float64, 1e-15)])
+def test_row_sums_by_blas_match_exact_sums_to_rounding(dtype, rtol):
+    """Tiles sum their rows as a product with ones; for positive terms, even 16k of them, that stays
+    within rounding of the exact sum (computed here in float64 from the same float32 numbers)."""
+    from mha._kernels import _row_sums
+    block = np.random.default_rng(6).random((2, 3, 16384)).astype(dtype)  # (heads, rows, keys), all > 0
+    got = _row_sums(block)
+    assert got.shape == (2, 3, 1) and got.dtype == dtype
+    exact = np.sort(block.astype(np.float64), axis=-1).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(got, exact, rtol=rtol)
