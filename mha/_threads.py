@@ -105,15 +105,21 @@ def _in_pool_thread() -> bool:
     return threading.current_thread().name.startswith(_THREAD_PREFIX)
 
 
-def workers_for_tiles() -> int:
-    """Threads to spread tiles over: 1 inside a pool thread (waiting on the pool there could deadlock),
-    on one core, or where BLAS cannot be held to one thread per worker."""
+def _pool_workers() -> int:
+    """Threads the pool can give the caller: 1 inside a pool thread (waiting on the pool there could
+    deadlock), on one core, or where threads cannot start."""
     if _in_pool_thread():
         return 1
     workers = worker_count()
-    if workers < 2 or not _can_limit_blas() or _thread_pool(workers) is None:
+    if workers < 2 or _thread_pool(workers) is None:
         return 1
     return workers
+
+
+def workers_for_tiles() -> int:
+    """Threads to spread tiles over: the pool's, or 1 where BLAS cannot be held to one thread per worker."""
+    workers = _pool_workers()
+    return workers if workers > 1 and _can_limit_blas() else 1
 
 
 def run_tiles(run_one, tiles: list, n_workers: int) -> None:
@@ -145,7 +151,6 @@ def run_tiles(run_one, tiles: list, n_workers: int) -> None:
             done.result()
 
 
-
 def elementwise_inplace(chain, x: np.ndarray) -> np.ndarray:
     """``chain(x)`` for an in-place element-wise ``chain``, run in parts on threads when ``x`` is large.
 
@@ -159,9 +164,9 @@ def elementwise_inplace(chain, x: np.ndarray) -> np.ndarray:
         chain(x)
         return x
     flat = x.reshape(-1)  # (size,), a view
-    workers = 1 if _in_pool_thread() else worker_count()
+    workers = _pool_workers()
     pool = _thread_pool(workers) if workers > 1 else None
-    bounds = np.linspace(0, flat.size, (workers if pool is not None else 1) + 1).astype(int)
+    bounds = np.linspace(0, flat.size, workers + 1).astype(int)
 
     def run_part(start: int, stop: int) -> None:
         for i in range(start, stop, BLOCK_ELEMENTS):
