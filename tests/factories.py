@@ -13,3 +13,17 @@ def random_layer(d_model=8, n_heads=4, seed=0, **kwargs):
         if name.startswith("b_"):
             arr[...] = rng.standard_normal(arr.shape)
     return layer
+
+
+def record_calls(monkeypatch, module, name: str) -> list:
+    """Wrap ``module.name`` for one test so that every call is recorded; returns the list of calls'
+    positional arguments, one tuple per call (empty until something calls it)."""
+    calls = []
+    original = getattr(module, name)
+
+    def recording(*args):
+        calls.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(module, name, recording)
+    return calls

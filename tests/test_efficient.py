@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mha
+from tests.factories import record_calls
 
 
 @settings(max_examples=40, deadline=None)
@@ -183,10 +184,7 @@ def test_tiled_chunked_attention_trusts_raw_exp_only_when_the_sums_allow(monkeyp
     from mha import _kernels
     monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
     monkeypatch.setenv("MHA_NUM_THREADS", "1")
-    first_blocks_with_maxima = []
-    is_safe = _kernels._unshifted_is_safe
-    monkeypatch.setattr(_kernels, "_unshifted_is_safe",
-                        lambda row_max: first_blocks_with_maxima.append(1) or is_safe(row_max))
+    first_blocks_with_maxima = record_calls(monkeypatch, _kernels, "_unshifted_is_safe")
     rng = np.random.default_rng(8)
     seq, d_head, block = 64, 8, 16
     q = (rng.standard_normal((2, seq, d_head)) * 0.3).astype(dtype)  # (n_heads, seq, d_head)

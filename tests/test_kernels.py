@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mha._kernels import blas_threads
+from tests.factories import record_calls
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
@@ -74,10 +75,7 @@ def test_tiles_skip_the_row_maxima_only_when_the_row_sums_allow_it(monkeypatch, 
     monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
     monkeypatch.setattr(_kernels, "TILE_BYTES", 2048)
     monkeypatch.setenv("MHA_NUM_THREADS", "1")
-    with_maxima = []
-    shift_and_exp = _kernels._shift_and_exp
-    monkeypatch.setattr(_kernels, "_shift_and_exp",
-                        lambda block: with_maxima.append(1) or shift_and_exp(block))
+    with_maxima = record_calls(monkeypatch, _kernels, "_shift_and_exp")
     rng = np.random.default_rng(5)
     q = (rng.standard_normal((2, 24, 8)) * 0.3).astype(dtype)  # (n_heads, seq_q, d_head): scores near 0
     k = (rng.standard_normal((2, 24, 8)) * 0.3).astype(dtype)
