@@ -225,7 +225,7 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
         if row_sum is None:  # some row's raw exp is unsafe: its scores are gone, so compute them again
             tile_scores(block, lead_index, heads, rows)
             _shift_and_exp(block)
-            row_sum = block.sum(axis=-1, keepdims=True)  # (heads, rows, 1)
+            row_sum = _row_sums(block)  # (heads, rows, 1)
             row_sum[row_sum == 0] = 1  # only fully masked rows sum to 0: they stay all zeros
         context = _part(result, lead_index, heads, rows)  # (heads, rows, d_v)
         if return_weights:
@@ -335,7 +335,7 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
                 if shifted:
                     scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
                 np.exp(scores, out=scores)  # unnormalised weights of this block
-                block_sum = scores.sum(axis=-1, keepdims=True)
+                block_sum = _row_sums(scores)  # (heads, n_q, 1)
             if run_sum is None:
                 run_sum = block_sum
                 np.matmul(scores, _part(v, lead_index, heads, keys), out=acc)
