@@ -5,7 +5,9 @@ printed for each length, next to the size of full attention's score tensor and t
 measured in the same run. Full attention writes every score to memory (and NumPy maps fresh pages for
 them); once the scores no longer fit in the caches, that traffic costs more than the online softmax's
 bookkeeping, and the tiles, which stay in cache, win. ``--record`` appends the run to a JSON file that the
-efficient-attention chapter plots (so the book never times anything while it builds).
+efficient-attention chapter plots (so the book never times anything while it builds), with the machine it
+ran on: its CPU, cache sizes and the time of NumPy's float32 ``exp``, the two things that decide where the
+tiles start to win and by how much.
 
 Peak memory is what ``tracemalloc`` sees NumPy allocate during the call (NumPy reports its array
 buffers to it), on top of the inputs. Full attention at 16k tokens would need 8 GiB of float32 scores for
@@ -18,9 +20,11 @@ Target from issue 2: chunked attention at seq 16384, 8 heads, d_head 64, float32
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
+import platform
 import time
 import tracemalloc
 from functools import partial
@@ -60,6 +64,32 @@ def matmul_rate(dtype) -> float:
     b = np.ones((512, 512), dtype=dtype)
     (seconds,) = median_times([lambda: a @ b], 15)
     return 2 * 4096 * 512 * 512 / seconds
+
+
+def machine_description() -> dict:
+    """What decides where the tiles start to pay, on this machine: its CPU, caches and the cost of exp.
+
+    The CPU's name and cache sizes come from Linux (``/proc/cpuinfo``, ``/sys``; elsewhere they are left
+    out); ``exp_ns`` is NumPy's float32 ``exp`` per element on a 64K-element array, timed here.
+    """
+    description = {"cpu": platform.processor() or platform.machine()}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                description["cpu"] = line.split(":", 1)[1].strip()
+                break
+    caches = {}
+    with contextlib.suppress(OSError, ValueError):
+        for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+            level = int((index / "level").read_text())
+            if (index / "type").read_text().strip() != "Instruction":
+                caches[f"L{level}"] = (index / "size").read_text().strip()  # "512K", "8192K"
+    description["caches"] = caches  # those of the first core; an L3 is usually shared between cores
+    scores = -np.linspace(0.0, 20.0, 1 << 16, dtype=np.float32)  # (65536,) shifted scores
+    out = np.empty_like(scores)
+    (exp_s,) = median_times([partial(np.exp, scores, out=out)], 30)
+    description["exp_ns"] = exp_s / scores.size * 1e9
+    return description
 
 
 def crossover(lengths, n_heads, d_head, block_size, dtype, repeats):
@@ -116,6 +146,9 @@ def main():
     dtype = np.float32
     load = os.getloadavg()
     rate = matmul_rate(dtype)
+    machine = machine_description()
+    caches = ", ".join(f"{level} {size}" for level, size in machine["caches"].items())
+    print(f"Machine: {machine['cpu']}; caches {caches}; float32 exp {machine['exp_ns']:.1f} ns per element")
     print(f"Speed: batch 1, {args.heads} heads, d_head {d_head}, float32, block {args.block_size}; "
           f"matmul {rate / 1e9:.0f} GF/s; load average " + " ".join(f"{x:.1f}" for x in load))
     print(f"{'seq':>6} {'scores MiB':>10} {'full ms':>10} {'chunked ms':>12} {'ratio':>8}")
@@ -125,7 +158,7 @@ def main():
           f"({'meets' if gap <= 1e-12 else 'MISSES'} <= 1e-12)")
     if args.record:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        record(args.record, {"date": now,
+        record(args.record, {"date": now, "machine": machine,
                              "load_average": load, "matmul_gflops": rate / 1e9, "dtype": "float32",
                              "batch": 1, "n_heads": args.heads, "d_head": d_head,
                              "block_size": args.block_size, "max_abs_difference_float64": gap, "rows": rows})
