@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from bench_forward import median_times  # alternating timed blocks; benchmarks/ is on sys.path when run
+from bench_forward import exp_tile, median_times  # benchmarks/ is on sys.path when run
 
 import mha
 
@@ -70,7 +70,7 @@ def machine_description() -> dict:
     """What decides where the tiles start to pay, on this machine: its CPU, caches and the cost of exp.
 
     The CPU's name and cache sizes come from Linux (``/proc/cpuinfo``, ``/sys``; elsewhere they are left
-    out); ``exp_ns`` is NumPy's float32 ``exp`` per element on a 64K-element array, timed here.
+    out); ``exp_ns`` is NumPy's float32 ``exp`` per element on bench_forward's cache-sized tile of scores.
     """
     description = {"cpu": platform.processor() or platform.machine()}
     with contextlib.suppress(OSError):
@@ -85,10 +85,9 @@ def machine_description() -> dict:
             if (index / "type").read_text().strip() != "Instruction":
                 caches[f"L{level}"] = (index / "size").read_text().strip()  # "512K", "8192K"
     description["caches"] = caches  # those of the first core; an L3 is usually shared between cores
-    scores = -np.linspace(0.0, 20.0, 1 << 16, dtype=np.float32)  # (65536,) shifted scores
-    out = np.empty_like(scores)
-    (exp_s,) = median_times([partial(np.exp, scores, out=out)], 30)
-    description["exp_ns"] = exp_s / scores.size * 1e9
+    exp_fn, exp_size = exp_tile(np.float32, np.random.default_rng(0))  # bench_forward's exp reference
+    (exp_s,) = median_times([exp_fn], 30)
+    description["exp_ns"] = exp_s / exp_size * 1e9
     return description
 
 
