@@ -258,6 +258,65 @@ def _raise_shift(run_max, block_max, run_sum, acc):
     return new_max
 
 
+class _OnlineShift:
+    """The per-row shift of one tile's online softmax, carried from key block to key block.
+
+    :meth:`exponentiate` turns a block's scores into softmax numerators ``exp(score - shift)`` in place
+    and returns their row sums. It first tries the way without maxima (the raw scores for the first
+    block, the shift in use for later ones), which :func:`_exp_and_sum` accepts or sends back; only then
+    does it take the block's maxima, setting or raising the shift (:func:`_raise_shift`).
+    ``may_see_nothing``: whether a row of a block can be all ``-inf`` (a mask, or causal attention).
+    """
+
+    def __init__(self, may_see_nothing: bool):
+        self.may_see_nothing = may_see_nothing
+        self.run_max = None  # (heads, n_q, 1): the shift's rows as set, -inf for rows that saw no key
+        self.shift = None  # (heads, n_q, 1): run_max with -inf replaced by 0, what is subtracted
+        self.shifted = False  # whether any row's shift is not 0 (else no pass over the scores)
+        self.all_seen = False  # whether every row has seen a key (then its shift is finite)
+
+    def exponentiate(self, scores, run_sum, acc, recompute) -> np.ndarray:
+        """Numerators of one block in place; their row sums ``(heads, n_q, 1)``.
+
+        ``run_sum`` and ``acc`` (None before the first block) are the sums and weighted values so far,
+        rescaled in place if the shift rises; ``recompute()`` writes the block's scores again, for when
+        the way without maxima has overwritten them and is sent back.
+        """
+        if self.run_max is None or self.all_seen:
+            if self.run_max is None:  # the first block: try the raw scores (shift 0)
+                block_sum = _exp_and_sum(scores, scores.shape[-1] * _EXP_FLOOR)
+                if block_sum is not None:
+                    self.run_max = self.shift = np.zeros_like(block_sum)
+                    self.shifted, self.all_seen = False, True
+            else:  # try the shift in use: no row of this block may top it by the headroom
+                if self.shifted:
+                    scores -= self.shift
+                block_sum = _exp_and_sum(scores, 0.0)
+            if block_sum is not None:
+                return block_sum
+            recompute()  # exp has overwritten the scores
+        return self._exponentiate_with_maxima(scores, run_sum, acc)
+
+    def _exponentiate_with_maxima(self, scores, run_sum, acc) -> np.ndarray:
+        block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
+        if self.run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
+            new_max = block_max
+            if _unshifted_is_safe(block_max):  # rows that saw no key yet stay at -inf
+                new_max = np.where(np.isneginf(block_max), block_max, 0)
+        else:
+            new_max = _raise_shift(self.run_max, block_max, run_sum, acc)
+        if new_max is not self.run_max:  # the shift was set or raised: derive it once, not every block
+            self.run_max = new_max
+            seen_nothing = np.isneginf(new_max) if self.may_see_nothing else None
+            self.all_seen = seen_nothing is None or not seen_nothing.any()
+            self.shift = new_max if seen_nothing is None else np.where(seen_nothing, 0, new_max)
+            self.shifted = bool(self.shift.any())  # all 0 (the usual case): no pass over the scores
+        if self.shifted:
+            scores -= self.shift  # no key seen yet (-inf): shift by 0, the sums stay zero
+        np.exp(scores, out=scores)
+        return _row_sums(scores)  # (heads, n_q, 1)
+
+
 def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.ndarray:
     """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads.
 
@@ -298,44 +357,16 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
             scratch["product"] = np.empty(max_heads * max_rows * d_v, dtype=dtype)
         acc = _part(out, lead_index, heads, rows)  # (heads, n_q, d_v): the running weighted sum, in place
         product = scratch["product"][:acc.size].reshape(acc.shape)  # (heads, n_q, d_v)
-        run_max = run_sum = None  # (heads, n_q, 1) each, from the first key block on
-        all_seen = False  # whether every row of the tile has seen a key (then its shift is finite)
+        online = _OnlineShift(may_see_nothing)
+        run_sum = None  # (heads, n_q, 1), from the first key block on
         last_key = min(seq_k, rows.stop + offset) if causal else seq_k  # what the block's last query sees
         for j0 in range(0, last_key, block_size):
             keys = slice(j0, min(j0 + block_size, seq_k))
             n_k = keys.stop - keys.start
             scores = scratch["scores"][:n_h * n_q * n_k].reshape(n_h, n_q, n_k)  # (heads, n_q, n_k)
-            block_scores(scores, lead_index, heads, rows, keys)
-            block_sum = None  # (heads, n_q, 1)
-            tried = run_max is None or all_seen  # then exp overwrites the scores before the sums decide
-            if run_max is None:  # the first block: try the raw scores (shift 0) without their maxima
-                block_sum = _exp_and_sum(scores, n_k * _EXP_FLOOR)
-                if block_sum is not None:
-                    run_max = shift = np.zeros_like(block_sum)
-                    shifted, all_seen = False, True
-            elif all_seen:  # try the shift in use: no row of this block may top it by the headroom
-                if shifted:
-                    scores -= shift
-                block_sum = _exp_and_sum(scores, 0.0)
-            if block_sum is None:  # the way with this block's maxima (scores computed again if needed)
-                if tried:
-                    block_scores(scores, lead_index, heads, rows, keys)
-                block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
-                if run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
-                    new_max = block_max
-                    if _unshifted_is_safe(block_max):  # rows that saw no key yet stay at -inf
-                        new_max = np.where(np.isneginf(block_max), block_max, 0)
-                else:
-                    new_max = _raise_shift(run_max, block_max, run_sum, acc)
-                if new_max is not run_max:  # the shift was set or raised: derive it once, not every block
-                    run_max = new_max
-                    all_seen = not may_see_nothing or not np.isneginf(run_max).any()
-                    shift = np.where(np.isneginf(run_max), 0, run_max) if may_see_nothing else run_max
-                    shifted = bool(shift.any())  # all 0 (the usual case): no pass over the scores
-                if shifted:
-                    scores -= shift  # no key seen yet (-inf): shift by 0, the sums stay zero
-                np.exp(scores, out=scores)  # unnormalised weights of this block
-                block_sum = _row_sums(scores)  # (heads, n_q, 1)
+            recompute = functools.partial(block_scores, scores, lead_index, heads, rows, keys)
+            recompute()
+            block_sum = online.exponentiate(scores, run_sum, acc, recompute)  # (heads, n_q, 1)
             if run_sum is None:
                 run_sum = block_sum
                 np.matmul(scores, _part(v, lead_index, heads, keys), out=acc)
