@@ -286,8 +286,7 @@ class _OnlineShift:
             if self.run_max is None:  # the first block: try the raw scores (shift 0)
                 block_sum = _exp_and_sum(scores, scores.shape[-1] * _EXP_FLOOR)
                 if block_sum is not None:
-                    self.run_max = self.shift = np.zeros_like(block_sum)
-                    self.shifted, self.all_seen = False, True
+                    self._use(np.zeros_like(block_sum))
             else:  # try the shift in use: no row of this block may top it by the headroom
                 if self.shifted:
                     scores -= self.shift
@@ -297,6 +296,14 @@ class _OnlineShift:
             recompute()  # exp has overwritten the scores
         return self._exponentiate_with_maxima(scores, run_sum, acc)
 
+    def _use(self, new_max: np.ndarray) -> None:
+        """Take ``new_max`` as the rows' shift; what follows from it is derived here once, not every block."""
+        self.run_max = new_max
+        seen_nothing = np.isneginf(new_max) if self.may_see_nothing else None
+        self.all_seen = seen_nothing is None or not seen_nothing.any()
+        self.shift = new_max if seen_nothing is None else np.where(seen_nothing, 0, new_max)
+        self.shifted = bool(self.shift.any())  # all 0 (the usual case): no pass over the scores
+
     def _exponentiate_with_maxima(self, scores, run_sum, acc) -> np.ndarray:
         block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
         if self.run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
@@ -305,12 +312,8 @@ class _OnlineShift:
                 new_max = np.where(np.isneginf(block_max), block_max, 0)
         else:
             new_max = _raise_shift(self.run_max, block_max, run_sum, acc)
-        if new_max is not self.run_max:  # the shift was set or raised: derive it once, not every block
-            self.run_max = new_max
-            seen_nothing = np.isneginf(new_max) if self.may_see_nothing else None
-            self.all_seen = seen_nothing is None or not seen_nothing.any()
-            self.shift = new_max if seen_nothing is None else np.where(seen_nothing, 0, new_max)
-            self.shifted = bool(self.shift.any())  # all 0 (the usual case): no pass over the scores
+        if new_max is not self.run_max:  # the shift was set or raised
+            self._use(new_max)
         if self.shifted:
             scores -= self.shift  # no key seen yet (-inf): shift by 0, the sums stay zero
         np.exp(scores, out=scores)
