@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 
 import pytest
 
@@ -85,62 +86,85 @@ def _visible_images(page) -> list[str]:
 def test_explorer_goes_live_in_jupyterlab_and_takes_any_value_and_a_sentence(lab, browser):
     url, token = lab
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(f"{url}/lab/tree/live.ipynb?token={token}", timeout=90_000)
-    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
-    page.wait_for_function(  # the kernel has started
-        "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator')]"
-        ".some(e => e.textContent.includes('Idle'))", timeout=90_000)
-    for _attempt in range(3):  # a run sent while the kernel is still connecting can be lost: run again
-        page.click(".jp-Notebook .jp-CodeCell .jp-InputArea-editor >> nth=0")
-        page.keyboard.press("Control+Enter")
+    with _explain_failure(page):
+        page.goto(f"{url}/lab/tree/live.ipynb?token={token}", timeout=90_000)
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=90_000)
+        page.wait_for_function(  # the kernel has started
+            "() => [...document.querySelectorAll('.jp-Notebook-ExecutionIndicator')]"
+            ".some(e => e.textContent.includes('Idle'))", timeout=90_000)
+        for _attempt in range(3):  # a run sent while the kernel is still connecting can be lost: run again
+            page.click(".jp-Notebook .jp-CodeCell .jp-InputArea-editor >> nth=0")
+            page.keyboard.press("Control+Enter")
+            try:
+                page.wait_for_function("() => /\\[[0-9*]+\\]/.test(document.querySelector("
+                                       "'.jp-Notebook .jp-CodeCell .jp-InputPrompt').textContent)",
+                                       timeout=20_000)
+                break
+            except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again
+                continue
+        # Live mode: the text box for the reader's own sentence appears (it never shows on the static site).
         try:
-            page.wait_for_function("() => /\\[[0-9*]+\\]/.test(document.querySelector("
-                                   "'.jp-Notebook .jp-CodeCell .jp-InputPrompt').textContent)",
-                                   timeout=20_000)
-            break
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again
-            continue
-    # Live mode: the text box for the reader's own sentence appears (it never shows on the static site).
+            sentence = page.wait_for_selector("input[placeholder^='Type your own sentence']", state="visible",
+                                              timeout=120_000)
+        finally:
+            page.screenshot(path=str(_artifact("jupyterlab-live-run.png")))
+        before = _visible_images(page)
+        assert len(before) == 1, f"expected one visible figure, got {len(before)}"
+
+        # Values no frame was rendered for (frames: 1 and 2 heads), by keyboard. 5 heads cannot split
+        # d_model = 64: the explorer says why and keeps the last figure on screen; 4 heads redraw it.
+        # On the way from 2 to 5 the kernel may or may not draw 4 heads (that depends on how fast it
+        # answers each key press), so the figure kept is whichever it drew last, never none.
+        heads_label = page.locator(".widget-label", has_text="heads")
+        heads = page.locator(".widget-slider:visible", has=heads_label).first
+        heads.locator(".noUi-handle").focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        assert heads.locator(".widget-readout").inner_text().strip() == "5"
+        page.wait_for_selector("text=d_model=64 is not divisible by n_heads=5", timeout=60_000)
+        at_error = _visible_images(page)
+        assert len(at_error) == 1, (
+            f"the last figure should stay beside the message, got {len(at_error)} figures")
+        page.keyboard.press("ArrowLeft")  # 4 heads: a figure unlike the 2 heads one we started from
+        page.wait_for_function("(old) => { const imgs = [...document.querySelectorAll('.jp-OutputArea img')]"
+                               ".filter(i => i.offsetParent !== null); return imgs.length === 1 &&"
+                               " imgs[0].src !== old; }", arg=before[0], timeout=60_000)
+        page.wait_for_selector("text=is not divisible", state="detached", timeout=60_000)  # the message goes
+        four_heads = _visible_images(page)
+        assert len(four_heads) == 1
+
+        sentence.fill("my own words travel through four heads")
+        sentence.press("Enter")
+        page.wait_for_function("(old) => { const imgs = [...document.querySelectorAll('.jp-OutputArea img')]"
+                               ".filter(i => i.offsetParent !== null); return imgs.length === 1 &&"
+                               " imgs[0].src !== old; }", arg=four_heads[0], timeout=60_000)
+        alt = page.eval_on_selector_all(".jp-OutputArea img",
+                                        "imgs => imgs.filter(i => i.offsetParent !== null).map(i => i.alt)")
+        page.screenshot(path=str(_artifact("jupyterlab-live.png")))
+        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        assert errors.count() == 0, errors.first.inner_text()
+        page.close()
+        assert alt  # the live image keeps an accessible description slot
+
+
+@contextmanager
+def _explain_failure(page):
+    """On any failure, save a screenshot and name the JupyterLab dialogs on screen.
+
+    A modal dialog (a kernel restart, a lost server connection ...) blocks the reader's clicks too, and a
+    click that times out says only that "a dialog intercepts pointer events": its text says why.
+    """
     try:
-        sentence = page.wait_for_selector("input[placeholder^='Type your own sentence']", state="visible",
-                                          timeout=120_000)
-    finally:
-        page.screenshot(path=str(_artifact("jupyterlab-live-run.png")))
-    before = _visible_images(page)
-    assert len(before) == 1, f"expected one visible figure, got {len(before)}"
-
-    # Values no frame was rendered for (frames: 1 and 2 heads), by keyboard. 5 heads cannot split
-    # d_model = 64: the explorer says why and keeps the last figure on screen; 4 heads redraw it.
-    # On the way from 2 to 5 the kernel may or may not draw 4 heads (that depends on how fast it
-    # answers each key press), so the figure kept is whichever it drew last, never none.
-    heads = page.locator(".widget-slider:visible", has=page.locator(".widget-label", has_text="heads")).first
-    heads.locator(".noUi-handle").focus()
-    for _ in range(3):
-        page.keyboard.press("ArrowRight")
-    assert heads.locator(".widget-readout").inner_text().strip() == "5"
-    page.wait_for_selector("text=d_model=64 is not divisible by n_heads=5", timeout=60_000)
-    at_error = _visible_images(page)
-    assert len(at_error) == 1, f"the last figure should stay beside the message, got {len(at_error)} figures"
-    page.keyboard.press("ArrowLeft")  # 4 heads: a figure unlike the 2 heads one we started from
-    page.wait_for_function("(old) => { const imgs = [...document.querySelectorAll('.jp-OutputArea img')]"
-                           ".filter(i => i.offsetParent !== null); return imgs.length === 1 &&"
-                           " imgs[0].src !== old; }", arg=before[0], timeout=60_000)
-    page.wait_for_selector("text=is not divisible", state="detached", timeout=60_000)  # the message goes
-    four_heads = _visible_images(page)
-    assert len(four_heads) == 1
-
-    sentence.fill("my own words travel through four heads")
-    sentence.press("Enter")
-    page.wait_for_function("(old) => { const imgs = [...document.querySelectorAll('.jp-OutputArea img')]"
-                           ".filter(i => i.offsetParent !== null); return imgs.length === 1 &&"
-                           " imgs[0].src !== old; }", arg=four_heads[0], timeout=60_000)
-    alt = page.eval_on_selector_all(".jp-OutputArea img", "imgs => imgs.filter(i => i.offsetParent !== null)"
-                                    ".map(i => i.alt)")
-    page.screenshot(path=str(_artifact("jupyterlab-live.png")))
-    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-    assert errors.count() == 0, errors.first.inner_text()
-    page.close()
-    assert alt  # the live image keeps an accessible description slot
+        yield
+    except Exception as error:
+        shot = _artifact("jupyterlab-live-failure.png")
+        try:
+            page.screenshot(path=str(shot))
+            dialogs = page.eval_on_selector_all(".jp-Dialog", "ds => ds.map(d => d.innerText.trim())")
+        except Exception as unreadable:  # noqa: BLE001 - the page itself may be gone: say so, keep the error
+            dialogs = [f"(the page could not be read: {unreadable})"]
+        error.add_note(f"JupyterLab dialogs on screen: {dialogs or 'none'}; screenshot: {shot}")
+        raise
 
 
 def _artifact(name: str):
