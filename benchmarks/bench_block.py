@@ -18,6 +18,7 @@ import argparse
 
 import numpy as np
 from bench_forward import median_times  # alternating timed blocks; benchmarks/ is on sys.path when run
+from machine import machine_line  # benchmarks/ is on sys.path when run
 
 import mha
 from mha.block import TransformerBlock
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small shape, few repeats")
     args = parser.parse_args(argv)
+    print(machine_line())
     if args.quick:
         shape, repeats = (2, 64, 128, 4), 5
     else:

@@ -20,11 +20,8 @@ Target from issue 2: chunked attention at seq 16384, 8 heads, d_head 64, float32
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
-import os
-import platform
 import time
 import tracemalloc
 from functools import partial
@@ -32,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_forward import exp_tile, median_times  # benchmarks/ is on sys.path when run
+from machine import machine_line, machine_summary
 
 import mha
 
@@ -58,37 +56,14 @@ def qkv(seq, n_heads, d_head, rng):
     return [rng.standard_normal((1, n_heads, seq, d_head), dtype=np.float32) for _ in range(3)]
 
 
-def matmul_rate(dtype) -> float:
-    """FLOP/s of NumPy's (4096, 512) @ (512, 512) product here and now (median of 5)."""
-    a = np.ones((4096, 512), dtype=dtype)
-    b = np.ones((512, 512), dtype=dtype)
-    (seconds,) = median_times([lambda: a @ b], 15)
-    return 2 * 4096 * 512 * 512 / seconds
+def exp_ns() -> float:
+    """NumPy's float32 ``exp`` per element, in ns, on bench_forward's cache-sized tile of scores.
 
-
-def machine_description() -> dict:
-    """What decides where the tiles start to pay, on this machine: its CPU, caches and the cost of exp.
-
-    The CPU's name and cache sizes come from Linux (``/proc/cpuinfo``, ``/sys``; elsewhere they are left
-    out); ``exp_ns`` is NumPy's float32 ``exp`` per element on bench_forward's cache-sized tile of scores.
+    With the caches, it decides where the tiles start to pay on a machine, and by how much.
     """
-    description = {"cpu": platform.processor() or platform.machine()}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                description["cpu"] = line.split(":", 1)[1].strip()
-                break
-    caches = {}
-    with contextlib.suppress(OSError, ValueError):
-        for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
-            level = int((index / "level").read_text())
-            if (index / "type").read_text().strip() != "Instruction":
-                caches[f"L{level}"] = (index / "size").read_text().strip()  # "512K", "8192K"
-    description["caches"] = caches  # those of the first core; an L3 is usually shared between cores
     exp_fn, exp_size = exp_tile(np.float32, np.random.default_rng(0))  # bench_forward's exp reference
     (exp_s,) = median_times([exp_fn], 30)
-    description["exp_ns"] = exp_s / exp_size * 1e9
-    return description
+    return exp_s / exp_size * 1e9
 
 
 def crossover(lengths, n_heads, d_head, block_size, dtype, repeats):
@@ -143,13 +118,11 @@ def main():
     args = parser.parse_args()
     n_heads, d_head, d_model = 8, 64, 512
     dtype = np.float32
-    load = os.getloadavg()
-    rate = matmul_rate(dtype)
-    machine = machine_description()
-    caches = ", ".join(f"{level} {size}" for level, size in machine["caches"].items())
-    print(f"Machine: {machine['cpu']}; caches {caches}; float32 exp {machine['exp_ns']:.1f} ns per element")
-    print(f"Speed: batch 1, {args.heads} heads, d_head {d_head}, float32, block {args.block_size}; "
-          f"matmul {rate / 1e9:.0f} GF/s; load average " + " ".join(f"{x:.1f}" for x in load))
+    summary = machine_summary()
+    machine = {"cpu": summary["cpu"], "caches": summary["caches"], "exp_ns": exp_ns()}
+    print(machine_line(summary))
+    print(f"float32 exp: {machine['exp_ns']:.1f} ns per element")
+    print(f"Speed: batch 1, {args.heads} heads, d_head {d_head}, float32, block {args.block_size}")
     print(f"{'seq':>6} {'scores MiB':>10} {'full ms':>10} {'chunked ms':>12} {'ratio':>8}")
     rows = crossover(args.lengths, args.heads, d_head, args.block_size, dtype, args.repeats)
     gap = same_numbers(args.block_size)
@@ -158,7 +131,8 @@ def main():
     if args.record:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         record(args.record, {"date": now, "machine": machine,
-                             "load_average": load, "matmul_gflops": rate / 1e9, "dtype": "float32",
+                             "load_average": summary["load_average"],
+                             "matmul_gflops": summary["matmul_gflops"]["float32"], "dtype": "float32",
                              "batch": 1, "n_heads": args.heads, "d_head": d_head,
                              "block_size": args.block_size, "max_abs_difference_float64": gap, "rows": rows})
         print(f"recorded in {args.record}")

@@ -30,6 +30,7 @@ import statistics
 import time
 
 import numpy as np
+from machine import machine_line  # benchmarks/ is on sys.path when run
 
 import mha
 from mha._kernels import TILE_BYTES, worker_count
@@ -135,6 +136,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="batch 2, seq 256 instead of batch 8, seq 512")
     parser.add_argument("--repeats", type=int, default=25, help="timed calls per function, over 5 rounds")
     args = parser.parse_args()
+    print(machine_line())
     batch, seq = (2, 256) if args.quick else (8, 512)
     d_model, n_heads = 512, 8
     try:

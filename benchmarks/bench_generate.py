@@ -2,8 +2,9 @@
 
 For each context length, the two ways of generating (``use_cache=True`` and ``False``) alternate in
 rounds, so a change in the machine's load hits both alike; each round writes a full context of tokens
-from a one-token prompt (no window restart). Also reported: the machine's float32 matmul rate, to set the
-absolute times in proportion, and a training step of the chapter's model (batch 32 x 32 characters).
+from a one-token prompt (no window restart). Also reported: the machine and its matmul rate
+(``machine.py``), to set the absolute times in proportion, and a training step of the chapter's model
+(batch 32 x 32 characters).
 
 Run: ``python benchmarks/bench_generate.py`` (``--repeat`` for more rounds).
 """
@@ -15,17 +16,11 @@ import statistics
 import time
 
 import numpy as np
+from machine import machine_line  # benchmarks/ is on sys.path when run
 
 from mha.lab import blas_threads
 from mha.lab.gpt import TinyGPT, generate
 from mha.lab.text import text_batch
-
-
-def matmul_rate(repeat: int) -> float:
-    a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
-    a @ a  # warm-up
-    best = min(_seconds(lambda: a @ a) for _ in range(repeat))
-    return 2 * 1024**3 / best / 1e9
 
 
 def _seconds(fn) -> float:
@@ -57,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    print(f"float32 matmul (1024^3): {matmul_rate(args.repeat):.0f} GF/s")
+    print(machine_line())
     step = training_step(args.repeat)
     print(f"training step (batch 32 x 32 characters, one BLAS thread): {1e3 * step:.0f} ms")
     for context in (32, 128, 256):

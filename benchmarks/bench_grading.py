@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import machine_line  # benchmarks/ is on sys.path when run
+
 from mha.classroom import Limits, get_sandbox, grade_folder, load_assignment
 from mha.classroom.release import nbgrader_notebook, student_notebook, write_notebook
 
@@ -64,6 +66,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--loop", action="store_true", help="add a submission with an endless loop")
     args = parser.parse_args()
+    print(machine_line())
     assignment = load_assignment(SOURCE)
     with tempfile.TemporaryDirectory() as folder:
         count = make_class(Path(folder), args.loop)

@@ -23,6 +23,7 @@ import os
 
 import numpy as np
 from bench_forward import median_times  # alternating timed blocks; benchmarks/ is on sys.path when run
+from machine import machine_line  # benchmarks/ is on sys.path when run
 
 from mha.lab import blas_threads
 from mha.lab.examples import PARAPHRASE_PAIRS, SENTENCES
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     args = parser.parse_args(argv)
+    print(machine_line())
     repeats = 9 if args.quick else 30
     try:
         import torch

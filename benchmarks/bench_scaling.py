@@ -21,6 +21,7 @@ from functools import partial
 
 import numpy as np
 from bench_forward import median_times  # alternating timed blocks; benchmarks/ is on sys.path when run
+from machine import machine_line  # benchmarks/ is on sys.path when run
 
 import mha
 from mha.lab import peak_bytes
@@ -96,9 +97,9 @@ def main():
     parser.add_argument("--max-seq", type=int, default=16384)
     parser.add_argument("--max-full", type=int, default=8192, help="longest sequence for full attention")
     args = parser.parse_args()
+    print(machine_line())
     max_seq = 2048 if args.quick else args.max_seq
-    print(f"d_head {D_HEAD}, float32, chunked block {BLOCK}; load average "
-          + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+    print(f"d_head {D_HEAD}, float32, chunked block {BLOCK}")  # the load before: on the Machine line
     lengths = [n for n in (128, 256, 512, 1024, 2048, 4096, 8192, 16384) if n <= max_seq]
 
     def repeats_of(seq):

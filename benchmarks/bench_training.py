@@ -16,6 +16,7 @@ import statistics
 import time
 
 import numpy as np
+from machine import machine_line  # benchmarks/ is on sys.path when run
 
 import mha
 from mha.grad import mha_backward, mha_forward
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
+    print(machine_line())
     training_step_threads(args.repeat)
     backward_over_forward(args.repeat)
     widget_frames(args.repeat)

@@ -18,6 +18,7 @@ from mha.explorers._frames import (  # noqa: E402
     frame_explorer,
     render_frames,
 )
+from tests.bench_loader import load_benchmark  # noqa: E402
 
 CONTROLS = {"n_heads": [1, 2, 4], "seq_len": [4, 8]}
 
@@ -219,14 +220,7 @@ def test_bad_figure_arguments():
 
 
 def _bench_module():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_widgets.py"
-    spec = importlib.util.spec_from_file_location("bench_widgets", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_widgets")
 
 
 def test_benchmark_loads_render_by_name_and_parses_values():
