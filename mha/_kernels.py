@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from mha._threads import blas_threads, run_tiles, worker_count, workers_for_tiles
+from mha._validation import check_score_maxima
 
 __all__ = ["blas_threads", "worker_count", "use_tiles", "attend_tiles", "chunked_tiles", "split_batch"]
 
@@ -132,6 +133,7 @@ def _shift_and_exp(scores: np.ndarray) -> None:
     (every key masked) becomes all zeros, never NaN.
     """
     row_max = scores.max(axis=-1, keepdims=True)  # (..., rows, 1)
+    check_score_maxima(row_max)
     if not _unshifted_is_safe(row_max):
         row_max[np.isneginf(row_max)] = 0
         scores -= row_max
@@ -306,6 +308,7 @@ class _OnlineShift:
 
     def _exponentiate_with_maxima(self, scores, run_sum, acc) -> np.ndarray:
         block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
+        check_score_maxima(block_max)
         if self.run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
             new_max = block_max
             if _unshifted_is_safe(block_max):  # rows that saw no key yet stay at -inf

@@ -5,6 +5,8 @@ Every check raises an error that names the argument, the shape or dtype expected
 
 from __future__ import annotations
 
+import numpy as np
+
 from mha._features import promote
 from mha._validation import as_float_array, check_bool_mask, check_broadcastable, check_finite
 from mha.masks import causal_mask
@@ -64,8 +66,11 @@ def check_inputs(layer, query, key, value):
         raise ValueError(f"query has batch {query.shape[0]} but key has batch {key.shape[0]}")
     if unbatched:
         query, key, value = query[None], key[None], value[None]
-    key = promote(key, layer.dtype)
-    return promote(query, layer.dtype), key, key if same else promote(value, layer.dtype), unbatched
+    # One dtype for all three, by NumPy's promotion with the weights: a float64 key makes a float32 layer
+    # compute in float64 throughout, so its output and its weights agree.
+    dtype = np.result_type(query, key, value, layer.dtype)
+    query, key = query.astype(dtype, copy=False), key.astype(dtype, copy=False)
+    return query, key, key if same else value.astype(dtype, copy=False), unbatched
 
 
 def _check_input(x, name, dim):

@@ -64,6 +64,10 @@ class Parameter:
         if value.shape != target.shape:
             raise ValueError(f"{self.name} must have shape {target.shape}, got {value.shape}")
         check_finite(value, self.name)
+        if value.dtype.itemsize > target.dtype.itemsize:  # a float64 1e39 would become inf in float32
+            with np.errstate(over="ignore"):
+                value = value.astype(target.dtype)
+            check_finite(value, f"{self.name} (as the layer's {target.dtype})")
         target[...] = value
 
 

@@ -26,6 +26,9 @@ def as_float_array(x, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be a rectangular numeric array; NumPy said: {exc}") from None
     kind = arr.dtype.kind
     if kind == "f":
+        if arr.dtype.itemsize > 8:  # long double: NumPy's finfo and BLAS do not serve it alike
+            raise TypeError(f"{name} must be float16, float32 or float64, got {arr.dtype}: "
+                            f"convert it with .astype(np.float64)")
         return arr
     if kind in "iu":
         return arr.astype(np.float64)
@@ -46,6 +49,20 @@ def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> 
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(np.isinf(arr).sum())
         raise ValueError(f"{name} must hold {allowed}, got {n_nan} NaN and {n_inf} infinite entries")
+
+
+def check_score_maxima(row_max: np.ndarray) -> None:
+    """Raise ``ValueError`` if a row of attention scores peaks at ``+inf`` or NaN: ``q · k`` overflowed.
+
+    Finite inputs can still do it: float32 queries and keys of about 1e20 give products beyond float32's
+    largest number, and a softmax of them would be NaN everywhere. The softmax computes each row's maximum
+    anyway, so the check costs a comparison per row, not a pass over the scores.
+    """
+    if not (row_max < np.inf).all():  # False for +inf and NaN; -inf (a fully masked row) is fine
+        info = np.finfo(row_max.dtype)
+        raise ValueError(f"attention scores overflowed {row_max.dtype}: some q · k is inf or NaN, beyond the "
+                         f"largest {row_max.dtype} ({info.max:.2e}). Scale the queries and keys down (or the "
+                         f"inputs and weights that make them), or compute in float64.")
 
 
 def check_ndim(arr: np.ndarray, name: str, *, min_ndim: int, shape_hint: str) -> None:
@@ -106,6 +123,10 @@ def check_score_bias(bias, scores_shape: tuple[int, ...], dtype) -> np.ndarray |
     check_broadcastable(bias, scores_shape, name="bias")
     if bias.ndim > len(scores_shape):
         raise ValueError(f"bias must have at most {len(scores_shape)} dimensions, got shape {bias.shape}")
+    if bias.dtype.itemsize > np.dtype(dtype).itemsize:  # a float64 1e39 would become inf in float32
+        with np.errstate(over="ignore"):
+            bias = bias.astype(dtype)
+        check_finite(bias, f"bias (as {np.dtype(dtype)})", allow_neg_inf=True)
     return bias.astype(dtype, copy=False)
 
 

@@ -21,6 +21,7 @@ from mha._validation import (
     check_ndim,
     check_positive_int,
     check_score_bias,
+    check_score_maxima,
     result_float_dtype,
 )
 
@@ -56,6 +57,9 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     check_finite(x, "softmax input", allow_neg_inf=True)
     if x.ndim == 0:
         raise ValueError("softmax needs at least one axis to normalise over, got a scalar")
+    if isinstance(axis, bool) or not isinstance(axis, int | np.integer) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be an int in [{-x.ndim}, {x.ndim}) for x of shape {x.shape}, "
+                         f"got {axis!r}")
     rows_last = np.array(np.moveaxis(x, axis, -1), copy=True, order="C")  # (..., n), n = x.shape[axis]
     shifted_exp_inplace(rows_last, normalize=True)
     return np.moveaxis(rows_last, -1, axis)
@@ -64,6 +68,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 def _shifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> None:
     """exp(row - max(row)) in place for a 2-D block of rows, writing each row's sum into ``sums``."""
     row_max = rows.max(axis=1, keepdims=True)  # (n_rows, 1)
+    check_score_maxima(row_max)
     row_max[np.isneginf(row_max)] = 0  # an all -inf row (fully masked) keeps exp(-inf) = 0, not NaN
     rows -= row_max
     np.exp(rows, out=rows)

@@ -8,10 +8,13 @@ import numpy as np
 
 from mha._kernels import chunked_tiles, use_tiles
 from mha._validation import (
+    as_float_array,
     check_bool_mask,
     check_broadcastable,
     check_dtype_argument,
+    check_finite,
     check_positive_int,
+    check_score_maxima,
     result_float_dtype,
 )
 from mha.attention import _check_qkv
@@ -92,7 +95,9 @@ def _attend_query_block(q_blk, k, v, mask, i0, i1, last_key, causal, offset, blo
         if causal and j1 - 1 > i0 + offset:  # this block reaches into some query's future
             future = np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None] + offset  # (n_q, n_k)
             np.copyto(scores, -np.inf, where=future)
-        new_max = np.maximum(run_max, scores.max(axis=-1, keepdims=True))
+        block_max = scores.max(axis=-1, keepdims=True)  # (..., n_q, 1)
+        check_score_maxima(block_max)  # +inf or NaN: q · k overflowed the dtype
+        new_max = np.maximum(run_max, block_max)
         shift = np.where(np.isneginf(new_max), 0, new_max).astype(dtype, copy=False)
         scores -= shift
         np.exp(scores, out=scores)  # unnormalised weights of this block
@@ -143,15 +148,29 @@ class KVCache:
         self.length = 0
 
     def append(self, k_new, v_new) -> None:
-        """Add projected keys and values of new tokens, each of shape (batch, n_new, n_kv_heads * d_head)."""
+        """Add projected keys and values of new tokens, each of shape (batch, n_new, n_kv_heads * d_head).
+
+        They are stored in the cache's dtype; values that are not finite there (NaN, or a float64 1e39 in
+        a float32 cache) are refused, as they would poison every later query's attention.
+        """
         expected = (self.batch, self.n_kv_heads * self.d_head)
+        checked = []
         for name, arr in (("k_new", k_new), ("v_new", v_new)):
-            if np.ndim(arr) != 3 or (arr.shape[0], arr.shape[2]) != expected:
+            arr = as_float_array(arr, name)
+            if arr.ndim != 3 or (arr.shape[0], arr.shape[2]) != expected:
                 raise ValueError(
-                    f"{name} must have shape (batch={self.batch}, n_new, {expected[1]}), got {np.shape(arr)}"
+                    f"{name} must have shape (batch={self.batch}, n_new, {expected[1]}), got {arr.shape}"
                 )
+            arr = arr.astype(self.dtype, copy=False)
+            check_finite(arr, f"{name} (as {self.dtype})")
+            checked.append(arr)
+        k_new, v_new = checked
         if k_new.shape != v_new.shape:
             raise ValueError(f"k_new {k_new.shape} and v_new {v_new.shape} must have the same shape")
+        self._store(k_new, v_new)
+
+    def _store(self, k_new: np.ndarray, v_new: np.ndarray) -> None:
+        """:meth:`append` on arrays already checked (the layer's decode: its inputs were)."""
         end = self.length + k_new.shape[1]
         if end > self._k.shape[1]:
             self._grow(max(end, 2 * self._k.shape[1]))

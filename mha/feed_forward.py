@@ -39,7 +39,8 @@ def relu(x: np.ndarray) -> np.ndarray:
     >>> relu(np.array([-1.0, 0.5]))
     array([0. , 0.5])
     """
-    return np.maximum(x, 0)
+    x = as_float_array(x, "x")  # integers become float64, as every activation here returns floats
+    return np.maximum(x, x.dtype.type(0.0))
 
 
 _TANH_SCALE = math.sqrt(2.0 / math.pi)
@@ -99,9 +100,9 @@ def erf(x: np.ndarray) -> np.ndarray:
     >>> erf(np.array([-1.0, 0.0, 0.5, 3.0])).round(6)
     array([-0.842701,  0.      ,  0.5205  ,  0.999978])
     """
-    x = np.asarray(x)
+    x = as_float_array(x, "x")  # integers become float64; booleans and complex numbers are refused
     shape = x.shape
-    x = np.atleast_1d(x if x.dtype.kind == "f" else x.astype(np.float64))  # 0-d ufunc results are scalars
+    x = np.atleast_1d(x)  # 0-d ufunc results are scalars
     a = np.abs(x)
     t = _ERF_P * a  # Python floats keep x's dtype (NEP 50); in-place steps from here: few temporaries
     t += 1.0
@@ -217,7 +218,7 @@ class FeedForward(Module):
                  dtype=np.float64):
         self.d_model = check_positive_int(d_model, "d_model")
         self.d_ff = check_positive_int(d_ff, "d_ff")
-        if activation not in ACTIVATIONS:
+        if not isinstance(activation, str) or activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         self.activation = activation
         self.dtype = check_dtype_argument(dtype)

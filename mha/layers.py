@@ -318,7 +318,7 @@ class MultiHeadAttention(Module):
         if x_new.shape[0] != cache.batch:
             raise ValueError(f"x_new has batch {x_new.shape[0]} but the cache was made for {cache.batch}")
         q, k, v = self._project(x_new)
-        cache.append(k, v)
+        cache._store(k, v)  # checked: they come from checked inputs
         mask = causal_mask(q.shape[1], cache.length)  # end-aligned: new tokens come last
         out, weights = self._attend_heads(q, cache.flat_keys, cache.flat_values, mask, return_weights)
         if unbatched:

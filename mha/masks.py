@@ -130,7 +130,14 @@ def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int |
             )
         keep = padding[:, None, None, :] if padding.ndim == 2 else padding[None, None, :]
         # keep: (batch, 1, 1, seq_k), or (1, 1, seq_k) for unbatched inputs
-        allowed = keep if allowed is None else allowed & keep
+        if allowed is not None and allowed.shape[-1] != keep.shape[-1]:
+            raise ValueError(f"attn_mask {allowed.shape} and key_padding_mask {padding.shape} must agree on "
+                             f"seq_k, their last dimension: got {allowed.shape[-1]} and {keep.shape[-1]}")
+        try:
+            allowed = keep if allowed is None else allowed & keep
+        except ValueError:  # a 3-D attn_mask's batch and the padding's batch differ
+            raise ValueError(f"attn_mask {tuple(allowed.shape)} (as (batch, n_heads, seq_q, seq_k)) and "
+                             f"key_padding_mask {padding.shape} (batch, seq_k) must agree on batch") from None
     return allowed
 
 

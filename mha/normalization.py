@@ -54,10 +54,22 @@ def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
     if x.ndim == 0 or x.shape[-1] == 0:
         raise ValueError(f"x must have shape (..., d_model) with d_model >= 1, got {x.shape}")
     eps = _check_eps(eps)
+    if x.dtype.type(eps) == 0:  # a constant row would then be 0 / 0
+        raise ValueError(f"eps = {eps!r} is 0 in {x.dtype}: "
+                         f"use at least {np.finfo(x.dtype).smallest_subnormal:.1e}")
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     centred = x - mean
-    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
-    y = centred / np.sqrt(var + x.dtype.type(eps))
+    with np.errstate(over="ignore"):  # an overflow is caught below, and taken the long way
+        var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
+    if np.isfinite(var).all():
+        y = centred / np.sqrt(var + x.dtype.type(eps))
+    else:  # squares beyond the dtype (|x| over 1e154 in float64, 256 in float16): divide by each row's peak
+        peak = np.abs(centred).max(axis=-1, keepdims=True)  # (..., 1), > 0 wherever var overflowed
+        peak[peak == 0] = 1
+        unit = centred / peak  # within [-1, 1]
+        with np.errstate(over="ignore"):  # eps / peak² may underflow to 0: it is negligible there anyway
+            tiny_eps = x.dtype.type(eps) / (peak * peak)
+        y = unit / np.sqrt(np.mean(unit * unit, axis=-1, keepdims=True) + tiny_eps)
     if gamma is not None:
         y = y * check_features(gamma, "gamma", x.shape[-1])
     if beta is not None:

@@ -300,10 +300,12 @@ def apply_rotary(x, positions=None, *, base: float = 10000.0) -> np.ndarray:
         positions = as_float_array(positions, "positions")
         check_finite(positions, "positions")
         try:
-            np.broadcast_shapes(positions.shape, x.shape[:-1])
+            fits = np.broadcast_shapes(positions.shape, x.shape[:-1]) == x.shape[:-1]
         except ValueError:
+            fits = False
+        if not fits:  # positions may not add axes: the result keeps x's shape
             raise ValueError(f"positions of shape {positions.shape} do not broadcast to x's "
-                             f"(..., seq) = {x.shape[:-1]}") from None
+                             f"(..., seq) = {x.shape[:-1]}")
     angles = np.asarray(positions, dtype=np.float64)[..., None] * rope_frequencies(d_head, base=base)
     # angles: (..., seq, d_head // 2), in float64 so that large positions keep their precision
     cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)

@@ -288,3 +288,37 @@ def test_threaded_softmax_on_large_scores_equals_single_threaded(monkeypatch):
     for a, b in zip(threaded, single, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
     np.testing.assert_array_equal(threaded[1][0, :, 7], 0.0)
+
+
+def _overflowing_qkv(dtype):
+    """Finite float queries and keys whose products overflow the dtype: about 1e40 in float32."""
+    rng = np.random.default_rng(12)
+    big = np.sqrt(np.finfo(dtype).max) * 4
+    q, k = (rng.standard_normal((2, 3, 9, 4)).astype(dtype) * dtype(big) for _ in range(2))
+    return q, k, rng.standard_normal((2, 3, 9, 4)).astype(dtype)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # NumPy's, from tile threads too
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("path", ["plain", "tiles"])
+@pytest.mark.parametrize("function", ["scaled_dot_product_attention", "chunked_attention"])
+def test_scores_that_overflow_raise_instead_of_giving_nan(small_tiles, monkeypatch, dtype, path, function):
+    if path == "plain":
+        monkeypatch.setattr(small_tiles, "TILE_MIN_SCORES", 1 << 40)
+    q, k, v = _overflowing_qkv(dtype)
+    assert np.isfinite(q).all() and np.isfinite(k).all()
+    attend = getattr(mha, function)
+    extra = {"block_size": 4} if function == "chunked_attention" else {}
+    with pytest.raises(ValueError, match=f"attention scores overflowed {np.dtype(dtype).name}"):
+        attend(q, k, v, **extra)
+    out = attend(q / dtype(1e30), k / dtype(1e30), v, **extra)  # the same directions, in range: no error
+    assert np.isfinite(out).all()
+
+
+def test_a_layer_whose_scores_overflow_says_so():
+    layer = mha.MultiHeadAttention(8, 2, rng=0, dtype=np.float32)
+    x = np.random.default_rng(3).standard_normal((2, 5, 8)).astype(np.float32) * np.float32(1e20)
+    with pytest.raises(ValueError, match="attention scores overflowed float32"), \
+            np.errstate(over="ignore", invalid="ignore"):
+        layer(x)

@@ -303,6 +303,21 @@ def test_a_large_layer_holds_all_scores_only_when_asked_for_the_weights(monkeypa
     np.testing.assert_allclose(out, out_w, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("batch, seq", [(2, 5), (4, 600)])  # the plain path, and examples over threads
+def test_mixed_precision_inputs_give_one_dtype_for_output_and_weights(batch, seq):
+    layer = mha.MultiHeadAttention(8, 2, rng=0, dtype=np.float32)
+    rng = np.random.default_rng(1)
+    query = rng.standard_normal((batch, seq, 8)).astype(np.float32)
+    key = rng.standard_normal((batch, seq, 8))  # float64
+    out, weights = layer(query, key, return_weights=True)
+    assert out.dtype == weights.dtype == np.float64  # NumPy's promotion: float32 with float64 is float64
+    exact, exact_weights = layer(query.astype(np.float64), key, return_weights=True)
+    np.testing.assert_array_equal(out, exact)
+    np.testing.assert_array_equal(weights, exact_weights)
+    out32, weights32 = layer(query, key.astype(np.float32), return_weights=True)
+    assert out32.dtype == weights32.dtype == np.float32
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_tiled_layer_keeps_float32_and_zeroes_fully_masked_queries(monkeypatch, dtype):
     from mha import _kernels

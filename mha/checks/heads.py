@@ -231,28 +231,50 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
         def run(x, w, case):
             return check.call(x, w.W_q, w.W_k, w.W_v, w.W_o, N_HEADS, case=case)
     else:
-        layer = cls_or_fn
-        if inspect.isclass(cls_or_fn):
+        def build(**dtype):
             kwargs = {"rng": rng} if accepts(cls_or_fn, "rng") else {}
-            layer = check.call(D_MODEL, N_HEADS, case=f"{name}({D_MODEL}, {N_HEADS})", **kwargs)
+            return check.call(D_MODEL, N_HEADS, case=f"{name}({D_MODEL}, {N_HEADS})", **kwargs, **dtype)
+
+        layers_by_dtype = {}  # a class that takes dtype= (as mha.MultiHeadAttention does) is built per dtype
+        if inspect.isclass(cls_or_fn):
+            layers_by_dtype[np.float64] = build()
+            if accepts(cls_or_fn, "dtype"):
+                layers_by_dtype[np.float32] = build(dtype=np.float32)
+        layer = layers_by_dtype.get(np.float64, cls_or_fn)
         biases = _has_biases(check, layer)
         w = _random_weights(rng, biases)
 
         def run(x, w, case):
+            target = layers_by_dtype.get(x.dtype.type, layer)
             for attribute, value in vars(w).items():
                 if biases or attribute.startswith("W_"):
-                    setattr(layer, attribute, value)
-            return Checker("check_multi_head", layer, "layer").call(x, case=case)
+                    setattr(target, attribute, value)
+            return Checker("check_multi_head", target, "layer").call(x, case=case)
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    # An object built in float32 (say with dtype=np.float32) casts whatever it is given to float32:
+    # check it in float32 only, where its answers can match.
+    only_float32 = not (is_function or inspect.isclass(cls_or_fn)) and _holds_float32(layer, w)
+    if only_float32:
+        x, w, case = x32, w32, f"{case}, float32"
     expected, weights = _reference(x, w)
     out, got_weights = _unpack(check, run(x, w, case), case)
     check.compare(out, expected, case=case, names=NAMES, mistakes=_layer_mistakes(x, w))
     if got_weights is not None:
         check.compare(got_weights, weights, case=case + ", the weights", names=NAMES)
-    x32, w32 = x.astype(np.float32), w.astype(np.float32)
-    out, _ = _unpack(check, run(x32, w32, "float32 inputs"), "float32 inputs")
-    check.compare(out, _reference(x32, w32)[0], case="float32 inputs", names=NAMES)
-    check.check_dtype(out, np.float32, "float32 inputs", FLOAT32_ADVICE)
-    check.passed("matches mha.MultiHeadAttention, in float64 and float32.", quiet)
+    if not only_float32:
+        out, _ = _unpack(check, run(x32, w32, "float32 inputs"), "float32 inputs")
+        check.compare(out, _reference(x32, w32)[0], case="float32 inputs", names=NAMES)
+    # A layer that stores its weights in its own precision (a float64 layer object, given float32
+    # weights) may fairly answer in that precision: only a layer holding float32 weights must keep it.
+    if is_function or _holds_float32(layers_by_dtype.get(np.float32, layer), w32):
+        check.check_dtype(out, np.float32, "float32 inputs", FLOAT32_ADVICE)
+    check.passed("matches mha.MultiHeadAttention, in float32 (your layer holds float32 weights)."
+                 if only_float32 else "matches mha.MultiHeadAttention, in float64 and float32.", quiet)
 
+
+def _holds_float32(layer, w) -> bool:
+    """Whether ``layer`` keeps ``w.W_q`` (assigned to it here) as float32."""
+    layer.W_q = w.W_q
+    return np.asarray(layer.W_q).dtype == np.float32
 
 __all__ = ["check_merge_heads", "check_multi_head", "check_split_heads"]

@@ -48,7 +48,12 @@ def expect_values(check: Checker, got, expected: list[int], what: str,
         raise NotDone(check.name)
     if not isinstance(got, list | tuple | np.ndarray) or len(got) != len(expected):
         check.fail(f"{what}: expected a list of {len(expected)} numbers, got {got!r}.")
-    values = tuple(int(number(check, g, what)) for g in got)
+    numbers = [number(check, g, what) for g in got]
+    fractional = [v for v in numbers if not (math.isfinite(v) and v.is_integer())]
+    if fractional:  # 6.86 sequences do not fit: 6 do (a float like 6.0 is fine)
+        check.fail(f"{what}: expected whole numbers, got {fractional[0]:.6g}. A count is whole: round down "
+                   "with // (floor division), as only complete ones fit.")
+    values = tuple(int(v) for v in numbers)
     if values == tuple(expected):
         return
     message = f"{what}: expected {list(expected)}, got {list(values)}."

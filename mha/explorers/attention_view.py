@@ -25,6 +25,7 @@ import base64
 import hashlib
 import itertools
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -75,7 +76,10 @@ def _sentence_payload(label: str, tokens, attentions, queries, keys) -> dict:
 
 def _as_entry(label: str, encoding, with_queries: bool):
     """Validated (tokens, attentions, queries, keys) of one encoding-like object."""
-    tokens = [str(t) for t in encoding.tokens]
+    if not _is_encoding(encoding):
+        raise TypeError(f"sentence {label!r}: expected an Encoding (what encoder(text) returns), "
+                        f"got {type(encoding).__name__}")
+    tokens = list(encoding.tokens)
     attentions = np.asarray(encoding.attentions, dtype=np.float64)
     if attentions.ndim != 4 or attentions.shape[2:] != (len(tokens), len(tokens)):
         raise ValueError(f"sentence {label!r}: attentions must have shape (n_layers, n_heads, seq, seq) with "
@@ -95,6 +99,28 @@ def _as_entry(label: str, encoding, with_queries: bool):
             raise ValueError(f"sentence {label!r}: queries and keys must be finite, of shape (n_layers, "
                              f"n_heads, seq, d_head) = {expected}; got {queries.shape} and {keys.shape}")
     return tokens, attentions, queries, keys
+
+
+def _is_encoding(encoding) -> bool:
+    """Whether ``encoding`` looks like one sentence's Encoding: a list of str tokens and attentions."""
+    tokens = getattr(encoding, "tokens", None)
+    return (getattr(encoding, "attentions", None) is not None and isinstance(tokens, Sequence)
+            and not isinstance(tokens, str) and all(isinstance(t, str) for t in tokens))
+
+
+def _is_int(value) -> bool:
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _index(value, name: str) -> int:
+    """``value`` as a Python int, refusing floats (1.7 is no layer) and anything else with a clear error."""
+    if not _is_int(value) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    return operator.index(value)
 
 
 def view_payload(encodings, *, views: Sequence[str] = VIEWS, layer: int = 0, heads: Sequence[int] = (0,),
@@ -119,6 +145,11 @@ def view_payload(encodings, *, views: Sequence[str] = VIEWS, layer: int = 0, hea
     if not views or unknown:
         raise ValueError(f"views must be a non-empty selection of {list(VIEWS)}, got {views}")
     if not isinstance(encodings, Mapping):
+        if not _is_encoding(encodings):
+            several = (": for several sentences, a dict of label -> Encoding (or batch[i] of a batch)"
+                       if hasattr(encodings, "tokens") else "")
+            raise TypeError("encodings must be an Encoding (what encoder(text) returns) or a dict of "
+                            f"label -> Encoding, got {type(encodings).__name__}{several}")
         encodings = {" ".join(encodings.tokens): encodings}
     if not encodings:
         raise ValueError("encodings must be one Encoding or a non-empty mapping of label -> Encoding")
@@ -130,12 +161,14 @@ def view_payload(encodings, *, views: Sequence[str] = VIEWS, layer: int = 0, hea
                          f"got {sorted(shapes)}")
     n_layers, n_heads = shapes.pop()
     d_head = None if entries[0][3] is None else int(entries[0][3].shape[-1])
-    heads = [int(h) for h in heads]
+    heads = [_index(h, "each head") for h in ([heads] if _is_int(heads) else heads)]  # one int: one head
+    layer = _index(layer, "layer")
     for name, value, limit in [("layer", layer, n_layers)] + [("head", h, n_heads) for h in heads]:
-        if not 0 <= int(value) < limit:
+        if not 0 <= value < limit:
             raise ValueError(f"{name} must lie in [0, {limit}), got {value!r}")
     if not heads:
         raise ValueError("heads must name at least one head")
+    query = None if query is None else _index(query, "query")
     if query is not None and not all(0 <= query < len(entry[1]) for entry in entries):
         raise ValueError(f"query must be a token position of every sentence, got {query!r}")
     if not 0 <= threshold < 1:

@@ -9,6 +9,7 @@ can pass a sentence of their own. Nothing here computes attention.
 from __future__ import annotations
 
 import html
+import warnings
 
 from mha.explorers.attention_view import AttentionView, attention_view
 
@@ -117,11 +118,13 @@ def sentence_explorer(encoder, *, view=head_view, text: str = "", **view_options
         if not box.value.strip():
             return
         try:
-            shown = view(encoder(box.value), **view_options)
+            with warnings.catch_warnings(record=True) as caught:  # a text too long for the model, say
+                warnings.simplefilter("always")
+                shown = view(encoder(box.value), **view_options)
         except (ValueError, TypeError) as error:
             message.value = f"<span style='color:#b00020'>{html.escape(str(error))}</span>"
             return
-        message.value = ""
+        message.value = "<br>".join(html.escape(_sentence_case(str(w.message))) for w in caught)
         output.outputs = ({"output_type": "display_data", "metadata": {},
                            "data": {"text/html": shown.to_html(), "text/plain": repr(shown)}},)
 
@@ -139,3 +142,7 @@ def sentence_explorer(encoder, *, view=head_view, text: str = "", **view_options
     explorer.observe(go_live, names="_view_count")
     explorer._view_count = 0
     return explorer
+
+
+def _sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]

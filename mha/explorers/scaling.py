@@ -36,7 +36,9 @@ def render_scaling(d_k: int, scaled: bool, *, seed: int = 0, text: str = ""):
     >>> fig.axes[0].get_title()
     'q·k / √d_k, d_k = 64: std 1.0'
     """
-    if text.strip():
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"text must be a str (a sentence), got {type(text).__name__}")
+    if text and text.strip():
         scores = sentence_scores(text, d_k, scaled=scaled, seed=seed)  # (seq, seq)
     else:
         scores = sample_scores(d_k, SEQ_K, N_QUERIES, scaled=scaled, rng=seed)  # (N_QUERIES, SEQ_K)

@@ -8,6 +8,7 @@ heads at work; the chapter on heads that learn trains real ones.
 from __future__ import annotations
 
 import re
+import unicodedata
 import zlib
 
 import numpy as np
@@ -41,17 +42,26 @@ PARAPHRASE_PAIRS = (
 )
 
 
+#: A word: letters and digits of any script, with one apostrophe (straight or curly) allowed inside.
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
+
 def tokenize(sentence: str) -> list[str]:
     """Split a sentence into word tokens (apostrophes stay inside words, punctuation is dropped).
+
+    Letters of any script count, accented ones included (the text is NFC-normalised first, so an
+    accent typed as a separate combining mark stays on its letter); emoji and symbols are dropped.
 
     Examples
     --------
     >>> tokenize("The animal didn't cross the street.")
     ['The', 'animal', "didn't", 'cross', 'the', 'street']
+    >>> tokenize("Le café n’est pas loin")
+    ['Le', 'café', 'n’est', 'pas', 'loin']
     """
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    return re.findall(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?", sentence)
+    return _WORD.findall(unicodedata.normalize("NFC", sentence))
 
 
 def toy_embeddings(tokens, d_model: int, *, seed: int = 0, dtype=np.float64) -> np.ndarray:
@@ -116,11 +126,14 @@ def head_weights(n_heads: int, seq_len: int, *, d_model: int = 64, seed: int = 0
     >>> w.shape, tokens[:3]
     ((4, 8, 8), ['The', 'animal', "didn't"])
     """
+    seq_len = check_positive_int(seq_len, "seq_len")
     if not 1 <= seq_len <= len(LONG_TOKENS):
         raise ValueError(f"seq_len must lie in [1, {len(LONG_TOKENS)}], got {seq_len!r}")
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"text must be a str (a sentence), got {type(text).__name__}")
     tokens = tokenize(text)[:seq_len] if text and text.strip() else list(LONG_TOKENS[:seq_len])
     if not tokens:
-        raise ValueError(f"no words in {text!r}: type a sentence")
+        raise ValueError(f"no words in {text!r}: type a sentence with letters or digits")
     layer = MultiHeadAttention(d_model, n_heads, rng=seed)
     x = toy_embeddings(tokens, d_model, seed=seed)  # (seq_len, d_model)
     _, weights = layer(x, return_weights=True)  # weights: (n_heads, seq_len, seq_len)

@@ -26,13 +26,14 @@ One BERT layer, in the course's vocabulary (``x`` of shape ``(batch, seq, d_mode
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from mha._features import linear
-from mha._validation import check_dtype_argument
+from mha._validation import as_float_array, check_dtype_argument, check_finite
 from mha.attention import split_heads
 from mha.block import TransformerBlock
 from mha.feed_forward import INPLACE_ACTIVATIONS
@@ -203,6 +204,11 @@ class Encoder:
             if not isinstance(text, str) or not text.strip():
                 raise ValueError(f"every text must be a non-empty string, got {text!r:.80}")
         encodings = self.tokenizer.encode_batch(list(texts))
+        cut = [i for i, e in enumerate(encodings) if e.overflowing]
+        if cut:  # the tokenizer keeps the first max_positions pieces, as the model was trained to read
+            which = "the text is" if len(texts) == 1 else f"texts {cut} are"
+            warnings.warn(f"{which} longer than the model's {self.config.max_positions} positions: only the "
+                          f"first {self.config.max_positions} word pieces were read", stacklevel=3)
         seq = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), seq), dtype=np.int64)  # (batch, seq); 0 where padded
         mask = np.zeros((len(encodings), seq), dtype=bool)
@@ -315,11 +321,12 @@ class Encoder:
         c = self.config
         if head_mask is None:
             return [None] * c.n_layers
-        head_mask = np.asarray(head_mask, dtype=self.dtype)
+        head_mask = as_float_array(head_mask, "head_mask")
         if head_mask.shape != (c.n_layers, c.n_heads):
             raise ValueError(f"head_mask must have shape (n_layers, n_heads) = {(c.n_layers, c.n_heads)}, "
                              f"got {head_mask.shape}")
-        return list(head_mask)
+        check_finite(head_mask, "head_mask")
+        return list(head_mask.astype(self.dtype, copy=False))
 
     def __repr__(self) -> str:
         c = self.config

@@ -118,6 +118,16 @@ def test_the_package_passes_its_own_checks():
     check_merge_heads(mha.merge_heads, quiet=True)
 
 
+@pytest.mark.parametrize("layer", [
+    mha.MultiHeadAttention,  # a class taking dtype=: built once per precision
+    mha.MultiHeadAttention(12, 3, rng=0),  # a float64 object, whose float32 answers may be float64
+    mha.MultiHeadAttention(12, 3, rng=0, dtype=np.float32),  # a float32 object: checked in float32
+], ids=["class", "float64 object", "float32 object"])
+def test_the_package_layer_passes_check_multi_head(layer, capsys):
+    check_multi_head(layer)
+    assert capsys.readouterr().out.startswith("✔ check_multi_head passed")
+
+
 # ------------------------------------------------------------------------ buggy softmaxes
 
 def _exp_over(x, axis):

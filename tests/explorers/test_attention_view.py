@@ -144,6 +144,33 @@ def test_bad_arrays_are_named():
         model_view({})
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"layer": 1.7}, "layer must be an int, got float 1.7"),  # not silently layer 1
+    ({"heads": [1.9]}, "each head must be an int, got float 1.9"),
+    ({"query": 1.5}, "query must be an int, got float 1.5"),
+    ({"layer": True}, "layer must be an int, got bool"),
+])
+def test_positions_that_are_not_whole_numbers_are_refused(kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        attention_view(make_encoding(), **kwargs)
+
+
+def test_one_head_may_be_given_as_an_int_and_numpy_ints_count():
+    payload = view_payload(make_encoding(), heads=np.int64(2), layer=np.int32(1), query=np.int64(3))
+    assert (payload["heads"], payload["layer"], payload["query"]) == ([2], 1, 3)
+    json.dumps(payload)  # plain Python ints: the page's JSON
+
+
+def test_what_is_not_an_encoding_is_named():
+    with pytest.raises(TypeError, match="must be an Encoding .* got str$"):
+        head_view("The cat sat.")
+    batch = type("BatchEncoding", (), {"tokens": [TOKENS, TOKENS], "attentions": np.zeros(3)})()
+    with pytest.raises(TypeError, match=r"got BatchEncoding: for several sentences, a dict"):
+        model_view(batch)
+    with pytest.raises(TypeError, match="sentence 'a': expected an Encoding .* got int"):
+        model_view({"a": 3})
+
+
 def test_every_view_name_is_drawn_by_the_script():
     from mha.explorers.attention_view import _static
 
@@ -181,3 +208,24 @@ def test_sentence_explorer_is_hidden_until_live_then_redraws_one_output():
     explorer.text.value = "wow!"
     assert "no exclamations" in explorer.message.value
     assert len(explorer.output.outputs) == 1  # the last view stays
+
+
+def test_sentence_explorer_shows_the_encoders_warnings_then_clears_them():
+    import warnings
+
+    from mha.explorers import sentence_explorer
+
+    def cutting_encoder(text):
+        if len(text.split()) > 3:
+            warnings.warn("the text is longer than the model's 5 positions: only the first 5 were read",
+                          stacklevel=2)
+        return fake_encoder(" ".join(text.split()[:3]))
+
+    explorer = sentence_explorer(cutting_encoder, text="the cat sat")
+    explorer._view_count = 1
+    assert explorer.message.value == ""
+    explorer.text.value = "the cat sat on the mat"
+    assert explorer.message.value.startswith("The text is longer than the model&#x27;s 5 positions")
+    assert len(explorer.output.outputs) == 1  # drawn all the same, with what was read
+    explorer.text.value = "a dog ran"
+    assert explorer.message.value == ""

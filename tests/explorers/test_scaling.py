@@ -38,3 +38,12 @@ def test_explorer_has_one_frame_per_combination_and_leaves_no_figure_open():
     assert explorer.kind == "image"
     assert explorer.frames[(64, False)] != explorer.frames[(64, True)]
     assert plt.get_fignums() == []
+
+
+def test_no_text_draws_the_random_scores_and_text_that_is_not_a_str_is_refused():
+    for text in (None, "", "   "):
+        fig = render_scaling(16, True, text=text)
+        assert fig.axes[0].get_title() == render_scaling(16, True).axes[0].get_title()
+    with pytest.raises(TypeError, match="text must be a str .* got int"):
+        render_scaling(16, True, text=3)
+    plt.close("all")

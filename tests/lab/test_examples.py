@@ -10,6 +10,14 @@ def test_tokenize_keeps_contractions_and_drops_punctuation():
     assert len(tokenize(SENTENCES["fox"])) == 9
 
 
+def test_tokenize_keeps_the_letters_of_every_script_and_curly_apostrophes():
+    assert tokenize("I didn’t order café crème") == ["I", "didn’t", "order", "café", "crème"]
+    assert tokenize("Привет, мир! 東京 2024") == ["Привет", "мир", "東京", "2024"]
+    decomposed = "cafe\u0301 au lait"  # the accent typed as a combining mark after the e
+    assert tokenize(decomposed) == ["café", "au", "lait"]
+    assert tokenize("snake_case 🙂 x+y") == ["snake", "case", "x", "y"]
+
+
 def test_toy_embeddings_give_each_word_one_vector_in_every_sentence():
     a = toy_embeddings(tokenize(SENTENCES["cat"]), 16)
     b = toy_embeddings(["mat", "The"], 16)

@@ -55,3 +55,15 @@ def test_the_readers_sentence_replaces_the_long_tokens():
     assert head_weights(2, 32, text="two words")[0].shape == (2, 2, 2)  # shorter than seq_len: all its words
     with pytest.raises(ValueError, match="no words"):
         head_weights(2, 4, text="?!")
+
+
+def test_a_sentence_that_is_not_text_or_has_no_words_is_refused_clearly():
+    with pytest.raises(TypeError, match="text must be a str.*got int"):
+        head_weights(2, 8, text=5)
+    with pytest.raises(ValueError, match="no words in '🙂 !': type a sentence with letters"):
+        head_weights(2, 8, text="🙂 !")
+
+
+def test_a_length_that_is_not_a_whole_number_is_refused():
+    with pytest.raises(TypeError, match="seq_len must be an integer, got float 4.0"):
+        head_weights(2, 4.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -214,9 +215,16 @@ def test_bad_forward_arguments(tiny, kwargs, match):
         tiny.forward(**kwargs)
 
 
-def test_long_texts_are_truncated_to_the_positions(tiny):
-    out = tiny(" ".join(["cat"] * 30))
-    assert len(out.tokens) == CONFIG["max_position_embeddings"] and out.tokens[-1] == "[SEP]"
+def test_long_texts_are_truncated_to_the_positions_and_say_so(tiny):
+    n = CONFIG["max_position_embeddings"]
+    with pytest.warns(UserWarning, match=f"the text is longer than the model's {n} positions: only the"):
+        out = tiny(" ".join(["cat"] * 30))
+    assert len(out.tokens) == n and out.tokens[-1] == "[SEP]"
+    with pytest.warns(UserWarning, match=r"texts \[1\] are longer"):
+        tiny.encode(["cat", " ".join(["cat"] * 30)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny(" ".join(["cat"] * (n - 2)))  # exactly fits, with [CLS] and [SEP]: no warning
 
 
 def test_missing_folder_and_files(tmp_path):
