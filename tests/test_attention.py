@@ -65,11 +65,19 @@ def test_softmax_keeps_dtype_and_does_not_modify_its_input(dtype):
         (np.array(["a", "b"]), TypeError, "strings"),
         (np.array([True, False]), TypeError, "booleans"),
         (np.float64(3.0), ValueError, "scalar"),
+        (np.ones(3, dtype=np.longdouble), TypeError, r"float16, float32 or float64, got float128.*astype"),
     ],
 )
 def test_softmax_rejects_bad_input_with_a_clear_message(bad, error, words):
     with pytest.raises(error, match=words):
         mha.softmax(bad)
+
+
+@pytest.mark.parametrize("axis", [2, -3, 1.0, True, "last"])
+def test_softmax_names_an_axis_it_cannot_use(axis):
+    with pytest.raises(ValueError, match=r"axis must be an int in \[-2, 2\) for x of shape \(2, 3\)"):
+        mha.softmax(np.ones((2, 3)), axis=axis)
+    assert mha.softmax(np.ones((2, 3)), axis=np.int64(0)).shape == (2, 3)  # NumPy ints are ints
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -1,4 +1,5 @@
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -148,6 +149,18 @@ def test_cache_errors():
         layer.decode(np.ones((1, 1, 16)), layer.new_cache(batch=2))
     with pytest.raises(ValueError, match="k_new must have shape"):
         mha.KVCache(1, 2, 4).append(np.ones((1, 3, 7)), np.ones((1, 3, 7)))
+    cache = mha.KVCache(1, 2, 4, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"k_new \(as float32\) must hold finite values, got 8 NaN"):
+        cache.append(np.full((1, 1, 8), np.nan), np.ones((1, 1, 8)))
+    with pytest.raises(ValueError, match=r"v_new \(as float32\) must hold finite values, got 0 NaN and 8"), \
+            np.errstate(over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's warning of the cast
+        cache.append(np.ones((1, 1, 8)), np.full((1, 1, 8), 1e39))
+    with pytest.raises(TypeError, match="k_new must be a real floating-point array, got complex"):
+        cache.append(np.ones((1, 1, 8)) * 1j, np.ones((1, 1, 8)))
+    assert cache.length == 0  # nothing refused was stored
+    cache.append([[[1.0] * 8]], np.ones((1, 1, 8)))  # a nested list is an array like any other
+    assert cache.length == 1 and cache.flat_keys.dtype == np.float32
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

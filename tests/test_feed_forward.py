@@ -32,6 +32,8 @@ def test_feed_forward_errors_and_no_bias():
     assert set(FeedForward(4, 8, bias=False).parameters()) == {"W_1", "W_2"}
     with pytest.raises(ValueError, match="activation must be one of"):
         FeedForward(4, 8, activation="swish")
+    with pytest.raises(ValueError, match=r"activation must be one of .* got \['gelu'\]"):
+        FeedForward(4, 8, activation=["gelu"])  # not a TypeError from a dict lookup
 
 
 # --- erf and the exact (erf) GELU ---------------------------------------------------------------------------
@@ -188,16 +190,17 @@ def test_activations_leave_their_input_alone_and_keep_its_shape(name):
     assert ACTIVATIONS[name](x).shape == (13, 1)
     np.testing.assert_array_equal(x, copy)
     assert np.shape(ACTIVATIONS[name](np.array(0.5))) == ()
-    assert ACTIVATIONS[name](np.arange(-2, 3)).dtype == np.float64 or name == "relu"
+    assert ACTIVATIONS[name](np.arange(-2, 3)).dtype == np.float64  # integers in, floats out, for all
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_exact"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_exact", "relu", "erf"])
 @pytest.mark.parametrize(("bad", "words"), [(np.array(["1.5", "2"]), "strings"),
                                             (np.array([1 + 2j]), "complex"),
                                             (np.array([True, False]), "booleans")])
 def test_gelus_refuse_what_is_not_a_real_number_with_a_clear_error(name, bad, words):
+    function = erf if name == "erf" else ACTIVATIONS[name]
     with pytest.raises(TypeError, match=words):  # never parsed, truncated or cast in silence
-        ACTIVATIONS[name](bad)
+        function(bad)
 
 
 def test_feed_forward_applies_its_activation_in_place_to_its_own_hidden_array_only():

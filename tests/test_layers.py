@@ -372,3 +372,17 @@ def test_cross_attention_split_over_the_batch_equals_the_plain_path(monkeypatch,
     plain = layer(x, memory, value, bias=bias, return_weights=True)
     for a, b in zip(split, plain, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
+def test_values_that_overflow_the_layers_float32_are_refused_when_set():
+    layer = mha.MultiHeadAttention(8, 2, rng=0, dtype=np.float32)
+    before = layer.W_q.copy()
+    with pytest.raises(ValueError, match=r"W_q \(as the layer's float32\) must hold finite values"):
+        layer.W_q = np.full((8, 8), 1e39)  # finite in float64, inf in float32
+    np.testing.assert_array_equal(layer.W_q, before)
+    x = np.ones((1, 3, 8), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"bias \(as float32\) must hold finite values or -inf"):
+        layer(x, bias=np.full((3, 3), 1e39))
+    blocked = np.where(np.eye(3, dtype=bool), 0.0, -1e39)  # -inf in float32: a mask, allowed
+    np.testing.assert_allclose(layer(x, bias=blocked), layer(x, mask=np.eye(3, dtype=bool)), rtol=1e-6)

@@ -47,6 +47,10 @@ def test_padding_and_causal_masks_combine_by_broadcasting():
         (lambda: mha.padding_mask([1, 6], 5), ValueError, r"\[0, seq_k=5\]"),
         (lambda: mha.padding_mask([1.5], 5), TypeError, "integers"),
         (lambda: mha.padding_mask([[1]], 5), TypeError, "1-D"),
+        (lambda: mha.torch_masks_to_mask(np.zeros((3, 3), bool), np.zeros((2, 4), bool)), ValueError,
+         r"attn_mask \(3, 3\) and key_padding_mask \(2, 4\) must agree on seq_k"),
+        (lambda: mha.torch_masks_to_mask(np.zeros((6, 3, 4), bool), np.zeros((2, 4), bool), n_heads=2),
+         ValueError, "must agree on batch"),
     ],
 )
 def test_mask_errors(call, error, words):

@@ -47,3 +47,15 @@ def test_layer_norm_errors():
         layer_norm(np.array([1.0, np.nan]))
     with pytest.raises(ValueError, match="gamma must have shape"):
         layer_norm(np.ones((2, 3)), gamma=np.ones(4))
+    with pytest.raises(ValueError, match="eps = 1e-50 is 0 in float32: use at least 1.4e-45"):
+        LayerNorm(4, eps=1e-50, dtype=np.float32)(np.ones((2, 4), dtype=np.float32))
+
+
+@pytest.mark.parametrize(("x", "dtype"), [([300.0, -300.0, 3.0, 6.0], np.float16),  # squares beyond 65504
+                                          ([1e200, -1e200, 0.0, 0.0], np.float64)])  # beyond 1.8e308
+def test_layer_norm_of_values_whose_squares_overflow_is_still_right(x, dtype):
+    exact = np.asarray(x, dtype=np.float64) / np.float64(np.max(np.abs(x)))  # the same row, scaled: safe
+    expected = (exact - exact.mean()) / np.sqrt(((exact - exact.mean()) ** 2).mean())
+    got = layer_norm(np.asarray(x, dtype=dtype)[None])
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got[0], expected, rtol=2e-3 if dtype == np.float16 else 1e-12, atol=1e-3)

@@ -189,6 +189,9 @@ def test_rotary_keeps_float32_and_rejects_bad_input():
         apply_rotary(np.ones((3, 5)))
     with pytest.raises(ValueError, match="do not broadcast"):
         apply_rotary(np.ones((3, 4)), positions=[0, 1])
+    with pytest.raises(ValueError, match=r"positions of shape \(2, 3\) do not broadcast to x's .* = \(3,\)"):
+        apply_rotary(np.ones((3, 4)), positions=np.zeros((2, 3)))  # would add an axis to the result
+    assert apply_rotary(np.ones((2, 3, 4)), positions=np.arange(3)).shape == (2, 3, 4)
     with pytest.raises(ValueError, match="finite"):
         apply_rotary(np.ones((3, 4)), positions=[0, np.nan, 2])
     with pytest.raises(ValueError, match="shape"):

@@ -209,6 +209,8 @@ def test_call_wants_one_string(tiny):
     ({"ids": np.array([[2, 3]]), "mask": np.array([[1, 1]])}, "bool array of shape"),
     ({"ids": np.array([[2, 3]]), "head_mask": np.ones(2)},
      r"head_mask must have shape \(n_layers, n_heads\)"),
+    ({"ids": np.array([[2, 3]]), "head_mask": np.full((2, 2), np.nan)},
+     "head_mask must hold finite values, got 4 NaN"),  # not blamed on the queries later
 ])
 def test_bad_forward_arguments(tiny, kwargs, match):
     with pytest.raises(ValueError, match=match):
