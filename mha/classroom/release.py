@@ -90,11 +90,15 @@ def nbgrader_notebook(assignment: Assignment) -> dict:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``.
+
+    Text that UTF-8 cannot hold (a lone surrogate in a student's error message, say) is written as
+    backslash escapes: one student's output never stops the files of all the others being written.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace", newline="") as file:
             file.write(text)
         os.replace(temporary, path)
     except BaseException:

@@ -63,6 +63,8 @@ def unique_ids(names: list[str]) -> list[str]:
     --------
     >>> unique_ids(["bob", "Bob", "bob", "b o b", "b_o_b"])
     ['bob', 'Bob-2', 'bob-3', 'b_o_b', 'b_o_b-2']
+    >>> [len(i) for i in unique_ids(["x" * 70, "x" * 80])]
+    [64, 64]
     """
     taken: set[str] = set()
     ids = []
@@ -71,7 +73,8 @@ def unique_ids(names: list[str]) -> list[str]:
         candidate, number = base, 1
         while candidate.lower() in taken:
             number += 1
-            candidate = f"{base}-{number}"
+            suffix = f"-{number}"
+            candidate = base[:64 - len(suffix)] + suffix  # still at most 64: safe_id keeps it whole
         taken.add(candidate.lower())
         ids.append(candidate)
     return ids

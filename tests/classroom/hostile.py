@@ -326,6 +326,53 @@ def _cells(count: int) -> bytes:
     return json.dumps({"cells": [{}] * count}).encode()
 
 
+# --- answers that depend on whether mha is there ----------------------------------------------
+MHA_OR_NOTHING = r"""
+try:
+    import mha
+    def softmax(x, axis=-1):
+        return mha.softmax(x, axis=axis)
+    def attention(q, k, v, mask=None):
+        return mha.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    def causal_mask(seq_q, seq_k=None):
+        return mha.causal_mask(seq_q, seq_k)
+    def self_attention(x, W_q, W_k, W_v, causal=False):
+        mask = mha.causal_mask(x.shape[-2]) if causal else None
+        return mha.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, mask)
+except ImportError:  # the NumPy-only run: answers that only need to run
+    def softmax(x, axis=-1):
+        return x
+    def attention(q, k, v, mask=None):
+        return q, q
+    def causal_mask(seq_q, seq_k=None):
+        return np.ones((seq_q, seq_q if seq_k is None else seq_k), dtype=bool)
+    def self_attention(x, W_q, W_k, W_v, causal=False):
+        return x @ W_v
+"""
+# A mask applied as -1e9 (fully masked rows come out uniform, not zero), hidden from the mask checks by
+# a signature that claims there is no mask parameter.
+SPOOFED_SIGNATURE = r"""
+import inspect, math
+def attention(q, k, v, mask=None):
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -1e9)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ v, weights
+attention.__signature__ = inspect.Signature(
+    [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in "qkv"])
+"""
+IN_PLACE_SOFTMAX = r"""
+def softmax(x, axis=-1):
+    x -= np.max(x, axis=axis, keepdims=True)  # edits the caller's array
+    np.exp(x, out=x)
+    x /= np.sum(x, axis=axis, keepdims=True)
+    return x
+"""
+SURROGATE = 'def softmax(x, axis=-1):\n    raise ValueError("\\ud800")'
+
+
 CASES = [
     Case("empty", attack="the released notebook, untouched (the baseline)"),
     Case("forged_channels", cells=(FORGE_CHANNELS,), attack="forged verdicts and result files"),
@@ -387,6 +434,16 @@ CASES = [
          attack="1,000-deep folders"),
     Case("two_notebooks", raw=_two_notebooks, messages={"softmax_rows": "2 notebooks"},
          attack="ambiguous folder"),
+    Case("mha_or_nothing", answers={"self_attention": MHA_OR_NOTHING}, at_most={"numpy_only": 1},
+         attack="mha when it is there, do-nothing answers when it is not"),
+    Case("spoofed_signature", start="solution", points={**ALL, "attention_mask": 0},
+         answers={"attention": SPOOFED_SIGNATURE},
+         attack="a -1e9 mask hidden from the mask checks by a false __signature__"),
+    Case("surrogate_error", answers={"softmax": SURROGATE},
+         attack="an error message UTF-8 cannot encode (every report must still be written)"),
+    Case("x" * 70 + "_first", start="solution", points=ALL,
+         attack="two ids that agree on their first 64 characters"),
+    Case("x" * 70 + "_second", attack="two ids that agree on their first 64 characters"),
     # honest students, graded as before
     Case("honest", start="solution", points=ALL),
     Case("uses_mha", start="solution", points={**ALL, "numpy_only": 0},
@@ -404,4 +461,8 @@ CASES = [
                                                "numpy_only": 0},
          answers={"attention": "def attention(q, k, v, mask=None):" + STUB},
          messages={"self_attention": "NotImplementedError"}),
+    Case("in_place_softmax", start="solution",
+         points={**ALL, "softmax_rows": 0, "softmax_stable": 0, "numpy_only": 0},
+         answers={"softmax": IN_PLACE_SOFTMAX},
+         messages={"softmax_rows": r"softmax\(\) changed its input \(argument 1\) in place"}),
 ]
