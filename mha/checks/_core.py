@@ -112,6 +112,16 @@ def accepts(fn: Callable, name: str, position: int | None = None) -> bool:
                                   or any(p.kind == p.VAR_POSITIONAL for p in parameters)))
 
 
+def takes_positional(fn: Callable, position: int) -> bool:
+    """True if ``fn`` can take an argument at index ``position`` by position (False if unknown)."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) > position or any(p.kind == p.VAR_POSITIONAL for p in parameters)
+
+
 def describe_shape(shape: tuple[int, ...], names: dict[int, str] | None) -> str:
     """``(2, 3)``, or ``(2, 3) = (batch, seq)`` when every size has a distinct name."""
     text = str(tuple(shape))

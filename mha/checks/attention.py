@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from mha import attention, masks
-from mha.checks._core import Checker, Mistake, accepts, learner_check
+from mha.checks._core import Checker, Mistake, accepts, learner_check, takes_positional
 
 FLOAT32_ADVICE = (
     "Keep float32 as float32: under NumPy 2 (NEP 50) a float32 array combined with a float64 "
@@ -181,7 +181,9 @@ def _call_attention(check, fn, q, k, v, mask, case, by_name):
 
 
 def _check_masks(check, fn, rng, q, k, v) -> None:
-    by_name = accepts(fn, "mask")
+    # The mask goes in fourth place whenever it can, whatever the parameter is called (m, attn_mask):
+    # by name only to a function that takes it by keyword alone.
+    by_name = not takes_positional(fn, 3)
     sdpa = attention.scaled_dot_product_attention
     mask = rng.random((q.shape[-2], k.shape[-2])) < 0.5
     mask[:, 0], mask[:, 1] = True, False  # every row keeps a key and loses one, either polarity

@@ -70,6 +70,7 @@ class _Collected:
     events: set = field(default_factory=set)
     runs: int = 0
     deadline: float = float("inf")
+    stalls: dict = field(default_factory=dict)  # probe key -> runs that ran out of time on it
 
     def exhausted(self) -> bool:
         return self.runs >= MAX_RUNS or time.monotonic() > self.deadline
@@ -216,9 +217,18 @@ def _ask(sandbox, cells, probes, names, with_mha, limits, got: _Collected):
         elif unanswered and output.ending != "garbled":
             hidden_silent = output.split >= 0 and not any(p.hidden and p.key in results
                                                           for p in probes)
-            for probe in unanswered:  # the function that stopped the run, or every hidden call
-                if probe.name == unanswered[0].name or (hidden_silent and probe.hidden):
-                    got.answers[probe.key] = Answer("not_run", detail=output.detail)
+            # A run that crashed gives up on the function that crashed it, every call of it. One that
+            # ran out of time (a slow but working function) goes on in a fresh run, within the
+            # student's time budget, from the call it was in; a call in two such runs is given up.
+            if output.ending == "timeout":
+                stalled = unanswered[0]
+                got.stalls[stalled.key] = got.stalls.get(stalled.key, 0) + 1
+                if got.stalls[stalled.key] >= 2:
+                    got.answers[stalled.key] = Answer("not_run", detail=output.detail)
+            else:
+                for probe in unanswered:  # the function that stopped the run, or every hidden call
+                    if probe.name == unanswered[0].name or (hidden_silent and probe.hidden):
+                        got.answers[probe.key] = Answer("not_run", detail=output.detail)
             probes = [probe for probe in unanswered if probe.key not in got.answers]
         else:
             got.notes.append(f"the grader could not read your code's answers: {output.detail}")

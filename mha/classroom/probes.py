@@ -53,6 +53,11 @@ class AnswerError(Exception):
     """The student's answer raised an exception of a type the grader does not re-raise."""
 
 
+class NotAnswered(AnswerError):  # noqa: N818 - read as "(the call was) not answered"
+    """The grader got no answer to a call (time limit, a run cut short): its own words, which say
+    nothing of the test's inputs, so the feedback shows them even on a hidden line."""
+
+
 @dataclass(frozen=True)
 class Probe:
     """One call (or value read) to ask the student's code: inputs as a tree plus arrays."""
@@ -228,8 +233,10 @@ def _exception(name: str, answer: Answer, variant: str) -> BaseException:
     if answer.status == "not_callable":
         return TypeError(f"{name} is a {answer.detail}, not a function")
     if answer.status == "timeout":
-        return AnswerError(f"{name}() ran longer than the grader's time limit")
-    if answer.status in ("unsupported", "not_run"):
+        return NotAnswered(f"{name}() ran longer than the grader's time limit")
+    if answer.status == "not_run":
+        return NotAnswered(f"{name}() was not run: {answer.detail}")
+    if answer.status == "unsupported":
         return AnswerError(f"{name}(): {answer.detail}")
     if variant == "numpy_only" and (kind in ("ImportError", "ModuleNotFoundError")
                                     or (kind == "NameError" and "mha" in message)):
@@ -242,8 +249,13 @@ def _exception(name: str, answer: Answer, variant: str) -> BaseException:
     return error_type(message) if message else error_type()
 
 
-def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=None):
-    """A function standing for the student's ``name``: returns what their code returned."""
+def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=None,
+             unanswered: list | None = None):
+    """A function standing for the student's ``name``: returns what their code returned.
+
+    Calls the grader got no answer to (time limit, a run cut short) are noted in ``unanswered``:
+    a test that fails on one says so, whatever the test made of the error.
+    """
     def replay_call(*args, **kwargs):
         variant = VARIANT.get()
         try:
@@ -261,7 +273,10 @@ def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=N
             raise AnswerError(f"{name}() changed its input ({which}) in place: leave the arrays you "
                               "are given as they are and compute into new ones (x = x - m, not x -= m)")
         if answer.status != "ok":
-            raise _exception(name, answer, variant)
+            error = _exception(name, answer, variant)
+            if isinstance(error, NotAnswered) and unanswered is not None:
+                unanswered.append(str(error))
+            raise error
         return wire.decode(answer.out, list(answer.arrays))
 
     replay_call.__name__ = replay_call.__qualname__ = name
@@ -309,7 +324,7 @@ def _failure(error: BaseException, cell, filename: str) -> str:
         if traceback.tb_frame.f_code.co_filename == filename:
             line = traceback.tb_lineno
         traceback = traceback.tb_next
-    if line in _hidden_lines(cell):
+    if line in _hidden_lines(cell) and not isinstance(error, NotAnswered):
         return HIDDEN_FAILED
     text = str(error).strip()
     message = f"{type(error).__name__}: {text}" if text else type(error).__name__
@@ -324,6 +339,7 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
     """
     namespace: dict = {"__name__": "__main__"}
     missing: dict = {}
+    unanswered: list[str] = []  # the current test's calls that got no answer (grader's words)
     outcomes, hidden = [], hidden_lines(assignment)
     with _grading():
         for number, cell in enumerate(assignment.cells, start=1):
@@ -342,9 +358,10 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
                     if defined is not None and name not in defined:
                         continue
                     namespace[name] = replayer(name, answers, missing, hidden,
-                                               signature_of(signatures.get(name)))
+                                               signature_of(signatures.get(name)), unanswered)
                 continue
             filename = f"<test {cell.grade_id}>" if cell.role == "test" else f"<cell {number}>"
+            unanswered.clear()
             try:
                 _run_cell(instructor_source(cell), namespace, filename)
                 if cell.role == "test":
@@ -356,7 +373,10 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
                 if cell.role != "test":
                     raise AssignmentError(f"given cell {number} fails in the grader: {error}") \
                         from None
-                outcomes.append(TestOutcome(cell.grade_id, "failed", _failure(error, cell, filename)))
+                message = _failure(error, cell, filename)
+                if unanswered:  # the grader's own reason first: the answer never came
+                    message = unanswered[0] if message == HIDDEN_FAILED else f"{unanswered[0]} ({message})"
+                outcomes.append(TestOutcome(cell.grade_id, "failed", message))
     return outcomes, missing
 
 

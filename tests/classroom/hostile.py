@@ -370,6 +370,23 @@ def softmax(x, axis=-1):
     x /= np.sum(x, axis=axis, keepdims=True)
     return x
 """
+# Right, and slow: 0.4 s a call is far inside the 3 s per call, but its 24 calls (and self_attention's
+# own) take longer than one 8 s run; the grader must go on in another run, within the 24 s budget.
+SLOW_ATTENTION = r"""
+import time
+def attention(q, k, v, mask=None):
+    time.sleep(0.4)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]).astype(q.dtype)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    row_max = np.max(scores, axis=-1, keepdims=True)
+    exps = np.exp(scores - np.where(np.isfinite(row_max), row_max, 0.0))
+    sums = np.sum(exps, axis=-1, keepdims=True)
+    weights = np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)
+    return weights @ v, weights
+"""
+# Right, with the mask parameter called m: the checks must pass it where it goes, not by its name.
+MASK_NAMED_M = SLOW_ATTENTION.replace("    time.sleep(0.4)\n", "").replace("mask", "m")
 SURROGATE = 'def softmax(x, axis=-1):\n    raise ValueError("\\ud800")'
 
 
@@ -461,6 +478,8 @@ CASES = [
                                                "numpy_only": 0},
          answers={"attention": "def attention(q, k, v, mask=None):" + STUB},
          messages={"self_attention": "NotImplementedError"}),
+    Case("slow_but_correct", start="solution", points=ALL, answers={"attention": SLOW_ATTENTION}),
+    Case("mask_named_m", start="solution", points=ALL, answers={"attention": MASK_NAMED_M}),
     Case("in_place_softmax", start="solution",
          points={**ALL, "softmax_rows": 0, "softmax_stable": 0, "numpy_only": 0},
          answers={"softmax": IN_PLACE_SOFTMAX},

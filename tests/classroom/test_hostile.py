@@ -153,3 +153,10 @@ def test_the_summary_tells_the_teacher_what_happened(hostile_batch):
     assert "invalid_json" in lines["submissions not graded (unreadable, too large, not a notebook ...)"]
     assert "stubborn_loop" in lines["submissions with a cell or a run past its time limit"]
     assert "honest" in lines["submissions with edited test cells (the originals were run)"]
+
+
+def test_a_slow_but_right_answer_goes_on_in_another_run_and_keeps_its_points(hostile_batch):
+    case = next(c for c in CASES if c.name == "slow_but_correct")
+    result = _result(hostile_batch, case)
+    assert "timeout" in result.events  # its first run did run out of time ...
+    assert result.points == result.max_points  # ... and no call was lost to it
