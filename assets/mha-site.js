@@ -10,10 +10,14 @@
  *    the chevron; "Solution to Exercise N" is a link to the exercise, so clicking (or tapping) the
  *    words jumped away instead. A click anywhere on a folded block's title now opens it.
  * 3. Display equations wider than the column are scaled down to fit (MathJax 3 does not break
- *    lines), and scaled back when the window widens.
+ *    lines), but never below 80 %: on a phone the widest ones would shrink to 8 px, indices to 6 px.
+ *    Past that they scroll sideways inside the column (mha-site.css). Scaled back when the window
+ *    widens.
  * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view.
  * 5. Widget frames: slider handles announce the value shown ("1024", not the index "5"), and
  *    each pre-rendered frame gets the alt text its PNG carries (mha.widgets.figure_to_png).
+ * 7. The "Contents" drawer on a narrow screen closes when a section in it is chosen: it covered
+ *    the very text it had just scrolled to.
  * 6. JupyterLite. Its Python (Pyodide) comes from a CDN when the live notebook starts; offline or
  *    behind a network that blocks it, the reader got a blank tab and a kernel stuck at [*]. The
  *    launch link first checks that the CDN answers, and otherwise says what failed and how to run
@@ -43,6 +47,16 @@
     });
   }
 
+  /* 7. A section chosen in a sidebar drawer closes the drawer ---------------------------- */
+  function closeDrawerOnLink(event) {
+    var link = event.target.closest && event.target.closest("dialog[open] a[href]");
+    if (!link) return;
+    var drawer = link.closest("dialog");
+    if (!/sidebar-modal/.test(drawer.id)) return;  // the themes' drawers only
+    var href = link.getAttribute("href");
+    if (href.charAt(0) === "#") drawer.close();  // a section of this page: show it, uncovered
+  }
+
   /* 2. Folded solutions open from their whole title ------------------------------------- */
   function openFoldsFromTitle(event) {
     var title = event.target.closest && event.target.closest(".toggle > .admonition-title");
@@ -55,7 +69,7 @@
   }
 
   /* 3. Equations fit the column --------------------------------------------------------- */
-  var MIN_EQUATION_SCALE = 0.5;
+  var MIN_EQUATION_SCALE = 0.8;
 
   function fitEquations() {
     document.querySelectorAll('mjx-container[display="true"]').forEach(function (container) {
@@ -262,6 +276,7 @@
     document.addEventListener("click", launchLite, true);
     forwardSidebarToggles();
     document.addEventListener("click", openFoldsFromTitle, true);
+    document.addEventListener("click", closeDrawerOnLink);
     document.addEventListener("click", enlargeOnTap);
     document.addEventListener("keydown", enlargeOnKey);
     markFigures();

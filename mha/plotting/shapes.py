@@ -23,13 +23,13 @@ _STYLE = (
     ".mha-shapes table{border-collapse:collapse}"
     ".mha-shapes td,.mha-shapes th{border:1px solid #ccc;padding:2px 5px;text-align:left;color:#111;"
     "font-size:12px;line-height:1.3;vertical-align:top}"
-    ".mha-shapes code{color:#8b1a1a;background:none;font-size:11.5px;padding:0}"
+    ".mha-shapes code{color:#8b1a1a;background:none;font-size:12px;padding:0}"
     ".mha-shapes .dims{color:#555}"
     ".mha-shapes .nowrap{white-space:nowrap}"
     ".mha-shapes caption{caption-side:top;color:#111}"
     ".mha-shapes .strip{line-height:1.1}"
     ".mha-shapes .strip span{display:inline-block;min-width:22px;margin:1px;padding:1px 2px;"
-    "font-size:11px;text-align:center}"
+    "font-size:12.5px;text-align:center}"
     ".mha-shapes .label{margin:6px 0 2px 0}"
     "</style>"
 )
@@ -51,8 +51,20 @@ def head_colors(n_heads: int) -> list[str]:
 
 
 def _text_color(background: str) -> str:
-    r, g, b = (int(background[i:i + 2], 16) for i in (1, 3, 5))
-    return "#000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#fff"
+    """Black or white, whichever contrasts more with ``background`` (WCAG relative luminance).
+
+    Examples
+    --------
+    >>> _text_color("#35b779"), _text_color("#440154")  # viridis' green takes black, its purple white
+    ('#000', '#fff')
+    """
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(int(background[i:i + 2], 16)) for i in (1, 3, 5))
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return "#000" if (luminance + 0.05) / 0.05 > 1.05 / (luminance + 0.05) else "#fff"
 
 
 def _memory_note(step) -> str:

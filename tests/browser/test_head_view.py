@@ -199,3 +199,39 @@ def test_the_sentence_menu_switches_every_view(view_page):
     assert root.locator(".mha-av-head .mha-av-token[data-side='query']").count() == len(tokens)
     assert root.locator(".mha-av-cell canvas").first.get_attribute("width") == str(len(tokens))
     check_lines(root, data["layer"], data["heads"], sentence=1)
+
+
+def _contrast(rgb_a: str, rgb_b: str) -> float:
+    """WCAG contrast of two CSS colours given as rgb(r, g, b), computed from the definition."""
+    def luminance(rgb):
+        channels = [int(v) / 255 for v in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3]]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    light, dark = sorted((luminance(rgb_a), luminance(rgb_b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_a_head_button_that_is_on_reads_clearly_on_its_colour(view_page):
+    buttons = view_page.locator(HEAD_VIEW).first.locator(".mha-av-head-toggle")
+    for i in range(buttons.count()):
+        if buttons.nth(i).get_attribute("aria-pressed") != "true":
+            buttons.nth(i).click()
+    shown = buttons.evaluate_all("bs => bs.map(b => [b.getAttribute('aria-pressed'), "
+                                 "getComputedStyle(b).color, getComputedStyle(b).backgroundColor])")
+    assert all(pressed == "true" for pressed, _, _ in shown)
+    worst = min(_contrast(ink, fill) for _, ink, fill in shown)
+    assert worst >= 4.5, f"a head's label has contrast {worst:.2f} on its colour (WCAG AA asks 4.5)"
+
+
+def test_a_tap_on_a_query_key_cell_writes_its_numbers(view_page):
+    root = view_page.locator(".mha-av[data-views~='query-key']").first
+    if root.count() == 0:
+        pytest.skip("no query-key view on this page")
+    cells = root.locator(".mha-av-query-key svg rect:has(title)")  # the cells of q, k and q·k
+    reading = root.locator(".mha-av-query-key .mha-av-status")
+    for index in (1, cells.count() // 2):  # a cell of q, then one of some key's row
+        cell = cells.nth(index)
+        cell.scroll_into_view_if_needed()
+        cell.click()
+        assert reading.inner_text() == cell.locator("title").text_content()
+        assert "=" in reading.inner_text()  # numbers, not the prompt

@@ -62,6 +62,13 @@ def test_phone_contents_button_opens_the_page_sections(browser, site_url, site_p
         dialog = page.locator("#pst-secondary-sidebar-modal")
         dialog.wait_for(state="visible", timeout=3_000)
         assert dialog.locator("nav a").count() > 2
+        section = dialog.locator("nav a").filter(visible=True).nth(1)
+        target = section.get_attribute("href")
+        section.tap()
+        dialog.wait_for(state="hidden", timeout=3_000)  # the drawer no longer covers the section
+        assert page.evaluate("location.hash") == target
+        heading_top = page.evaluate(f"document.getElementById({target[1:]!r}).getBoundingClientRect().top")
+        assert 0 <= heading_top < page.viewport_size["height"] / 2, "the chosen section is in view"
     finally:
         page.context.close()
 
@@ -79,11 +86,12 @@ def test_desktop_menu_button_folds_the_sidebar(browser, site_url, site_pages):
         page.context.close()
 
 
-#: Right edge of every display equation, figure and widget frame minus the column's, in px.
+#: Right edge of every display equation's box, figure and widget frame minus the column's, in px (an
+#: equation too wide even at its smallest scale scrolls inside its box).
 OVERFLOW_JS = """() => {
   const column = document.querySelector("article.bd-article").getBoundingClientRect();
   const items = [
-    ...document.querySelectorAll('mjx-container[display="true"] > mjx-math'),
+    ...document.querySelectorAll('mjx-container[display="true"]'),
     ...document.querySelectorAll(".cell_output img, img.widget-image, figure img"),
   ];
   return items
@@ -105,6 +113,23 @@ def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, doc
         assert page.evaluate(OVERFLOW_JS) == [], f"{docname} ({profile}): wider than the column"
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= page.viewport_size["width"], f"{docname} ({profile}) scrolls sideways"
+    finally:
+        page.context.close()
+
+
+#: Display equations whose type is smaller than 12 px, or that are cut off without a way to scroll.
+SMALL_MATH_JS = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
+  .filter((c) => c.getBoundingClientRect().width > 0)
+  .map((c) => [c.textContent.slice(0, 40), parseFloat(getComputedStyle(c).fontSize),
+               c.scrollWidth > c.clientWidth + 1 && getComputedStyle(c).overflowX !== 'auto'])
+  .filter(([, size, cut]) => size < 12 || cut)"""
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_equations_stay_readable_on_a_phone(browser, site_url, site_pages, docname):
+    page, _ = _load(browser, site_url, site_pages, docname, "phone")
+    try:
+        assert page.evaluate(SMALL_MATH_JS) == [], f"{docname}: equations too small or cut off"
     finally:
         page.context.close()
 

@@ -122,3 +122,22 @@ def test_masks_are_drawn_as_allowed_or_masked():
 def test_matrix_panels_reject_bad_input(panels, tokens, match):
     with pytest.raises(ValueError, match=match):
         plot_influence(panels, tokens)
+
+
+def _contrast(foreground: str, background: str) -> float:
+    """WCAG contrast ratio of two #rrggbb (or #rgb) colours, computed here from the definition."""
+    def luminance(color):
+        digits = color[1:] if len(color) == 7 else "".join(2 * c for c in color[1:])
+        channels = [int(digits[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    light, dark = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("n_heads", [1, 2, 3, 4, 6, 8, 12, 16])
+def test_head_labels_in_the_memory_strips_are_legible_on_their_colour(n_heads):
+    spans = re.findall(r'background:(#[0-9a-f]{6});color:(#[0-9a-f]{3,6})">([^<]*)<',
+                       memory_layout_html(trace_shapes(batch=1, seq=2, d_model=4 * n_heads, n_heads=n_heads)))
+    assert spans, "no coloured strip cells found"
+    assert min(_contrast(text, back) for back, text, _ in spans) >= 4.5  # WCAG AA for normal text

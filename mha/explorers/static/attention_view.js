@@ -21,6 +21,17 @@
     "#a5aa99", "#11a579", "#e73f74", "#3969ac", "#80ba5a"];
   var ROW = 20;
 
+  /* Black or white, whichever contrasts more with a #rrggbb colour (WCAG relative luminance): the text
+     of a head's button when the button is filled with the head's colour. */
+  function inkOn(color) {
+    var channels = [1, 3, 5].map(function (i) {
+      var c = parseInt(color.slice(i, i + 2), 16) / 255;
+      return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    });
+    var luminance = 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2];
+    return (luminance + 0.05) / 0.05 > 1.05 / (luminance + 0.05) ? "#000" : "#fff";
+  }
+
   function bytes(base64) {
     var text = atob(base64);
     var out = new Uint8Array(text.length);
@@ -173,6 +184,7 @@
           title: "show or hide head " + h, text: String(h),
         }, heads);
         button.style.setProperty("--mha-head-color", HEAD_COLORS[h % HEAD_COLORS.length]);
+        button.style.setProperty("--mha-head-ink", inkOn(HEAD_COLORS[h % HEAD_COLORS.length]));
         button.addEventListener("click", this.toggleHead.bind(this, h));
         this.headButtons.push(button);
       }
@@ -415,7 +427,7 @@
       var what = focus ? (focus.side === "query" ? "from " : "into ") + "'" + s.tokens[focus.index] + "'"
         : "of every query";
       this.status.textContent = "Layer " + st.layer + ", head" + (st.heads.length > 1 ? "s " : " ")
-        + st.heads.join(", ") + ": " + drawn + " lines " + what + ".";
+        + st.heads.join(", ") + ": " + drawn + (drawn === 1 ? " line " : " lines ") + what + ".";
     }
   };
 
@@ -453,6 +465,14 @@
     var box = el("div", { "class": "mha-av-scroll" }, panel);
     var picture = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height,
       role: "img", "aria-label": "how the query '" + s.tokens[query] + "' scores every key" }, box);
+    // A cell's numbers sit in its tooltip, which a mouse shows on hover; a tap (or click) writes them
+    // here, as a phone shows no tooltips.
+    var reading = el("p", { "class": "mha-av-status", "aria-live": "polite",
+      text: "Tap or hover over a cell for its numbers." }, panel);
+    picture.addEventListener("click", function (event) {
+      var title = event.target.querySelector && event.target.querySelector("title");
+      if (title) reading.textContent = title.textContent;
+    });
     var vmax = 1e-6, pmax = 1e-6;
     made.rows.forEach(function (r) {
       for (var i = 0; i < d; i++) {
