@@ -22,6 +22,7 @@ import secrets
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ import mha
 from mha.classroom import wire
 
 RUNNER_FILES = (Path(__file__).with_name("runner.py"), Path(__file__).with_name("wire.py"))
+SECCOMP_FD = "@seccomp-fd@"  # in a command, stands for the pipe that carries the seccomp filter
 INSIDE_RUNNER = "/opt/mha-runner"
 INSIDE_PACKAGE = "/opt/mha-course"
 FIRST_UID, UIDS = 3_000_000, 100_000  # as root, each run gets its own unused uid
@@ -42,6 +44,38 @@ _UID_COUNTER = itertools.count(secrets.randbelow(UIDS))  # two graders at once d
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user "
                 "namespaces, or pass --trust-submissions to run submissions WITHOUT a sandbox")
+
+
+#: Memory a run could hold outside its address-space limit: a memfd file's pages, a System V shared
+#: memory segment's (created, filled through a mapping, detached: the pages stay). A seccomp filter
+#: makes both calls fail with EPERM; NumPy and the standard library do not need them.
+#: Per architecture: (AUDIT_ARCH, memfd_create, shmget).
+_SECCOMP_ARCHES = {"x86_64": (0xC000003E, 319, 29), "aarch64": (0xC00000B7, 279, 194)}
+
+
+def seccomp_filter(machine: str | None = None) -> bytes | None:
+    """The classic BPF program bubblewrap's ``--seccomp`` loads, or None for another architecture.
+
+    Syscalls of another ABI than the native one (32-bit x86, x32) are refused outright, so that the
+    two calls cannot be reached under other numbers.
+    """
+    arch = _SECCOMP_ARCHES.get(machine or os.uname().machine)
+    if arch is None:
+        return None
+    audit_arch, memfd_create, shmget = arch
+    ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, refuse = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    program = [  # (code, jump if true, jump if false, k): jumps skip that many instructions
+        (ld_abs, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 0, 5, audit_arch),  # another ABI: refuse
+        (ld_abs, 0, 0, 0),  # seccomp_data.nr
+        (jge, 3, 0, 0x40000000),  # x32 numbering: refuse
+        (jeq, 2, 0, memfd_create),
+        (jeq, 1, 0, shmget),
+        (ret, 0, 0, allow),
+        (ret, 0, 0, refuse),
+    ]
+    return b"".join(struct.pack("<HBBI", *instruction) for instruction in program)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -198,6 +232,8 @@ class Sandbox:
                  "--clearenv"]
         for key, value in _environment("/tmp").items():
             args += ["--setenv", key, value]
+        if seccomp_filter() is not None:
+            args += ["--seccomp", SECCOMP_FD]  # the number of the pipe execute() passes
         args.append("--")
         if self.root:
             args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
@@ -225,14 +261,26 @@ class Sandbox:
         ``visible_done`` frame, ``second``. Return (exit status or None on time-out, stdout,
         the stdout offset where ``second`` was sent or -1)."""
         cap = limits.file_mb * 2**20
+        passed = ()
+        if SECCOMP_FD in command:  # bubblewrap reads the filter from a pipe it inherits
+            program = seccomp_filter()
+            readable, writable = os.pipe()
+            os.write(writable, program)  # 64 bytes: far below a pipe's buffer
+            os.close(writable)
+            command = [str(readable) if part == SECCOMP_FD else part for part in command]
+            passed = (readable,)
         with tempfile.TemporaryDirectory(prefix="mha-run-") as folder:
             work = Path(folder, "work")
             work.mkdir()
             with open(Path(folder, "err"), "w+b") as err:
-                process = subprocess.Popen(  # noqa: S603 - fixed, absolute tool paths
-                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=work,
-                    env=_environment(str(work)) if self.kind == "none" else {},
-                    start_new_session=True)
+                try:
+                    process = subprocess.Popen(  # noqa: S603 - fixed, absolute tool paths
+                        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=work,
+                        env=_environment(str(work)) if self.kind == "none" else {},
+                        start_new_session=True, pass_fds=passed)
+                finally:
+                    for fd in passed:
+                        os.close(fd)
                 deadline = time.monotonic() + limits.timeout
                 try:
                     data, split, timed_out = _converse(process, first, second, cap, deadline)
@@ -298,10 +346,17 @@ class Sandbox:
                                      f"{INSTALL_HINT}")
 
 
+#: JSON header bytes the grader parses from one run, all frames together. A real run's headers take
+#: kilobytes (arrays travel apart from them); parsed, JSON grows about thirty times in memory, so
+#: 64 MiB of headers made of empty lists and dicts took the grader to 1.6 GB per job.
+MAX_HEADER_BYTES = 4 * 2**20
+
+
 def read_frames(data: bytes, max_bytes: int) -> tuple[list, bool]:
     """Split the runner's output into validated (header, arrays, end offset) frames; stop at the
-    first bad one. Returns the frames and whether anything unreadable followed them."""
-    frames, offset = [], 0
+    first bad one, or where the headers pass :data:`MAX_HEADER_BYTES` in all. Returns the frames and
+    whether anything unreadable followed them."""
+    frames, offset, header_budget = [], 0, MAX_HEADER_BYTES
     if len(data) > max_bytes:
         return frames, True
     while offset + 8 <= len(data):
@@ -309,6 +364,10 @@ def read_frames(data: bytes, max_bytes: int) -> tuple[list, bool]:
         message = data[offset + 8:offset + 8 + length]
         if len(message) != length:
             return frames, True
+        header_length = int.from_bytes(message[len(wire.MAGIC):len(wire.MAGIC) + 8], "little")
+        if header_length > header_budget:
+            return frames, True
+        header_budget -= header_length
         try:
             header, arrays = wire.unpack(message, max_bytes)
         except wire.WireError:

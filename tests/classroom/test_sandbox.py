@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from mha.classroom.sandbox import INSIDE_PACKAGE, Limits
+from mha.classroom.sandbox import INSIDE_PACKAGE, Limits, read_frames, seccomp_filter
 
 pytestmark = pytest.mark.classroom
 FAST = Limits(timeout=5.0, memory_mb=512, tmp_mb=8, nproc=8)
@@ -94,6 +95,41 @@ def test_processes_and_memory_are_limited(sandbox):
         "except MemoryError:\n    print('memory')"))
     children, memory = out.split()
     assert status == 0 and int(children) < FAST.nproc and memory == "memory"
+
+
+def test_memory_outside_the_address_space_limit_is_refused(sandbox):
+    """memfd files and System V shared memory hold pages that RLIMIT_AS does not count."""
+    if seccomp_filter() is None:
+        pytest.skip(f"no seccomp filter for {os.uname().machine}")
+    status, out = _inside(sandbox, (
+        "import ctypes, errno, os\n"
+        "try:\n    os.memfd_create('hog'); print('memfd')\n"
+        "except OSError as error:\n    print(errno.errorcode[error.errno])\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(libc.shmget(0, 1 << 20, 0o1600), errno.errorcode[ctypes.get_errno()])\n"
+        "import numpy\nprint(int(numpy.ones(4).sum()))"))
+    assert status == 0 and out.split() == ["EPERM", "-1", "EPERM", "4"]  # and NumPy still works
+
+
+def test_the_seccomp_filter_is_a_bpf_program_for_known_machines_only():
+    program = seccomp_filter("x86_64")
+    assert len(program) == 8 * 8  # eight sock_filter instructions of 8 bytes
+    assert struct.unpack("<HBBI", program[-8:]) == (0x06, 0, 0, 0x00050001)  # the last: EPERM
+    assert seccomp_filter("aarch64") != program and seccomp_filter("sparc64") is None
+
+
+def test_the_grader_parses_a_bounded_amount_of_header(monkeypatch):
+    from mha.classroom import sandbox as sandbox_module
+    from mha.classroom import wire
+
+    message = wire.pack({"probe": 0, "padding": [[] for _ in range(100_000)]}, [])
+    frame = len(message).to_bytes(8, "little") + message
+    frames, garbled = read_frames(frame * 3, 2**30)
+    assert len(frames) == 3 and not garbled
+    header_bytes = int.from_bytes(message[len(wire.MAGIC):len(wire.MAGIC) + 8], "little")
+    monkeypatch.setattr(sandbox_module, "MAX_HEADER_BYTES", header_bytes * 3 // 2)
+    frames, garbled = read_frames(frame * 3, 2**30)
+    assert len(frames) == 1 and garbled  # the second frame would pass the budget: reading stops
 
 
 def test_an_installed_copy_of_mha_is_masked_in_the_numpy_only_run(sandbox, monkeypatch):
