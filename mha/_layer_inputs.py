@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha._features import promote
-from mha._validation import as_float_array, check_bool_mask, check_broadcastable, check_finite
+from mha._validation import as_float_array, check_bool_mask, check_broadcastable, check_finite, check_flag
 from mha.masks import causal_mask
 
 
@@ -19,7 +19,7 @@ def combine_masks(layer, mask, causal: bool, batch: int, seq_q: int, seq_k: int)
         mask = check_broadcastable(check_bool_mask(mask), scores_shape)
         if mask.ndim > 4:
             raise ValueError(f"mask must have at most 4 dimensions, got shape {mask.shape}")
-    if causal:
+    if check_flag(causal, "causal"):
         mask = causal_mask(seq_q, seq_k) if mask is None else mask & causal_mask(seq_q, seq_k)
     return mask
 

@@ -71,6 +71,13 @@ def check_ndim(arr: np.ndarray, name: str, *, min_ndim: int, shape_hint: str) ->
         raise ValueError(f"{name} must have shape {shape_hint}, got shape {arr.shape}")
 
 
+def check_flag(value, name: str) -> bool:
+    """``value`` as a bool, refusing anything else: ``causal="no"`` would otherwise count as True."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

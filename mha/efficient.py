@@ -13,6 +13,7 @@ from mha._validation import (
     check_broadcastable,
     check_dtype_argument,
     check_finite,
+    check_flag,
     check_positive_int,
     check_score_maxima,
     result_float_dtype,
@@ -57,6 +58,7 @@ def chunked_attention(q, k, v, mask=None, *, causal=False, block_size: int = 256
     True
     """
     q, k, v = _check_qkv(q, k, v)
+    causal = check_flag(causal, "causal")
     block_size = check_positive_int(block_size, "block_size")
     dtype = result_float_dtype(q, k, v)
     q = q.astype(dtype, copy=False) * dtype.type(1.0 / math.sqrt(q.shape[-1]))

@@ -25,7 +25,7 @@ import numpy as np
 
 from mha._features import linear
 from mha._layer_inputs import check_head_mask, combine_masks
-from mha._validation import as_float_array, check_bool_mask, check_broadcastable
+from mha._validation import as_float_array, check_bool_mask, check_broadcastable, check_finite
 from mha.attention import attend, merge_heads, split_heads
 
 __all__ = [
@@ -111,12 +111,15 @@ def attention_forward(q, k, v, mask=None):
     ((2, 3, 4), (2, 3, 3))
     """
     q, k, v = (as_float_array(a, name) for a, name in ((q, "q"), (k, "k"), (v, "v")))
-    if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) or q.shape[-1] != k.shape[-1] \
+    if min(q.ndim, k.ndim, v.ndim) < 2 or 0 in (q.shape[-1], k.shape[-2], v.shape[-1]) \
+            or not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) or q.shape[-1] != k.shape[-1] \
             or k.shape[-2] != v.shape[-2]:
         raise ValueError(
             "expected q (..., seq_q, d_head), k (..., seq_k, d_head), v (..., seq_k, d_v) with equal leading "
-            f"dimensions, got q {q.shape}, k {k.shape}, v {v.shape}"
+            f"dimensions and seq_k, d_head, d_v >= 1, got q {q.shape}, k {k.shape}, v {v.shape}"
         )
+    for array, name in ((q, "q"), (k, "k"), (v, "v")):
+        check_finite(array, name)
     if mask is not None:
         mask = check_broadcastable(check_bool_mask(mask), q.shape[:-1] + (k.shape[-2],))
     dtype = np.result_type(q, k, v)

@@ -221,3 +221,14 @@ def test_cross_entropy_is_stable_for_huge_logits():
 def test_cross_entropy_rejects_bad_targets(targets, loss_mask, message):
     with pytest.raises((ValueError, TypeError), match=message):
         cross_entropy(np.zeros((2, 4)), targets, loss_mask)
+
+
+@pytest.mark.parametrize(("q", "k", "v", "words"), [
+    (np.ones(4), np.ones(4), np.ones(4), "expected q"),  # 1-D: no sequence axis
+    (np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 2)), "seq_k, d_head, d_v >= 1"),  # no keys at all
+    (np.ones((3, 0)), np.ones((3, 0)), np.ones((3, 2)), "seq_k, d_head, d_v >= 1"),  # d_head 0
+    (np.array([[np.inf, 1.0]]), np.ones((1, 2)), np.ones((1, 2)), "q must hold finite values"),
+])
+def test_attention_forward_checks_its_inputs_like_the_public_attention(q, k, v, words):
+    with pytest.raises(ValueError, match=words):
+        attention_forward(q, k, v)

@@ -386,3 +386,14 @@ def test_values_that_overflow_the_layers_float32_are_refused_when_set():
         layer(x, bias=np.full((3, 3), 1e39))
     blocked = np.where(np.eye(3, dtype=bool), 0.0, -1e39)  # -inf in float32: a mask, allowed
     np.testing.assert_allclose(layer(x, bias=blocked), layer(x, mask=np.eye(3, dtype=bool)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("causal", ["no", 1, None])
+def test_causal_must_be_a_bool_not_anything_truthy(causal):
+    layer = mha.MultiHeadAttention(8, 2, rng=0)
+    x = np.ones((1, 3, 8))
+    with pytest.raises(TypeError, match=f"causal must be True or False, got {type(causal).__name__}"):
+        layer(x, causal=causal)
+    with pytest.raises(TypeError, match="causal must be True or False"):
+        mha.chunked_attention(x, x, x, causal=causal)
+    np.testing.assert_array_equal(layer(x, causal=np.bool_(True)), layer(x, causal=True))

@@ -26,6 +26,7 @@ One BERT layer, in the course's vocabulary (``x`` of shape ``(batch, seq, d_mode
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -201,8 +202,9 @@ class Encoder:
         if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
             raise TypeError(f"texts must be a non-empty list of strings, got {texts!r:.80}")
         for text in texts:
-            if not isinstance(text, str) or not text.strip():
-                raise ValueError(f"every text must be a non-empty string, got {text!r:.80}")
+            if not isinstance(text, str) or not _visible(text):
+                raise ValueError(f"every text must be a string with something to read (not only spaces or "
+                                 f"invisible characters), got {text!r:.80}")
         encodings = self.tokenizer.encode_batch(list(texts))
         cut = [i for i, e in enumerate(encodings) if e.overflowing]
         if cut:  # the tokenizer keeps the first max_positions pieces, as the model was trained to read
@@ -332,6 +334,12 @@ class Encoder:
         c = self.config
         return (f"Encoder(n_layers={c.n_layers}, n_heads={c.n_heads}, d_model={c.d_model}, d_ff={c.d_ff}, "
                 f"activation={c.activation!r}, dtype={self.dtype.name})")
+
+
+def _visible(text: str) -> bool:
+    """Whether ``text`` has a character that shows: not only spaces, zero-width or control characters
+    (``"\\u200b"`` would otherwise be read as an empty sentence between [CLS] and [SEP])."""
+    return any(not (c.isspace() or unicodedata.category(c) in ("Cf", "Cc")) for c in text)
 
 
 def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask):

@@ -186,8 +186,10 @@ def test_repr_names_the_sizes(tiny):
 @pytest.mark.parametrize(("texts", "error", "match"), [
     ("just a string", TypeError, "list of strings"),
     ([], TypeError, "non-empty list"),
-    (["fine", ""], ValueError, "non-empty string"),
-    (["fine", 3], ValueError, "non-empty string"),
+    (["fine", ""], ValueError, "a string with something to read"),
+    (["fine", 3], ValueError, "a string with something to read"),
+    (["fine", "\u200b"], ValueError, "not only spaces or invisible characters"),  # zero-width space
+    (["fine", " \x00\t"], ValueError, "not only spaces or invisible characters"),
 ])
 def test_bad_texts(tiny, texts, error, match):
     with pytest.raises(error, match=match):
