@@ -21,7 +21,7 @@ from mha.classroom import wire
 from mha.classroom.probes import Answer, Probe, Recording, record, replay, signature_of
 from mha.classroom.release import student_source
 from mha.classroom.sandbox import Limits, Sandbox, get_sandbox
-from mha.classroom.source import Assignment
+from mha.classroom.source import Assignment, AssignmentError, parse_header
 from mha.classroom.submission import Found, InvalidSubmission, find_submissions, read_notebook
 
 MAX_ROUNDS = 3
@@ -298,10 +298,26 @@ def _consistent_signatures(signatures: dict, probes, answers: dict) -> dict:
     return kept
 
 
+def _is_test_cell(source: str, grade_id: str | None, tests: set[str]) -> bool:
+    """A test cell: a test's id, and still its header on the first line.
+
+    A cell copied in Jupyter keeps the metadata that names a test; one whose header line is gone
+    (rewritten into the student's own helper code) is the student's code and runs with it.
+    """
+    if grade_id not in tests:
+        return False
+    try:
+        header = parse_header(source.lstrip("\n").split("\n", 1)[0])
+    except AssignmentError:
+        return False
+    return header is not None and header[0] == grade_id
+
+
 def _test_notes(assignment: Assignment, cells) -> tuple[list[str], set[str]]:
     notes, events = [], set()
     tests = {test.grade_id for test in assignment.tests}
-    present = {grade_id: source for kind, source, grade_id in cells if grade_id in tests}
+    present = {grade_id: source for kind, source, grade_id in cells
+               if _is_test_cell(source, grade_id, tests)}
     for test in assignment.tests:
         if test.grade_id not in present:
             notes.append(f"the test cell {test.grade_id!r} was missing from your notebook; the "
@@ -335,7 +351,7 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
     notes, events = _test_notes(assignment, cells)
     tests = {test.grade_id for test in assignment.tests}
     own = [(number, source) for number, (kind, source, grade_id) in enumerate(cells, start=1)
-           if kind == "code" and grade_id not in tests]
+           if kind == "code" and not _is_test_cell(source, grade_id, tests)]
     got = _Collected(deadline=time.monotonic() + BUDGET_RUNS * limits.timeout)
     pending = list(recording.probes.values())
     known = dict(recording.probes)  # every probe asked so far, for checking what the code says of itself

@@ -37,6 +37,7 @@ class Case:
     original: str | None = None  # the file or folder name, when it differs from ``name``
     messages: dict[str, str] = field(default_factory=dict)  # grade_id / notes / errors -> regex
     raw: Callable[[Path, dict], None] | None = None  # writes the submission itself
+    cell_metadata: dict = field(default_factory=dict)  # of the added cells (copied in Jupyter, say)
     attack: str = ""
 
 
@@ -65,7 +66,7 @@ def build(case: Case, assignment: Assignment, folder: Path, paths: dict[str, str
     first = next(i for i, c in enumerate(cells) if c["cell_type"] == "code")
     for offset, source in enumerate(case.cells, start=1):
         cells.insert(first + offset, {"cell_type": "code", "execution_count": None,
-                                      "metadata": {}, "outputs": [],
+                                      "metadata": case.cell_metadata, "outputs": [],
                                       "source": _replace(source, paths)})
     (folder / f"{case.name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
 
@@ -387,6 +388,11 @@ def attention(q, k, v, mask=None):
 """
 # Right, with the mask parameter called m: the checks must pass it where it goes, not by its name.
 MASK_NAMED_M = SLOW_ATTENTION.replace("    time.sleep(0.4)\n", "").replace("mask", "m")
+# An honest helper written in a copy of a test cell: Jupyter's copy keeps the test's metadata.
+HELPER_IN_COPIED_CELL = "def row_max(x, axis):\n    return np.max(x, axis=axis, keepdims=True)"
+SOFTMAX_WITH_HELPER = '''def softmax(x, axis=-1):
+    shifted = x - row_max(x, axis)
+    return np.exp(shifted) / np.sum(np.exp(shifted), axis=axis, keepdims=True)'''
 SURROGATE = 'def softmax(x, axis=-1):\n    raise ValueError("\\ud800")'
 
 
@@ -480,6 +486,9 @@ CASES = [
          messages={"self_attention": "NotImplementedError"}),
     Case("slow_but_correct", start="solution", points=ALL, answers={"attention": SLOW_ATTENTION}),
     Case("mask_named_m", start="solution", points=ALL, answers={"attention": MASK_NAMED_M}),
+    Case("helper_in_copied_test_cell", start="solution", points=ALL, cells=(HELPER_IN_COPIED_CELL,),
+         answers={"softmax": SOFTMAX_WITH_HELPER},
+         cell_metadata={"nbgrader": {"grade_id": "softmax_rows", "grade": True, "points": 1}}),
     Case("in_place_softmax", start="solution",
          points={**ALL, "softmax_rows": 0, "softmax_stable": 0, "numpy_only": 0},
          answers={"softmax": IN_PLACE_SOFTMAX},
