@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha._features import token_matmul
+from mha._validation import as_float_array
 from mha.feed_forward import ACTIVATIONS, erf
 from mha.grad import mha_backward, mha_forward
 
@@ -175,9 +176,16 @@ def embedding_backward(d_out, tokens, vocab_size: int):
            [0., 0.],
            [1., 1.]])
     """
+    d_out, tokens = as_float_array(d_out, "d_out"), np.asarray(tokens)
+    if tokens.dtype.kind not in "iu" or d_out.shape[:-1] != tokens.shape:
+        raise ValueError(f"expected integer tokens of shape {d_out.shape[:-1]} (d_out's without d_model), "
+                         f"got {tokens.dtype} {tokens.shape}")
+    if tokens.size and not (0 <= tokens.min() and tokens.max() < vocab_size):  # -1 would wrap round
+        raise ValueError(f"tokens must lie in [0, {vocab_size}), got values from {tokens.min()} to "
+                         f"{tokens.max()}")
     d_flat = d_out.reshape(-1, d_out.shape[-1])  # (tokens, d_model)
     grad = np.zeros((vocab_size, d_out.shape[-1]), dtype=d_out.dtype)
-    np.add.at(grad, np.asarray(tokens).reshape(-1), d_flat)
+    np.add.at(grad, tokens.reshape(-1), d_flat)
     return grad
 
 

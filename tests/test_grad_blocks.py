@@ -144,3 +144,15 @@ def test_block_forward_keeps_float32():
     grads, dx = block_backward(np.ones_like(out), cache)
     assert out.dtype == dx.dtype == np.float32
     assert all(g.dtype == np.float32 for g in grads.values())
+
+
+@pytest.mark.parametrize(("d_out", "tokens", "words"), [
+    (np.ones((1, 2, 2)), np.array([[-1, 0]]), r"tokens must lie in \[0, 3\), got values from -1"),
+    (np.ones((1, 2, 2)), np.array([[5, 0]]), r"tokens must lie in \[0, 3\), got values from 0 to 5"),
+    (np.ones((1, 2, 2)), np.array([[0.0, 1.0]]), "expected integer tokens of shape"),
+    (np.ones((1, 2, 2)), np.array([0, 1, 2]), r"expected integer tokens of shape \(1, 2\)"),
+])
+def test_embedding_backward_names_tokens_it_cannot_place(d_out, tokens, words):
+    from mha.block_grad import embedding_backward
+    with pytest.raises(ValueError, match=words):
+        embedding_backward(d_out, tokens, 3)
