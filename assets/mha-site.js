@@ -74,6 +74,7 @@
   function fitEquations() {
     document.querySelectorAll('mjx-container[display="true"]').forEach(function (container) {
       container.style.fontSize = "";
+      container.classList.remove("mha-scrolls");
       var math = container.firstElementChild;
       if (!math) return;
       var available = container.clientWidth;
@@ -83,6 +84,8 @@
         container.style.fontSize = scale * 100 + "%";
         container.classList.add("mha-scaled");
       }
+      // Still wider at the smallest scale: it scrolls, and a shade at the right edge says so.
+      container.classList.toggle("mha-scrolls", container.scrollWidth > container.clientWidth + 1);
     });
   }
 

@@ -117,11 +117,13 @@ def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, doc
         page.context.close()
 
 
-#: Display equations whose type is smaller than 12 px, or that are cut off without a way to scroll.
+#: Display equations whose type is smaller than 12 px, or that are wider than their box without a way
+#: to scroll or without the shade that says there is more.
 SMALL_MATH_JS = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
   .filter((c) => c.getBoundingClientRect().width > 0)
   .map((c) => [c.textContent.slice(0, 40), parseFloat(getComputedStyle(c).fontSize),
-               c.scrollWidth > c.clientWidth + 1 && getComputedStyle(c).overflowX !== 'auto'])
+               c.scrollWidth > c.clientWidth + 1 && (getComputedStyle(c).overflowX !== 'auto'
+                                                      || !c.classList.contains('mha-scrolls'))])
   .filter(([, size, cut]) => size < 12 || cut)"""
 
 
