@@ -22,7 +22,6 @@ import secrets
 import select
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ import numpy as np
 
 import mha
 from mha.classroom import wire
+from mha.classroom.seccomp import seccomp_filter
 
 RUNNER_FILES = (Path(__file__).with_name("runner.py"), Path(__file__).with_name("wire.py"))
 SECCOMP_FD = "@seccomp-fd@"  # in a command, stands for the pipe that carries the seccomp filter
@@ -44,38 +44,6 @@ _UID_COUNTER = itertools.count(secrets.randbelow(UIDS))  # two graders at once d
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user "
                 "namespaces, or pass --trust-submissions to run submissions WITHOUT a sandbox")
-
-
-#: Memory a run could hold outside its address-space limit: a memfd file's pages, a System V shared
-#: memory segment's (created, filled through a mapping, detached: the pages stay). A seccomp filter
-#: makes both calls fail with EPERM; NumPy and the standard library do not need them.
-#: Per architecture: (AUDIT_ARCH, memfd_create, shmget).
-_SECCOMP_ARCHES = {"x86_64": (0xC000003E, 319, 29), "aarch64": (0xC00000B7, 279, 194)}
-
-
-def seccomp_filter(machine: str | None = None) -> bytes | None:
-    """The classic BPF program bubblewrap's ``--seccomp`` loads, or None for another architecture.
-
-    Syscalls of another ABI than the native one (32-bit x86, x32) are refused outright, so that the
-    two calls cannot be reached under other numbers.
-    """
-    arch = _SECCOMP_ARCHES.get(machine or os.uname().machine)
-    if arch is None:
-        return None
-    audit_arch, memfd_create, shmget = arch
-    ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
-    allow, refuse = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
-    program = [  # (code, jump if true, jump if false, k): jumps skip that many instructions
-        (ld_abs, 0, 0, 4),  # seccomp_data.arch
-        (jeq, 0, 5, audit_arch),  # another ABI: refuse
-        (ld_abs, 0, 0, 0),  # seccomp_data.nr
-        (jge, 3, 0, 0x40000000),  # x32 numbering: refuse
-        (jeq, 2, 0, memfd_create),
-        (jeq, 1, 0, shmget),
-        (ret, 0, 0, allow),
-        (ret, 0, 0, refuse),
-    ]
-    return b"".join(struct.pack("<HBBI", *instruction) for instruction in program)
 
 
 class SandboxUnavailable(RuntimeError):

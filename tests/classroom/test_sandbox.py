@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mha.classroom.sandbox import INSIDE_PACKAGE, Limits, read_frames, seccomp_filter
+from mha.classroom.sandbox import INSIDE_PACKAGE, Limits, read_frames
+from mha.classroom.seccomp import seccomp_filter
 
 pytestmark = pytest.mark.classroom
 FAST = Limits(timeout=5.0, memory_mb=512, tmp_mb=8, nproc=8)
