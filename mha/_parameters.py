@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from mha._validation import as_float_array, check_finite
+from mha._validation import as_float_array, cast_finite, check_finite
 
 
 class Module:
@@ -64,11 +64,7 @@ class Parameter:
         if value.shape != target.shape:
             raise ValueError(f"{self.name} must have shape {target.shape}, got {value.shape}")
         check_finite(value, self.name)
-        if value.dtype.itemsize > target.dtype.itemsize:  # a float64 1e39 would become inf in float32
-            with np.errstate(over="ignore"):
-                value = value.astype(target.dtype)
-            check_finite(value, f"{self.name} (as the layer's {target.dtype})")
-        target[...] = value
+        target[...] = cast_finite(value, target.dtype, f"{self.name} (as the layer's {target.dtype})")
 
 
 def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int, dtype) -> np.ndarray:

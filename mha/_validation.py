@@ -51,6 +51,18 @@ def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> 
         raise ValueError(f"{name} must hold {allowed}, got {n_nan} NaN and {n_inf} infinite entries")
 
 
+def cast_finite(arr: np.ndarray, dtype, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+    """``arr`` in ``dtype``; a narrowing cast that makes values infinite (a float64 1e39 in float32) is
+    refused, naming ``name``. ``arr`` itself is expected checked already."""
+    dtype = np.dtype(dtype)
+    if arr.dtype.itemsize <= dtype.itemsize:
+        return arr.astype(dtype, copy=False)
+    with np.errstate(over="ignore"):
+        cast = arr.astype(dtype)
+    check_finite(cast, name, allow_neg_inf=allow_neg_inf)
+    return cast
+
+
 def check_score_maxima(row_max: np.ndarray) -> None:
     """Raise ``ValueError`` if a row of attention scores peaks at ``+inf`` or NaN: ``q · k`` overflowed.
 
@@ -78,11 +90,21 @@ def check_flag(value, name: str) -> bool:
     return bool(value)
 
 
+def is_int(value) -> bool:
+    """Whether ``value`` is an integer (Python's or NumPy's), not a bool and not a float like 2.0."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_int(value, name: str) -> int:
+    """Return ``value`` as a Python int, or raise ``TypeError`` if it is not an integer (1.7 is no index)."""
+    if not is_int(value):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    return operator.index(value)
+
+
 def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
-    value = operator.index(value)
+    value = check_int(value, name)
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value
@@ -130,11 +152,7 @@ def check_score_bias(bias, scores_shape: tuple[int, ...], dtype) -> np.ndarray |
     check_broadcastable(bias, scores_shape, name="bias")
     if bias.ndim > len(scores_shape):
         raise ValueError(f"bias must have at most {len(scores_shape)} dimensions, got shape {bias.shape}")
-    if bias.dtype.itemsize > np.dtype(dtype).itemsize:  # a float64 1e39 would become inf in float32
-        with np.errstate(over="ignore"):
-            bias = bias.astype(dtype)
-        check_finite(bias, f"bias (as {np.dtype(dtype)})", allow_neg_inf=True)
-    return bias.astype(dtype, copy=False)
+    return cast_finite(bias, dtype, f"bias (as {np.dtype(dtype)})", allow_neg_inf=True)
 
 
 def result_float_dtype(*arrays: np.ndarray) -> np.dtype:

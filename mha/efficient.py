@@ -9,6 +9,7 @@ import numpy as np
 from mha._kernels import chunked_tiles, use_tiles
 from mha._validation import (
     as_float_array,
+    cast_finite,
     check_bool_mask,
     check_broadcastable,
     check_dtype_argument,
@@ -163,9 +164,8 @@ class KVCache:
                 raise ValueError(
                     f"{name} must have shape (batch={self.batch}, n_new, {expected[1]}), got {arr.shape}"
                 )
-            arr = arr.astype(self.dtype, copy=False)
             check_finite(arr, f"{name} (as {self.dtype})")
-            checked.append(arr)
+            checked.append(cast_finite(arr, self.dtype, f"{name} (as {self.dtype})"))
         k_new, v_new = checked
         if k_new.shape != v_new.shape:
             raise ValueError(f"k_new {k_new.shape} and v_new {v_new.shape} must have the same shape")

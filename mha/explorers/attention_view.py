@@ -25,13 +25,14 @@ import base64
 import hashlib
 import itertools
 import json
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
 import numpy as np
+
+from mha._validation import check_int, is_int
 
 __all__ = ["VIEWS", "AttentionView", "attention_view", "decode_sentence", "view_payload"]
 
@@ -108,21 +109,6 @@ def _is_encoding(encoding) -> bool:
             and not isinstance(tokens, str) and all(isinstance(t, str) for t in tokens))
 
 
-def _is_int(value) -> bool:
-    try:
-        operator.index(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _index(value, name: str) -> int:
-    """``value`` as a Python int, refusing floats (1.7 is no layer) and anything else with a clear error."""
-    if not _is_int(value) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    return operator.index(value)
-
-
 def view_payload(encodings, *, views: Sequence[str] = VIEWS, layer: int = 0, heads: Sequence[int] = (0,),
                  query: int | None = None, title: str | None = None,
                  threshold: float = DEFAULT_THRESHOLD) -> dict:
@@ -161,14 +147,14 @@ def view_payload(encodings, *, views: Sequence[str] = VIEWS, layer: int = 0, hea
                          f"got {sorted(shapes)}")
     n_layers, n_heads = shapes.pop()
     d_head = None if entries[0][3] is None else int(entries[0][3].shape[-1])
-    heads = [_index(h, "each head") for h in ([heads] if _is_int(heads) else heads)]  # one int: one head
-    layer = _index(layer, "layer")
+    heads = [check_int(h, "each head") for h in ([heads] if is_int(heads) else heads)]  # one int: one head
+    layer = check_int(layer, "layer")
     for name, value, limit in [("layer", layer, n_layers)] + [("head", h, n_heads) for h in heads]:
         if not 0 <= value < limit:
             raise ValueError(f"{name} must lie in [0, {limit}), got {value!r}")
     if not heads:
         raise ValueError("heads must name at least one head")
-    query = None if query is None else _index(query, "query")
+    query = None if query is None else check_int(query, "query")
     if query is not None and not all(0 <= query < len(entry[1]) for entry in entries):
         raise ValueError(f"query must be a token position of every sentence, got {query!r}")
     if not 0 <= threshold < 1:

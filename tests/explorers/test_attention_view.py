@@ -145,10 +145,10 @@ def test_bad_arrays_are_named():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"layer": 1.7}, "layer must be an int, got float 1.7"),  # not silently layer 1
-    ({"heads": [1.9]}, "each head must be an int, got float 1.9"),
-    ({"query": 1.5}, "query must be an int, got float 1.5"),
-    ({"layer": True}, "layer must be an int, got bool"),
+    ({"layer": 1.7}, "layer must be an integer, got float 1.7"),  # not silently layer 1
+    ({"heads": [1.9]}, "each head must be an integer, got float 1.9"),
+    ({"query": 1.5}, "query must be an integer, got float 1.5"),
+    ({"layer": True}, "layer must be an integer, got bool"),
 ])
 def test_positions_that_are_not_whole_numbers_are_refused(kwargs, message):
     with pytest.raises(TypeError, match=message):
