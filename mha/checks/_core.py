@@ -99,27 +99,32 @@ def tolerances(dtype) -> dict[str, float]:
     return {"rtol": 1e-6, "atol": 1e-9}
 
 
+def _parameters(fn: Callable) -> list | None:
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
+def _positional_at(parameters: list, position: int) -> bool:
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) > position or any(p.kind == p.VAR_POSITIONAL for p in parameters)
+
+
 def accepts(fn: Callable, name: str, position: int | None = None) -> bool:
     """True if ``fn`` takes a parameter called ``name`` (or, given ``position``, has a positional
     parameter at that index)."""
-    try:
-        parameters = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
+    parameters = _parameters(fn)
+    if parameters is None:
         return False
-    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return any(p.name == name for p in parameters) or (
-        position is not None and (len(positional) > position
-                                  or any(p.kind == p.VAR_POSITIONAL for p in parameters)))
+        position is not None and _positional_at(parameters, position))
 
 
 def takes_positional(fn: Callable, position: int) -> bool:
     """True if ``fn`` can take an argument at index ``position`` by position (False if unknown)."""
-    try:
-        parameters = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return False
-    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) > position or any(p.kind == p.VAR_POSITIONAL for p in parameters)
+    parameters = _parameters(fn)
+    return parameters is not None and _positional_at(parameters, position)
 
 
 def describe_shape(shape: tuple[int, ...], names: dict[int, str] | None) -> str:
