@@ -148,6 +148,7 @@ class Sandbox:
         self.prlimit = _tool("prlimit") if kind == "bubblewrap" else shutil.which("prlimit")
         self.package = str(Path(mha.__file__).resolve().parent)
         self.base_processes = 0 if self.root else _processes_of(os.getuid())
+        self.seccomp = seccomp_filter() if kind == "bubblewrap" else None  # BPF program, or None
         if kind == "bubblewrap":
             self.bwrap = _tool("bwrap")
             self.setpriv = _tool("setpriv") if self.root else None
@@ -200,7 +201,7 @@ class Sandbox:
                  "--clearenv"]
         for key, value in _environment("/tmp").items():
             args += ["--setenv", key, value]
-        if seccomp_filter() is not None:
+        if self.seccomp is not None:
             args += ["--seccomp", SECCOMP_FD]  # the number of the pipe execute() passes
         args.append("--")
         if self.root:
@@ -231,9 +232,8 @@ class Sandbox:
         cap = limits.file_mb * 2**20
         passed = ()
         if SECCOMP_FD in command:  # bubblewrap reads the filter from a pipe it inherits
-            program = seccomp_filter()
             readable, writable = os.pipe()
-            os.write(writable, program)  # 64 bytes: far below a pipe's buffer
+            os.write(writable, self.seccomp)  # 64 bytes: far below a pipe's buffer
             os.close(writable)
             command = [str(readable) if part == SECCOMP_FD else part for part in command]
             passed = (readable,)
