@@ -7,6 +7,7 @@ Needs the ``pretrained`` extra (``pip install "mha-course[pretrained]"``) and th
 """
 
 from mha.pretrained import checkpoints
-from mha.pretrained.encoder import BatchEncoding, Encoder, Encoding, load_encoder
+from mha.pretrained.encoder import Encoder, load_encoder
+from mha.pretrained.encodings import BatchEncoding, Encoding
 
 __all__ = ["load_encoder", "Encoder", "Encoding", "BatchEncoding", "checkpoints"]
