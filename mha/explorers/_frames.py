@@ -47,90 +47,19 @@ from __future__ import annotations
 
 import html
 import inspect
-import io
 import itertools
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
 
-__all__ = ["FrameExplorer", "figure_to_png", "frame_explorer", "render_frames"]
+from mha.explorers._png import figure_to_png
+
+__all__ = ["FrameExplorer", "frame_explorer", "render_frames"]
 
 #: Upper bound on the number of pre-rendered frames: each one is embedded in the page. 72 is every head
 #: of a 6-layer, 12-head model (the real-heads chapter); beyond ~100 the page weighs megabytes.
 MAX_FRAMES = 96
-
-
-def figure_to_png(
-    fig: Any, *, dpi: int = 80, colors: int | None = None, description: str | None = None
-) -> bytes:
-    """Encode a matplotlib figure as PNG bytes on a white background, then close it.
-
-    The PNG carries a text description (its ``Description`` chunk): ``description`` if given, else
-    the figure's own (``CourseFigure.describe()``). The book's site script reads it back as the
-    frame's alt text, as the build does for static figures.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-    dpi : int
-        Resolution of the PNG. 80 keeps a 6-inch-wide figure under ~50 kB.
-    colors : int, optional
-        Reduce the image to this many colours (2 to 256, a palette PNG): about 3x smaller for figures full
-        of translucent lines, for pages that embed many frames. Full colour by default.
-    description : str, optional
-        Alt text stored in the PNG; defaults to the figure's ``describe()`` when it has one.
-
-    Returns
-    -------
-    bytes
-        The PNG file content.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
-    >>> fig, ax = plt.subplots(figsize=(2, 1))
-    >>> figure_to_png(fig)[:4]
-    b'\\x89PNG'
-    >>> plt.fignum_exists(fig.number)
-    False
-    """
-    from matplotlib.figure import Figure
-
-    if not isinstance(fig, Figure):
-        raise TypeError(f"expected a matplotlib Figure, got {type(fig).__name__}")
-    buffer = io.BytesIO()
-    try:
-        if not isinstance(dpi, numbers.Integral) or dpi <= 0:
-            raise ValueError(f"dpi must be a positive integer, got {dpi!r}")
-        if colors is not None and (not isinstance(colors, numbers.Integral) or not 2 <= colors <= 256):
-            raise ValueError(f"colors must be an integer from 2 to 256 (or None for full colour), "
-                             f"got {colors!r}")
-        # A white background keeps dark text and colormaps readable in the book's dark mode.
-        # No bbox_inches="tight": it draws the figure twice (~+60 % redraw time). Render
-        # functions lay themselves out (e.g. plt.subplots(layout="constrained")).
-        if description is None and callable(getattr(fig, "describe", None)):
-            description = fig.describe()
-        metadata = {"Description": description} if description else {}
-        fig.savefig(buffer, format="png", dpi=dpi, facecolor="white", metadata=metadata)
-    finally:
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
-    if colors is None:
-        return buffer.getvalue()
-    from PIL import Image, PngImagePlugin  # matplotlib's own dependency
-
-    palette = Image.open(buffer).convert("RGB").quantize(colors=int(colors), method=Image.Quantize.MEDIANCUT)
-    info = PngImagePlugin.PngInfo()
-    if description:
-        info.add_itxt("Description", description)
-    reduced = io.BytesIO()
-    palette.save(reduced, format="png", optimize=True, pnginfo=info)
-    return reduced.getvalue()
 
 
 def _check_controls(controls: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:

@@ -14,10 +14,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from mha.explorers._frames import (  # noqa: E402
     MAX_FRAMES,
     FrameExplorer,
-    figure_to_png,
     frame_explorer,
     render_frames,
 )
+from mha.explorers._png import figure_to_png  # noqa: E402
 from tests.bench_loader import load_benchmark  # noqa: E402
 
 CONTROLS = {"n_heads": [1, 2, 4], "seq_len": [4, 8]}
