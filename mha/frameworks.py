@@ -18,6 +18,8 @@ their own axis: ``query``, ``key`` and ``value`` kernels ``(in_features, n_heads
 ``(n_heads, d_head)``, and the output kernel ``(n_heads, d_head, d_model)`` with bias ``(d_model,)``. They
 multiply on the right, as here, so converting is a reshape. ``layer.get_weights()`` lists them in that order
 (query, key, value, output; kernel before bias), and ``set_weights`` takes the same list.
+``keras.layers.GroupQueryAttention`` stores the same four kernels, its key and value ones with
+``num_key_value_heads`` heads: a grouped-query layer here (``n_kv_heads < n_heads``) converts to and from it.
 """
 
 from __future__ import annotations
@@ -55,10 +57,10 @@ def to_torch_state_dict(layer) -> dict[str, np.ndarray]:
         state["in_proj_weight"] = np.concatenate([layer.W_q.T, layer.W_k.T, layer.W_v.T], axis=0)
     else:
         for name, W in (("q", layer.W_q), ("k", layer.W_k), ("v", layer.W_v)):
-            state[f"{name}_proj_weight"] = np.ascontiguousarray(W.T)
+            state[f"{name}_proj_weight"] = W.T.copy()  # a copy even where W.T is already contiguous
     if layer.bias:
         state["in_proj_bias"] = np.concatenate([layer.b_q, layer.b_k, layer.b_v])
-    state["out_proj.weight"] = np.ascontiguousarray(layer.W_o.T)
+    state["out_proj.weight"] = layer.W_o.T.copy()
     if layer.bias:
         state["out_proj.bias"] = layer.b_o.copy()
     return state
@@ -94,14 +96,13 @@ def read_torch_state_dict(state_dict: Mapping) -> tuple[dict, dict[str, np.ndarr
     """
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"state_dict must be a mapping of names to arrays, got {type(state_dict).__name__}")
-    arrays = {name: np.asarray(value) for name, value in state_dict.items()}
-    weight_keys = _PACKED if "in_proj_weight" in arrays else _SEPARATE
-    has_bias = "in_proj_bias" in arrays or "out_proj.bias" in arrays
+    found = set(state_dict)
+    weight_keys = _PACKED if "in_proj_weight" in found else _SEPARATE
+    has_bias = "in_proj_bias" in found or "out_proj.bias" in found
     expected = set(weight_keys) | (set(_BIASES) if has_bias else set())
-    _check_keys(set(arrays), expected)
+    _check_keys(found, expected)
+    arrays = {name: _float_array(value, f"state_dict[{name!r}]") for name, value in state_dict.items()}
     dtype = np.result_type(*arrays.values())
-    if dtype not in (np.float32, np.float64):
-        raise TypeError(f"state_dict arrays must be float32 or float64, got {dtype}")
 
     out_w = arrays["out_proj.weight"]
     if out_w.ndim != 2 or out_w.shape[0] != out_w.shape[1]:
@@ -136,11 +137,35 @@ def _check_keys(found: set, expected: set) -> None:
         return
     if {"bias_k", "bias_v"} & found:
         raise ValueError("layers built with add_bias_kv=True (bias_k, bias_v) are not supported")
+    prefixes = {name[: -len(key)] for name in found for key in _PACKED + _SEPARATE + _BIASES
+                if name.endswith("." + key)}
+    if prefixes and not found & expected:  # a whole model's state dict, e.g. "encoder.attn.in_proj_weight"
+        prefix = sorted(prefixes)[0]
+        raise ValueError(
+            f"state_dict keys start with {prefix!r}: this looks like a whole model's state dict. Pass one "
+            f"attention module's, e.g. model.{prefix.rstrip('.')}.state_dict() or "
+            f"{{k.removeprefix({prefix!r}): v for k, v in state_dict.items() if k.startswith({prefix!r})}}"
+        )
     missing, unexpected = sorted(expected - found), sorted(found - expected)
     raise ValueError(
         f"state_dict keys do not match nn.MultiheadAttention's: missing {missing}, unexpected {unexpected} "
         f"(expected exactly {sorted(expected)})"
     )
+
+
+def _float_array(value, name: str) -> np.ndarray:
+    """``value`` as a finite float32 or float64 array; errors name the weight (``name``) and the fix."""
+    try:
+        array = np.asarray(value)
+    except TypeError as error:  # e.g. a bfloat16 tensor, which NumPy has no dtype for
+        raise TypeError(f"{name} cannot become a NumPy array ({error}); convert it to float32 or float64 "
+                        f"first, e.g. tensor.float()") from None
+    if array.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{name} must be float32 or float64, got {array.dtype}; convert it first, "
+                        f"e.g. tensor.float() or array.astype(np.float32)")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} holds NaN or infinite values")
+    return array
 
 
 def _check_shape(arrays: dict, name: str, shape: tuple) -> None:
@@ -158,34 +183,35 @@ def to_keras_weights(layer) -> list[np.ndarray]:
 
     The Keras layer must be built with ``num_heads=n_heads``, ``key_dim=d_head`` (and the default
     ``value_dim``, ``output_shape``), ``use_bias=bias``; then ``keras_layer.set_weights(weights)`` loads them.
+    A grouped-query layer (``n_kv_heads < n_heads``) gives the weights of
+    ``keras.layers.GroupQueryAttention(head_dim=d_head, num_query_heads=n_heads,
+    num_key_value_heads=n_kv_heads)``, which shares each key/value head among consecutive query heads too.
 
     Returns
     -------
     list of ndarray
         Query kernel ``(d_model, n_heads, d_head)`` and bias ``(n_heads, d_head)``; key kernel
-        ``(kdim, n_heads, d_head)`` and bias; value kernel ``(vdim, n_heads, d_head)`` and bias; output
-        kernel ``(n_heads, d_head, d_model)`` and bias ``(d_model,)``. Biases are left out when the layer
-        has none. Fresh copies.
+        ``(kdim, n_kv_heads, d_head)`` and bias ``(n_kv_heads, d_head)``; value kernel ``(vdim, n_kv_heads,
+        d_head)`` and bias; output kernel ``(n_heads, d_head, d_model)`` and bias ``(d_model,)``. Biases are
+        left out when the layer has none. Fresh copies.
 
     Examples
     --------
     >>> import mha
     >>> [w.shape for w in to_keras_weights(mha.MultiHeadAttention(8, 2, rng=0))]
     [(8, 2, 4), (2, 4), (8, 2, 4), (2, 4), (8, 2, 4), (2, 4), (2, 4, 8), (8,)]
+    >>> [w.shape for w in to_keras_weights(mha.MultiHeadAttention(8, 4, n_kv_heads=2, bias=False, rng=0))]
+    [(8, 4, 2), (8, 2, 2), (8, 2, 2), (4, 2, 8)]
     """
-    if layer.n_kv_heads != layer.n_heads:
-        raise ValueError(
-            f"keras.layers.MultiHeadAttention has no grouped-query attention (Keras has a separate "
-            f"GroupedQueryAttention layer); this layer has n_kv_heads={layer.n_kv_heads} != "
-            f"n_heads={layer.n_heads}"
-        )
-    h, d_head = layer.n_heads, layer.d_head
+    d_head = layer.d_head
     weights = []
-    for W, b in ((layer.W_q, layer.b_q), (layer.W_k, layer.b_k), (layer.W_v, layer.b_v)):
-        weights.append(W.reshape(W.shape[0], h, d_head).copy())  # (in_features, n_heads, d_head)
+    for W, b, heads in ((layer.W_q, layer.b_q, layer.n_heads), (layer.W_k, layer.b_k, layer.n_kv_heads),
+                        (layer.W_v, layer.b_v, layer.n_kv_heads)):
+        weights.append(W.reshape(W.shape[0], heads, d_head).copy())  # (in_features, heads, d_head)
         if layer.bias:
-            weights.append(b.reshape(h, d_head).copy())  # (n_heads, d_head)
-    weights.append(layer.W_o.reshape(h, d_head, layer.d_model).copy())  # (n_heads, d_head, d_model)
+            weights.append(b.reshape(heads, d_head).copy())  # (heads, d_head)
+    W_o = layer.W_o.reshape(layer.n_heads, d_head, layer.d_model)  # (n_heads, d_head, d_model)
+    weights.append(W_o.copy())
     if layer.bias:
         weights.append(layer.b_o.copy())
     return weights
@@ -193,6 +219,9 @@ def to_keras_weights(layer) -> list[np.ndarray]:
 
 def read_keras_weights(weights) -> tuple[dict, dict[str, np.ndarray]]:
     """Read ``keras.layers.MultiHeadAttention.get_weights()`` into this package's layout.
+
+    ``keras.layers.GroupQueryAttention.get_weights()`` is read too: its key and value kernels have fewer
+    heads (``num_key_value_heads``), which becomes the layer's ``n_kv_heads``.
 
     Parameters
     ----------
@@ -203,12 +232,13 @@ def read_keras_weights(weights) -> tuple[dict, dict[str, np.ndarray]]:
     Returns
     -------
     config : dict
-        ``d_model``, ``n_heads``, ``kdim``, ``vdim``, ``bias`` and ``dtype``, read off the arrays: the
-        keyword arguments of :class:`~mha.layers.MultiHeadAttention`. The Keras layer must use
+        ``d_model``, ``n_heads``, ``n_kv_heads``, ``kdim``, ``vdim``, ``bias`` and ``dtype``, read off the
+        arrays: the keyword arguments of :class:`~mha.layers.MultiHeadAttention`. The Keras layer must use
         ``key_dim = value_dim = d_model / n_heads`` and output ``d_model`` features.
     weights : dict of str to ndarray
         ``W_q``, ``W_k``, ``W_v``, ``W_o`` stored ``(in, out)`` with the heads side by side, and with
-        ``bias`` the biases ``b_q``, ``b_k``, ``b_v``, ``b_o`` of shape ``(d_model,)``.
+        ``bias`` the biases ``b_q`` and ``b_o`` of shape ``(d_model,)``, ``b_k`` and ``b_v`` of shape
+        ``(n_kv_heads * d_head,)``.
 
     Examples
     --------
@@ -218,14 +248,15 @@ def read_keras_weights(weights) -> tuple[dict, dict[str, np.ndarray]]:
     >>> config["n_heads"], config["kdim"], config["bias"], weights["W_k"].shape
     (2, 6, False, (6, 8))
     """
-    arrays = [np.asarray(w) for w in weights]
+    if isinstance(weights, Mapping):
+        raise TypeError("Keras weights are a list in get_weights() order, not a mapping; for a PyTorch "
+                        "state dict use MultiHeadAttention.from_torch_state_dict(state_dict, n_heads)")
+    arrays = [_float_array(w, f"Keras weight {i}") for i, w in enumerate(weights)]
     if len(arrays) not in (4, 8):
         raise ValueError(f"expected the 8 arrays of get_weights() (4 with use_bias=False), got {len(arrays)}")
     has_bias = len(arrays) == 8
     kernels = arrays[::2] if has_bias else arrays
     dtype = np.result_type(*arrays)
-    if dtype not in (np.float32, np.float64):
-        raise TypeError(f"Keras weights must be float32 or float64, got {dtype}")
     for name, kernel in zip(_KERAS_NAMES, kernels, strict=True):
         if kernel.ndim != 3:
             raise ValueError(f"the {name} kernel must have 3 axes, got shape {kernel.shape}")
@@ -236,25 +267,30 @@ def read_keras_weights(weights) -> tuple[dict, dict[str, np.ndarray]]:
             f"the query kernel {W_q.shape} = (d_model, num_heads, key_dim) needs num_heads * key_dim == "
             f"d_model for this package's layer; got {n_heads} * {d_head} != {d_model}"
         )
-    for name, kernel in (("key", W_k), ("value", W_v)):
-        if kernel.shape[1:] != (n_heads, d_head):
-            raise ValueError(f"the {name} kernel must have shape (in_features, {n_heads}, {d_head}), "
-                             f"got {kernel.shape}")
+    n_kv_heads = W_k.shape[1]  # fewer than n_heads in Keras's GroupQueryAttention
+    if n_heads % n_kv_heads or W_k.shape[2] != d_head:
+        raise ValueError(f"the key kernel must have shape (in_features, key/value heads, {d_head}) with a "
+                         f"number of heads dividing num_heads={n_heads}, got {W_k.shape}")
+    if W_v.shape[1:] != (n_kv_heads, d_head):
+        raise ValueError(f"the value kernel must have shape (in_features, {n_kv_heads}, {d_head}), the key "
+                         f"kernel's heads, got {W_v.shape}")
     if W_o.shape != (n_heads, d_head, d_model):
         raise ValueError(f"the attention_output kernel must have shape {(n_heads, d_head, d_model)} "
                          f"(value_dim = key_dim, output = d_model), got {W_o.shape}")
-    config = {"d_model": d_model, "n_heads": n_heads, "kdim": W_k.shape[0], "vdim": W_v.shape[0],
-              "bias": has_bias, "dtype": dtype}
+    config = {"d_model": d_model, "n_heads": n_heads, "n_kv_heads": n_kv_heads, "kdim": W_k.shape[0],
+              "vdim": W_v.shape[0], "bias": has_bias, "dtype": dtype}
     # Keras keeps the heads as their own axis; here they sit side by side: a reshape, no transpose.
+    d_kv = n_kv_heads * d_head
     out = {"W_q": W_q.reshape(d_model, d_model),  # (d_model, n_heads * d_head)
-           "W_k": W_k.reshape(W_k.shape[0], d_model),
-           "W_v": W_v.reshape(W_v.shape[0], d_model),
+           "W_k": W_k.reshape(W_k.shape[0], d_kv),  # (kdim, n_kv_heads * d_head)
+           "W_v": W_v.reshape(W_v.shape[0], d_kv),
            "W_o": W_o.reshape(d_model, d_model)}  # head i's rows: i * d_head ... (i + 1) * d_head - 1
     if has_bias:
-        shapes = [(n_heads, d_head)] * 3 + [(d_model,)]
+        shapes = [(n_heads, d_head), (n_kv_heads, d_head), (n_kv_heads, d_head), (d_model,)]
         for name, bias, shape in zip(_KERAS_NAMES, arrays[1::2], shapes, strict=True):
             if bias.shape != shape:
                 raise ValueError(f"the {name} bias must have shape {shape}, got {bias.shape}")
-        out["b_q"], out["b_k"], out["b_v"] = (b.reshape(d_model) for b in arrays[1:6:2])
+        out["b_q"] = arrays[1].reshape(d_model)  # (n_heads * d_head,)
+        out["b_k"], out["b_v"] = arrays[3].reshape(d_kv), arrays[5].reshape(d_kv)  # (n_kv_heads * d_head,)
         out["b_o"] = arrays[7]
     return config, out

@@ -352,7 +352,9 @@ class MultiHeadAttention(Module):
     def from_keras_weights(cls, weights) -> MultiHeadAttention:
         """Build a layer from ``keras.layers.MultiHeadAttention.get_weights()`` (no Keras import).
 
-        ``n_heads`` and the widths are read off the kernels. See :func:`mha.frameworks.read_keras_weights`.
+        ``n_heads``, ``n_kv_heads`` and the widths are read off the kernels, so the weights of
+        ``keras.layers.GroupQueryAttention`` give a grouped-query layer. See
+        :func:`mha.frameworks.read_keras_weights`.
         """
         config, arrays = read_keras_weights(weights)
         layer = cls(rng=0, **config)
@@ -361,7 +363,8 @@ class MultiHeadAttention(Module):
         return layer
 
     def to_keras_weights(self) -> list[np.ndarray]:
-        """This layer's weights as ``keras.layers.MultiHeadAttention.get_weights()`` lists them.
+        """This layer's weights as ``keras.layers.MultiHeadAttention.get_weights()`` lists them
+        (``keras.layers.GroupQueryAttention``'s for a grouped-query layer).
 
         See :func:`mha.frameworks.to_keras_weights`.
         """

@@ -62,6 +62,33 @@ def test_state_dict_errors_name_keys_and_shapes():
         mha.MultiHeadAttention.from_torch_state_dict([("a", 1)], 2)
     with pytest.raises(ValueError, match="grouped-query"):
         mha.MultiHeadAttention(8, 2, n_kv_heads=1).to_torch_state_dict()
+    with pytest.raises(TypeError, match=r"state_dict\['out_proj.weight'\] must be float32.*astype"):
+        mha.MultiHeadAttention.from_torch_state_dict({**good, "out_proj.weight": np.eye(8, dtype=int)}, 2)
+    nan_weights = good["in_proj_weight"].copy()
+    nan_weights[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"state_dict\['in_proj_weight'\] holds NaN"):
+        mha.MultiHeadAttention.from_torch_state_dict({**good, "in_proj_weight": nan_weights}, 2)
+
+
+def test_a_whole_models_state_dict_is_told_to_strip_the_prefix():
+    good = mha.MultiHeadAttention(8, 2, rng=0).to_torch_state_dict()
+    model_state = {f"encoder.attn.{k}": v for k, v in good.items()} | {"encoder.norm.weight": np.ones(8)}
+    with pytest.raises(ValueError, match=r"whole model's state dict.*removeprefix\('encoder.attn.'\)"):
+        mha.MultiHeadAttention.from_torch_state_dict(model_state, 2)
+    stripped = {k.removeprefix("encoder.attn."): v for k, v in model_state.items()
+                if k.startswith("encoder.attn.")}
+    np.testing.assert_array_equal(mha.MultiHeadAttention.from_torch_state_dict(stripped, 2).W_q,
+                                  good["in_proj_weight"][:8].T)
+
+
+@pytest.mark.parametrize("kwargs", [{"kdim": 1, "vdim": 1}, {"kdim": 3}, {}])
+def test_state_dict_arrays_never_share_memory_with_the_layer(kwargs):
+    # W_k of shape (1, d_model) transposes to an array that is already contiguous: still a copy
+    for layer in (mha.MultiHeadAttention(8, 2, rng=0, **kwargs), mha.MultiHeadAttention(1, 1, rng=0)):
+        state = layer.to_torch_state_dict()
+        for name, array in state.items():
+            for param in layer.parameters().values():
+                assert not np.shares_memory(array, param), name
 
 
 # ---------------------------------------------------------------- parity with PyTorch (optional)

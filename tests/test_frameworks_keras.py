@@ -73,8 +73,29 @@ def test_errors_name_the_expected_layout():
         read_keras_weights([*good[:3], np.ones(8), *good[4:]])
     with pytest.raises(TypeError, match="float32 or float64"):
         read_keras_weights([w.astype(np.float16) for w in good])
-    with pytest.raises(ValueError, match="GroupedQueryAttention"):
-        to_keras_weights(mha.MultiHeadAttention(8, 4, n_kv_heads=2, rng=0))
+    with pytest.raises(TypeError, match="not a mapping.*from_torch_state_dict"):
+        read_keras_weights(mha.MultiHeadAttention(8, 2, rng=0).to_torch_state_dict())
+    with pytest.raises(ValueError, match=r"key kernel must have shape \(in_features, key/value heads, 4\)"):
+        read_keras_weights([*good[:2], np.ones((8, 3, 4)), *good[3:]])  # 3 key heads for 2 query heads
+    with pytest.raises(ValueError, match=r"value kernel must have shape \(in_features, 2, 4\)"):
+        read_keras_weights([*good[:4], np.ones((8, 1, 4)), *good[5:]])
+    with pytest.raises(ValueError, match="Keras weight 2 holds NaN"):
+        read_keras_weights([*good[:2], np.full((8, 2, 4), np.nan), *good[3:]])
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_grouped_query_layers_round_trip_with_fewer_key_value_heads(bias):
+    rng = np.random.default_rng(3)
+    layer = mha.MultiHeadAttention(12, 6, n_kv_heads=2, kdim=5, bias=bias, rng=rng)
+    if bias:
+        random_biases(layer, rng)
+    weights = to_keras_weights(layer)
+    kernels = weights[::2] if bias else weights
+    assert [w.shape for w in kernels] == [(12, 6, 2), (5, 2, 2), (12, 2, 2), (6, 2, 12)]
+    back = mha.MultiHeadAttention.from_keras_weights(weights)
+    assert (back.n_heads, back.n_kv_heads, back.kdim) == (6, 2, 5)
+    for name, arr in layer.parameters().items():
+        np.testing.assert_array_equal(back.parameters()[name], arr)
 
 
 def test_the_layer_methods_round_trip_and_keep_a_subclass():

@@ -72,7 +72,14 @@ def test_a_query_that_may_attend_to_nothing():
     np.testing.assert_allclose(out[0, 1], layer.b_o)  # ... so only the output bias is left
     t_x = torch.from_numpy(x)
     t_out, _ = module(t_x, t_x, t_x, attn_mask=torch.from_numpy(~allowed))
-    assert torch.isnan(t_out[0, 1]).all()  # nn.MultiheadAttention: NaN
+    assert torch.isnan(t_out[0, 1]).all()  # nn.MultiheadAttention returning weights: NaN
+    with torch.no_grad():  # without weights, on the path gradients take, the fused kernel's zeros
+        fused, _ = module(t_x, t_x, t_x, attn_mask=torch.from_numpy(~allowed), need_weights=False)
+    np.testing.assert_allclose(fused[0, 1].numpy(), layer.b_o, atol=1e-12)
+    module.eval()
+    with torch.no_grad():  # ... but in inference PyTorch's own fast path gives NaN again
+        fast, _ = module(t_x, t_x, t_x, attn_mask=torch.from_numpy(~allowed), need_weights=False)
+    assert torch.isnan(fast[0, 1]).all()
     q = torch.from_numpy(np.random.default_rng(7).standard_normal((1, 2, 3, 4)))
     sdpa = torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=torch.from_numpy(allowed))
     np.testing.assert_array_equal(sdpa[0, :, 1].numpy(), 0.0)  # F.scaled_dot_product_attention: zeros
@@ -166,3 +173,54 @@ def test_causal_switches_equal_a_causal_mask(keras):
     module = keras_layer(keras, layer, x, x, x)
     np.testing.assert_allclose(np.asarray(module(x, x, use_causal_mask=True)), layer(x, causal=True),
                                atol=ATOL)
+
+
+def test_causal_switches_align_differently_when_lengths_differ(keras):
+    """With fewer queries than keys, mha puts the queries last (the newest tokens of a KV cache);
+    PyTorch's is_causal and Keras's use_causal_mask put them first: query i sees keys 0..i."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(13)
+    q = rng.standard_normal((1, 2, 2, 3))  # (batch, n_heads, seq_q=2, d_head)
+    k, v = rng.standard_normal((2, 1, 2, 4, 3))  # (batch, n_heads, seq_k=4, d_head)
+    top_left = np.tril(np.ones((2, 4), dtype=bool))  # query i sees keys 0..i
+    assert not np.array_equal(top_left, mha.causal_mask(2, 4))
+    sdpa = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(a) for a in (q, k, v)), is_causal=True)
+    np.testing.assert_allclose(sdpa.numpy(), mha.scaled_dot_product_attention(q, k, v, top_left), atol=1e-12)
+    assert not np.allclose(sdpa.numpy(), mha.scaled_dot_product_attention(q, k, v, mha.causal_mask(2, 4)))
+    layer = mha.MultiHeadAttention(8, 2, rng=rng, dtype=np.float32)
+    query = rng.standard_normal((1, 2, 8), dtype=np.float32)
+    memory = rng.standard_normal((1, 4, 8), dtype=np.float32)
+    module = keras_layer(keras, layer, query, memory, memory)
+    out = np.asarray(module(query, memory, use_causal_mask=True))
+    np.testing.assert_allclose(out, layer(query, memory, mask=top_left), atol=ATOL)
+    assert not np.allclose(out, layer(query, memory, causal=True), atol=1e-3)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_grouped_query_weights_load_into_keras_group_query_attention(keras, bias):
+    rng = np.random.default_rng(14)
+    layer = mha.MultiHeadAttention(12, 6, n_kv_heads=2, kdim=5, vdim=7, bias=bias, rng=rng, dtype=np.float32)
+    if bias:
+        with_biases(layer, rng)
+    query = rng.standard_normal((2, 3, 12), dtype=np.float32)
+    key = rng.standard_normal((2, 4, 5), dtype=np.float32)
+    value = rng.standard_normal((2, 4, 7), dtype=np.float32)
+    module = keras.layers.GroupQueryAttention(head_dim=layer.d_head, num_query_heads=6, num_key_value_heads=2,
+                                              use_bias=bias)
+    module(query, value, key)  # builds the kernels
+    module.set_weights(layer.to_keras_weights())
+    np.testing.assert_allclose(np.asarray(module(query, value, key)), layer(query, key, value), atol=ATOL)
+    back = mha.MultiHeadAttention.from_keras_weights(module.get_weights())
+    assert (back.n_heads, back.n_kv_heads, back.kdim, back.vdim) == (6, 2, 5, 7)
+    for name, array in layer.parameters().items():
+        np.testing.assert_array_equal(back.parameters()[name], array)
+
+
+def test_a_bfloat16_state_dict_is_refused_by_name():
+    torch = pytest.importorskip("torch")
+    module = torch.nn.MultiheadAttention(8, 2, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match=r"state_dict\['in_proj_weight'\].*tensor.float\(\)"):
+        mha.MultiHeadAttention.from_torch_state_dict(module.state_dict(), 2)
+    as_float32 = {k: v.float() for k, v in module.state_dict().items()}
+    assert mha.MultiHeadAttention.from_torch_state_dict(as_float32, 2).dtype == np.float32
