@@ -14,15 +14,21 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mha.classroom import wire
 from mha.classroom.probes import Answer, Probe, Recording, record, replay, signature_of
-from mha.classroom.release import student_source
 from mha.classroom.sandbox import Limits, Sandbox, get_sandbox
-from mha.classroom.source import Assignment, AssignmentError, parse_header
-from mha.classroom.submission import Found, InvalidSubmission, find_submissions, read_notebook
+from mha.classroom.source import Assignment
+from mha.classroom.submission import (
+    Found,
+    InvalidSubmission,
+    find_submissions,
+    is_test_cell,
+    notes_on_test_cells,
+    read_notebook,
+)
 
 MAX_ROUNDS = 3
 MAX_RUNS = 8
@@ -50,6 +56,7 @@ class StudentResult:
     notes: tuple[str, ...] = ()
     cell_errors: tuple[str, ...] = ()
     events: tuple[str, ...] = ()
+    original: str = ""  # the submission's file or folder name, when ``student`` had to change it
 
     @property
     def points(self) -> float:
@@ -167,7 +174,8 @@ def _one_run(sandbox, cells, probes, answers_names, with_mha, limits, got: _Coll
     hidden = [p for p in probes if p.hidden]
     ordered = visible + hidden
     first, second = _job(cells, visible, hidden, answers_names, sandbox, with_mha, limits)
-    output = sandbox.run(first, second, with_mha, limits)
+    # one frame per cell and per call, "visible_done" and "end": more is a flood, left unread
+    output = sandbox.run(first, second, with_mha, limits, max_frames=len(cells) + len(ordered) + 2)
     reports, results, end = {}, {}, None
     numbers = {number for number, _ in cells}
     split = output.split if output.split >= 0 else float("inf")
@@ -266,6 +274,13 @@ def _collect(sandbox, cells, probes, names, limits, got: _Collected) -> None:
             and not (p.key in got.answers and got.answers[p.key].status == "ok")]
     if main and _mha_wanted(reports, end, main, got.answers):
         reports, end = _ask(sandbox, cells, main, names, True, limits, got)
+        # A function that answered some calls only with mha present is not NumPy-only, whatever it
+        # returned without mha for the NumPy-only test's inputs (which a student can recognise).
+        needed_mha = {p.name for p in main if got.answers.get(p.key, Answer("")).status == "ok"}
+        for probe in probes:
+            if probe.variant == "numpy_only" and probe.name in needed_mha:
+                got.answers[probe.key] = Answer("raised", exc=(
+                    "ImportError", f"{probe.name} answered other calls only when the mha package was there"))
     got.cells.update(reports)
     if end is not None:
         signatures = end.get("signatures")
@@ -298,37 +313,6 @@ def _consistent_signatures(signatures: dict, probes, answers: dict) -> dict:
     return kept
 
 
-def _is_test_cell(source: str, grade_id: str | None, tests: set[str]) -> bool:
-    """A test cell: a test's id, and still its header on the first line.
-
-    A cell copied in Jupyter keeps the metadata that names a test; one whose header line is gone
-    (rewritten into the student's own helper code) is the student's code and runs with it.
-    """
-    if grade_id not in tests:
-        return False
-    try:
-        header = parse_header(source.lstrip("\n").split("\n", 1)[0])
-    except AssignmentError:
-        return False
-    return header is not None and header[0] == grade_id
-
-
-def _test_notes(assignment: Assignment, cells) -> tuple[list[str], set[str]]:
-    notes, events = [], set()
-    tests = {test.grade_id for test in assignment.tests}
-    present = {grade_id: source for kind, source, grade_id in cells
-               if _is_test_cell(source, grade_id, tests)}
-    for test in assignment.tests:
-        if test.grade_id not in present:
-            notes.append(f"the test cell {test.grade_id!r} was missing from your notebook; the "
-                         "grader ran the original")
-            events.add("deleted_tests")
-        elif present[test.grade_id].strip() != student_source(test).strip():
-            notes.append(f"you edited the test cell {test.grade_id!r}; the grader ran the original")
-            events.add("edited_tests")
-    return notes, events
-
-
 def _zero(assignment: Assignment, student: str, reason: str, event: str) -> StudentResult:
     message = f"not graded: {reason}"
     return StudentResult(student, tuple(QuestionResult(t.grade_id, 0.0, t.points, message)
@@ -348,10 +332,10 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
         return _zero(assignment, student, str(error), "invalid")
     sandbox = sandbox or get_sandbox()
     recording = recording_for(assignment)
-    notes, events = _test_notes(assignment, cells)
+    notes, events = notes_on_test_cells(assignment, cells)
     tests = {test.grade_id for test in assignment.tests}
     own = [(number, source) for number, (kind, source, grade_id) in enumerate(cells, start=1)
-           if kind == "code" and not _is_test_cell(source, grade_id, tests)]
+           if kind == "code" and not is_test_cell(source, grade_id, tests)]
     got = _Collected(deadline=time.monotonic() + BUDGET_RUNS * limits.timeout)
     pending = list(recording.probes.values())
     known = dict(recording.probes)  # every probe asked so far, for checking what the code says of itself
@@ -400,11 +384,12 @@ def grade_folder(assignment: Assignment, folder: Path, limits: Limits | None = N
 
     def one(found: Found) -> StudentResult:
         try:
-            return grade_submission(assignment, found.student, found.path, limits,
-                                    found.problem, sandbox)
+            result = grade_submission(assignment, found.student, found.path, limits,
+                                      found.problem, sandbox)
         except Exception as error:  # noqa: BLE001 - one student's problem never stops the batch
-            return _zero(assignment, found.student, f"the grader failed on this submission "
-                         f"({type(error).__name__}); tell your teacher", "grader_error")
+            result = _zero(assignment, found.student, f"the grader failed on this submission "
+                           f"({type(error).__name__}); tell your teacher", "grader_error")
+        return replace(result, original=found.original if found.original != found.student else "")
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(one, submissions))

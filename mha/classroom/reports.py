@@ -73,10 +73,10 @@ def grades_csv(results: list[StudentResult]) -> str:
 def totals_csv(results: list[StudentResult]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(("student", "points", "max_points", "events"))
-    for result in sorted(results, key=lambda r: r.student):
+    writer.writerow(("student", "points", "max_points", "events", "submitted_as"))
+    for result in sorted(results, key=lambda r: r.student):  # submitted_as: when the id differs
         writer.writerow([neutral(result.student), _number(result.points),
-                         _number(result.max_points), " ".join(result.events)])
+                         _number(result.max_points), " ".join(result.events), neutral(result.original)])
     return buffer.getvalue()
 
 

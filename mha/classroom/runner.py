@@ -23,10 +23,13 @@ this module or ``wire``, threads, forged output) can only change its own answers
 validates them as untrusted data and runs the tests itself.
 """
 
+import importlib.machinery
 import inspect
+import io
 import os
 import signal
 import sys
+import tokenize
 import traceback
 
 if __name__ == "__main__":  # in the sandbox: started with -S, site-packages come as arguments
@@ -86,23 +89,71 @@ class _Capped:
 
 
 class _NoMha:
-    """A meta path finder refusing ``mha`` and noting that something asked for it."""
+    """A meta path finder standing in for ``mha`` when the grader asks for a run without it.
+
+    ``mha.checks``, the learner's own checks, imports and does nothing (a check called in an answer
+    cell is feedback for the student, not part of the answer). ``mha`` itself imports as an empty
+    package whose every other name raises ModuleNotFoundError when used, as do its other modules; any
+    of those notes that the code asked for the package.
+    """
 
     attempted = False
 
     def find_spec(self, name, path=None, target=None):
-        if name == "mha" or name.startswith("mha."):
+        if name in ("mha", "mha.checks"):
+            return importlib.machinery.ModuleSpec(name, self, is_package=name == "mha")
+        if name.startswith("mha."):
             _NoMha.attempted = True
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 
+    def create_module(self, spec):
+        return None  # the default module object
+
+    def exec_module(self, module):
+        module.__getattr__ = _missing_mha_name if module.__name__ == "mha" else _silent_check
+
+
+def _missing_mha_name(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    _NoMha.attempted = True
+    raise ModuleNotFoundError(f"No module named 'mha' (mha.{name} is not there in the NumPy-only run)",
+                              name="mha")
+
+
+def _silent_check(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return lambda *args, **kwargs: None
+
+
+def _magic_lines(source):
+    """Line numbers (from 1) of IPython magics and shell escapes: lines that start a statement with
+    ``%`` or ``!``. A line inside brackets that starts with ``%`` or ``!=`` continues an expression."""
+    lines = source.splitlines()
+    starts, at_start = set(), True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.NEWLINE:
+                at_start = True
+            elif token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                if at_start:
+                    starts.add(token.start[0])
+                at_start = False
+    except (tokenize.TokenError, SyntaxError):  # e.g. an unclosed quote in a shell escape
+        starts = set(range(1, len(lines) + 1))
+    return {n for n in starts if n <= len(lines) and lines[n - 1].lstrip()[:1] in ("%", "!")}
+
 
 def _strip_magics(source):
-    lines = []
-    for line in source.splitlines():
-        stripped = line.lstrip()
-        indent = line[: len(line) - len(stripped)]
-        lines.append(f"{indent}pass" if stripped[:1] in "%!" else line)
+    magic = _magic_lines(source)
+    if not magic:
+        return source
+    lines = source.splitlines()
+    for n in magic:
+        stripped = lines[n - 1].lstrip()
+        lines[n - 1] = lines[n - 1][: len(lines[n - 1]) - len(stripped)] + "pass"
     return "\n".join(lines)
 
 

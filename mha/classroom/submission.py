@@ -13,10 +13,12 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha.classroom.source import AssignmentError, parse_header
+from mha.classroom.release import student_source
+from mha.classroom.source import Assignment, AssignmentError, parse_header
 
 MAX_BYTES = 8 * 2**20
 MAX_CELLS = 2_000
@@ -51,8 +53,11 @@ def safe_id(name: str) -> str:
     'cmd_C_calc_A0'
     >>> safe_id("../../etc")
     'etc'
+    >>> safe_id("José Núñez")  # accents dropped, so the id still reads as the name
+    'Jose_Nunez'
     """
-    text = _UNSAFE.sub("_", name).strip("._-")[:64].strip("._-")
+    ascii_text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    text = _UNSAFE.sub("_", ascii_text).strip("._-")[:64].strip("._-")
     return text or "student"
 
 
@@ -61,22 +66,34 @@ def unique_ids(names: list[str]) -> list[str]:
 
     Examples
     --------
+    A name that is already a safe id keeps it (the first of several that differ only in case), so
+    that a student named ``bob-2`` is never given another student's suffixed id; the others get the
+    first ``-2``, ``-3`` ... that no id takes.
+
     >>> unique_ids(["bob", "Bob", "bob", "b o b", "b_o_b"])
-    ['bob', 'Bob-2', 'bob-3', 'b_o_b', 'b_o_b-2']
+    ['bob', 'Bob-2', 'bob-3', 'b_o_b-2', 'b_o_b']
+    >>> unique_ids(["Bob", "bob", "bob-2"])
+    ['Bob', 'bob-3', 'bob-2']
     >>> [len(i) for i in unique_ids(["x" * 70, "x" * 80])]
     [64, 64]
     """
+    bases = [safe_id(name) for name in names]
+    ids: list[str | None] = [None] * len(names)
     taken: set[str] = set()
-    ids = []
-    for name in names:
-        base = safe_id(name)
+    for i, (name, base) in enumerate(zip(names, bases, strict=True)):  # safe names keep theirs
+        if base == name and base.lower() not in taken:
+            ids[i] = base
+            taken.add(base.lower())
+    for i, base in enumerate(bases):
+        if ids[i] is not None:
+            continue
         candidate, number = base, 1
         while candidate.lower() in taken:
             number += 1
             suffix = f"-{number}"
             candidate = base[:64 - len(suffix)] + suffix  # still at most 64: safe_id keeps it whole
         taken.add(candidate.lower())
-        ids.append(candidate)
+        ids[i] = candidate
     return ids
 
 
@@ -228,3 +245,42 @@ def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
         grade_id = _test_id(source, metadata) if cell["cell_type"] == "code" else None
         cells.append((cell["cell_type"], source, grade_id))
     return cells
+
+
+def is_test_cell(source: str, grade_id: str | None, tests: set[str]) -> bool:
+    """A test cell: a test's id, and still its header on the first line.
+
+    A cell copied in Jupyter keeps the metadata that names a test; one whose header line is gone
+    (rewritten into the student's own helper code) is the student's code and runs with it.
+    """
+    if grade_id not in tests:
+        return False
+    try:
+        header = parse_header(source.lstrip("\n").split("\n", 1)[0])
+    except AssignmentError:
+        return False
+    return header is not None and header[0] == grade_id
+
+
+def notes_on_test_cells(assignment: Assignment, cells) -> tuple[list[str], set[str]]:
+    """Notes for the student and events for the teacher about the test cells of ``cells`` (as
+    :func:`read_notebook` returns them): missing, edited, or copied."""
+    notes, events = [], set()
+    tests = {test.grade_id for test in assignment.tests}
+    present: dict[str, list[str]] = {}  # a test cell copied in Jupyter keeps its id: several cells
+    for _, source, grade_id in cells:
+        if is_test_cell(source, grade_id, tests):
+            present.setdefault(grade_id, []).append(source.strip())
+    for test in assignment.tests:
+        copies = present.get(test.grade_id, [])
+        if not copies:
+            notes.append(f"the test cell {test.grade_id!r} was missing from your notebook; the "
+                         "grader ran the original")
+            events.add("deleted_tests")
+        elif student_source(test).strip() not in copies:
+            notes.append(f"you edited the test cell {test.grade_id!r}; the grader ran the original")
+            events.add("edited_tests")
+        elif len(copies) > 1:
+            notes.append(f"your notebook has {len(copies)} cells with the test {test.grade_id!r} "
+                         "(copies keep its header); the grader ran the original once")
+    return notes, events

@@ -394,6 +394,50 @@ SOFTMAX_WITH_HELPER = '''def softmax(x, axis=-1):
     shifted = x - row_max(x, axis)
     return np.exp(shifted) / np.sum(np.exp(shifted), axis=axis, keepdims=True)'''
 SURROGATE = 'def softmax(x, axis=-1):\n    raise ValueError("\\ud800")'
+# Every answer from mha; without it, the NumPy-only test's inputs (shown in full in the released
+# notebook) are recognised and given junk, and every other call raises ImportError.
+MHA_SPLIT = r"""
+try:
+    import mha
+    mha.softmax
+except (ImportError, AttributeError):
+    mha = None
+_SEEN = np.random.default_rng(4).normal(size=(1, 3, 4))
+def _theirs(a):
+    return isinstance(a, np.ndarray) and a.shape == _SEEN.shape and np.array_equal(a, _SEEN)
+def _need():
+    raise ImportError("this answer needs the mha package")
+def softmax(x, axis=-1):
+    return mha.softmax(x, axis=axis) if mha else (x if _theirs(x) else _need())
+def attention(q, k, v, mask=None):
+    if mha:
+        return mha.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    return (q, q) if _theirs(q) else _need()
+def causal_mask(seq_q, seq_k=None):
+    if mha:
+        return mha.causal_mask(seq_q, seq_k)
+    return np.ones((3, 3), dtype=bool) if (seq_q, seq_k) == (3, None) else _need()
+def self_attention(x, W_q, W_k, W_v, causal=False):
+    if mha:
+        mask = mha.causal_mask(x.shape[-2]) if causal else None
+        return mha.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, mask)
+    return x if _theirs(x) else _need()
+"""
+# Right, formatted as black does: a continuation line inside brackets starts with "!=".
+CONTINUED_NOT_EQUAL = MASK_NAMED_M.replace("scores = np.where(m, scores, -np.inf)",
+                                           "allowed = (np.asarray(m)\n            != 0)\n"
+                                           "        scores = np.where(allowed, scores, -np.inf)")
+# A NumPy answer whose cell imports the course's checks, as the chapters do.
+SOFTMAX_WITH_CHECK = """from mha.checks import check_softmax
+def softmax(x, axis=-1):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return np.exp(shifted) / np.sum(np.exp(shifted), axis=axis, keepdims=True)
+check_softmax(softmax)"""
+# An untouched test cell, copied (Jupyter keeps its metadata and header) with a line added.
+COPIED_TEST = """# grade_id: softmax_rows  points: 1
+x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+weights = softmax(x)
+print(weights)"""
 
 
 CASES = [
@@ -457,7 +501,10 @@ CASES = [
          attack="1,000-deep folders"),
     Case("two_notebooks", raw=_two_notebooks, messages={"softmax_rows": "2 notebooks"},
          attack="ambiguous folder"),
-    Case("mha_or_nothing", answers={"self_attention": MHA_OR_NOTHING}, at_most={"numpy_only": 1},
+    # `import mha` works in the NumPy-only run too (an empty package, so that the learner checks
+    # import): the mha branch is taken, its calls need the package, and it is graded as using it
+    Case("mha_or_nothing", answers={"self_attention": MHA_OR_NOTHING},
+         at_most={**ALL, "numpy_only": 0, "diagnose": 0},
          attack="mha when it is there, do-nothing answers when it is not"),
     Case("spoofed_signature", start="solution", points={**ALL, "attention_mask": 0},
          answers={"attention": SPOOFED_SIGNATURE},
@@ -489,6 +536,15 @@ CASES = [
     Case("helper_in_copied_test_cell", start="solution", points=ALL, cells=(HELPER_IN_COPIED_CELL,),
          answers={"softmax": SOFTMAX_WITH_HELPER},
          cell_metadata={"nbgrader": {"grade_id": "softmax_rows", "grade": True, "points": 1}}),
+    Case("mha_split", start="solution", points={**ALL, "numpy_only": 0},
+         answers={"self_attention": MHA_SPLIT},
+         messages={"numpy_only": "NumPy only"},
+         attack="mha for graded calls, junk for the NumPy-only test's visible inputs"),
+    Case("continued_not_equal", start="solution", points=ALL, answers={"attention": CONTINUED_NOT_EQUAL}),
+    Case("imports_the_checks", start="solution", points=ALL, answers={"softmax": SOFTMAX_WITH_CHECK}),
+    Case("copied_test_cell", start="solution", points=ALL, cells=(COPIED_TEST,),
+         cell_metadata={"nbgrader": {"grade_id": "softmax_rows", "grade": True, "points": 1}},
+         messages={"notes": "2 cells with the test 'softmax_rows'"}),
     Case("in_place_softmax", start="solution",
          points={**ALL, "softmax_rows": 0, "softmax_stable": 0, "numpy_only": 0},
          answers={"softmax": IN_PLACE_SOFTMAX},

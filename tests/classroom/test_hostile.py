@@ -49,6 +49,12 @@ def test_each_submission_is_told_why(case, hostile_batch):
         assert re.search(pattern, texts[where]), (where, texts[where])
 
 
+def test_a_copied_test_cell_is_not_an_edited_one(hostile_batch):
+    result = _result(hostile_batch, next(c for c in CASES if c.name == "copied_test_cell"))
+    # (this case starts from the instructor's notebook, whose other test cells hold hidden lines)
+    assert not any("edited the test cell 'softmax_rows'" in note for note in result.notes)
+
+
 def test_the_canary_and_the_submissions_are_untouched(hostile_batch):
     before, after = hostile_batch.before, hostile_batch.after
     assert {k: v for k, v in after.items() if k in before} == before

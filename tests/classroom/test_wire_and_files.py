@@ -80,6 +80,23 @@ def test_malformed_or_hostile_messages_are_refused_before_anything_is_built(mess
         wire.unpack(message, 2**20)
 
 
+def test_a_flood_of_frames_is_left_unread_after_the_frames_a_run_can_write():
+    cell = wire.pack({"cell": 1, "status": "ok", "error": None}, [])
+    junk = wire.pack({}, [])
+    data = b"".join(len(m).to_bytes(8, "little") + m for m in [cell] + [junk] * 5000)
+    frames, garbled = read_frames(data, 2**30, max_frames=4)
+    assert len(frames) == 4 and frames[0][0]["cell"] == 1 and garbled
+    frames, garbled = read_frames(data, 2**30)  # no cap: every frame is read
+    assert len(frames) == 5001 and not garbled
+
+
+def test_output_cut_at_the_size_limit_keeps_the_frames_before_the_cut():
+    cell = wire.pack({"cell": 1, "status": "ok", "error": None}, [])
+    first = len(cell).to_bytes(8, "little") + cell
+    frames, garbled = read_frames(first + b"\x00" * 1000, len(first) + 100)
+    assert [header["cell"] for header, _, _ in frames] == [1] and garbled
+
+
 def test_frames_stop_at_the_first_unreadable_one():
     good = wire.pack({"cell": 1}, [])
     data = len(good).to_bytes(8, "little") + good + b"\x05" * 20
@@ -108,7 +125,9 @@ def test_submission_files_are_read_defensively(tmp_path):
 
 def test_ids_are_unique_and_safe_and_links_are_not_followed(tmp_path):
     assert unique_ids(["a b", "a_b", "A_B", "..", "", "=1+2"]) == \
-        ["a_b", "a_b-2", "A_B-3", "student", "student-2", "1_2"]
+        ["a_b-2", "a_b", "A_B-3", "student", "student-2", "1_2"]
+    # a student whose name is already a safe id keeps it: bob-2 never gets bob's submission
+    assert unique_ids(["Bob", "bob", "bob-2"]) == ["Bob", "bob-3", "bob-2"]
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "x.ipynb").write_text("{}")
     os.symlink(tmp_path / "sub", tmp_path / "linked")
@@ -122,3 +141,35 @@ def test_csv_cells_and_fences_cannot_be_escaped():
         ["'=1", "'+1", "'-1", "'@A", "'\tx", "'\rx", "ok"]
     opener, body, closer = fenced("a ```` b")
     assert opener == "`````text" and closer == "`````" and body == "a ```` b"
+
+
+def test_magics_are_only_lines_that_start_a_statement():
+    from mha.classroom.runner import _strip_magics
+
+    source = ("%matplotlib inline\nallowed = (mask\n    != 0)\nif True:\n    !pip install x\n"
+              "rows = [1,\n%2]\n")
+    assert _strip_magics(source).splitlines() == [
+        "pass", "allowed = (mask", "    != 0)", "if True:", "    pass", "rows = [1,", "%2]"]
+    assert _strip_magics("x = 1\n") == "x = 1\n"
+    assert _strip_magics('!echo "open\nx = 1') == "pass\nx = 1"  # untokenizable: every such line
+
+
+def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monkeypatch):
+    import sys
+
+    from mha.classroom.runner import _NoMha
+
+    for name in [n for n in sys.modules if n == "mha" or n.startswith("mha.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoMha(), *sys.meta_path])
+    monkeypatch.setattr(_NoMha, "attempted", False)
+    from mha.checks import check_softmax
+
+    assert check_softmax(lambda x: x) is None and not _NoMha.attempted  # a check does nothing
+    import mha
+
+    with pytest.raises(ModuleNotFoundError, match="mha.softmax"):
+        mha.softmax([1.0])
+    assert _NoMha.attempted
+    with pytest.raises(ModuleNotFoundError, match="mha.attention"):
+        import mha.attention  # noqa: F401
