@@ -182,7 +182,9 @@ def to_keras_weights(layer) -> list[np.ndarray]:
     """Return the layer's weights as ``keras.layers.MultiHeadAttention.get_weights()`` lists them.
 
     The Keras layer must be built with ``num_heads=n_heads``, ``key_dim=d_head`` (and the default
-    ``value_dim``, ``output_shape``), ``use_bias=bias``; then ``keras_layer.set_weights(weights)`` loads them.
+    ``value_dim``, ``output_shape``, ``attention_axes``), ``use_bias=bias``; then
+    ``keras_layer.set_weights(weights)`` loads them. (Other ``attention_axes`` keep the same kernels but
+    attend over other axes: the weights load, the layer computes something else.)
     A grouped-query layer (``n_kv_heads < n_heads``) gives the weights of
     ``keras.layers.GroupQueryAttention(head_dim=d_head, num_query_heads=n_heads,
     num_key_value_heads=n_kv_heads)``, which shares each key/value head among consecutive query heads too.

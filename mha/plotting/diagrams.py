@@ -104,9 +104,11 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
                              f"got {weights.shape}")
     rows = _shown_heads(n_heads)
     colors = head_colors(n_heads)
-    row_h, gap = 0.9, 0.3
+    # Drawn in inches (one data unit = one inch, about) and 10-point text: in the book's 690-pixel
+    # column a 9.4-inch figure shows 10-point labels about 10 pixels tall.
+    row_h, gap = 0.62, 0.16
     height = len(rows) * (row_h + gap) - gap
-    fig = new_figure(12.5, 1.9 + 0.62 * len(rows), alt_text=(
+    fig = new_figure(9.4, height + 1.45, alt_text=(
         f"Diagram of multi-head attention with {seq} tokens, d_model {d_model}, {n_heads} heads of "
         f"d_head {d_head}: the input x of shape ({seq}, {d_model}) goes to every head; each head "
         f"projects it to q, k and v of shape ({seq}, {d_head}), computes ({seq}, {seq}) attention "
@@ -114,51 +116,52 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
         f"({seq}, {d_model}) and multiplied by W_O of shape ({d_model}, {d_model})."))
     ax = fig.add_subplot()
     ax.set_axis_off()
-    ax.set_xlim(-0.1, 15.6)
-    ax.set_ylim(-0.75, height + 0.9)
+    ax.set_xlim(-0.05, 9.25)
+    ax.set_ylim(-0.75, height + 0.7)
     mid = height / 2
-    _box(ax, 0, mid - 0.8, 1.5, 1.6, f"x\n({seq}, {d_model})\n{seq} tokens", face="#eeeeee", fontsize=9)
-    steps = ((2.35, "1. project, per head"), (5.3, "2. attend, per head"),
-             (10.5, "3. concat"), (12.7, "4. mix heads"))
+    _box(ax, 0, mid - 0.6, 0.85, 1.2, f"x\n({seq}, {d_model})\n{seq} tokens", face="#eeeeee", fontsize=10)
+    steps = ((1.15, "1. project"), (2.85, "2. attend"), (6.3, "3. concat"), (7.55, "4. mix heads"))
     for x, label in steps:
-        ax.text(x, height + 0.55, label, fontsize=9, fontweight="bold", va="center")
-    concat_x, concat_w = 10.6, 1.2
+        ax.text(x, height + 0.5, label, fontsize=10, fontweight="bold", va="center")
+    ax.text(1.15, height + 0.2, f"each W: ({d_model}, {d_head})", fontsize=10, va="center")
+    concat_x, concat_w = 6.35, 0.7
     strip_h = height / n_heads
     for i, color in enumerate(colors):
         ax.add_patch(_rect(concat_x, height - (i + 1) * strip_h, concat_w, strip_h, color))
-    ax.text(concat_x + concat_w / 2, -0.2, f"concat\n({seq}, {d_model})\nfeatures by head", ha="center",
-            va="top", fontsize=8)
+    ax.text(concat_x + concat_w / 2, -0.08, f"concat\n({seq}, {d_model})\nfeatures by head", ha="center",
+            va="top", fontsize=9)
     for r, head in enumerate(rows):
         y = height - r * (row_h + gap) - row_h
         if head is None:
-            ax.text(5.5, y + row_h / 2, f"⋮   {n_heads - 5} more heads, the same shapes   ⋮",
-                    ha="center", va="center", fontsize=9)
+            ax.text(3.6, y + row_h / 2, f"⋮   {n_heads - 5} more heads, the same shapes   ⋮",
+                    ha="center", va="center", fontsize=10)
             continue
         edge, face = colors[head], _tint(colors[head])
-        _arrow(ax, (1.5, mid), (2.3, y + row_h / 2))
-        _box(ax, 2.35, y, 2.4, row_h, f"head {head}: q = x W_Q,{head}  (k, v alike)\n"
-             f"each W: ({d_model}, {d_head});  q, k, v: ({seq}, {d_head})", edge=edge, face=face, fontsize=7)
-        _arrow(ax, (4.75, y + row_h / 2), (5.3, y + row_h / 2))
+        _arrow(ax, (0.85, mid), (1.15, y + row_h / 2))
+        _box(ax, 1.15, y, 1.5, row_h, f"head {head}: q, k, v\n({seq}, {d_head}) each", edge=edge, face=face,
+             fontsize=10)
+        _arrow(ax, (2.65, y + row_h / 2), (2.85, y + row_h / 2))
         drawn = weights is not None and seq <= 16
-        _box(ax, 5.3, y, 2.0 if drawn else 2.75, row_h, f"softmax(q kᵀ / √{d_head})\nweights ({seq}, {seq})",
-             edge=edge, face=face, fontsize=7)
+        _box(ax, 2.85, y, 1.38 if drawn else 1.9, row_h, f"softmax(q kᵀ/√{d_head})\nweights ({seq}, {seq})",
+             edge=edge, face=face, fontsize=10)
         if drawn:
-            _box(ax, 7.3, y, 0.75, row_h, "", edge=edge, face=face)
-            _mini_map(ax, 7.38, y + 0.08, 0.6, row_h - 0.16, weights[head])
-        _arrow(ax, (8.05, y + row_h / 2), (8.6, y + row_h / 2))
-        _box(ax, 8.6, y, 1.5, row_h, f"head_{head} = w v\n({seq}, {d_head})", edge=edge, face=face,
-             fontsize=7)
+            _box(ax, 4.23, y, 0.52, row_h, "", edge=edge, face=face)
+            _mini_map(ax, 4.28, y + 0.06, 0.42, row_h - 0.12, weights[head])
+        _arrow(ax, (4.75, y + row_h / 2), (4.95, y + row_h / 2))
+        _box(ax, 4.95, y, 1.15, row_h, f"head_{head} = w v\n({seq}, {d_head})", edge=edge, face=face,
+             fontsize=10)
         strip_mid = height - (head + 0.5) * strip_h
-        _arrow(ax, (10.1, y + row_h / 2), (concat_x, strip_mid))
-        if strip_h >= 0.45:
+        _arrow(ax, (6.1, y + row_h / 2), (concat_x, strip_mid))
+        if strip_h >= 0.3:
             ax.text(concat_x + concat_w / 2, strip_mid, f"{head * d_head}–{(head + 1) * d_head - 1}",
-                    ha="center", va="center", fontsize=7, color=_text_color(colors[head]), zorder=4)
-    _arrow(ax, (concat_x + concat_w, mid), (12.4, mid))
-    _box(ax, 12.4, mid - 0.55, 1.3, 1.1, f"W_O\n({d_model}, {d_model})", face="#eeeeee", fontsize=8)
-    _arrow(ax, (13.7, mid), (14.1, mid))
-    _box(ax, 14.1, mid - 0.8, 1.45, 1.6, f"output\n({seq}, {d_model})", face="#eeeeee", fontsize=9)
-    fig.suptitle(title or f"Multi-head attention: {seq} tokens, d_model = {d_model}, {n_heads} heads "
-                          f"of d_head = {d_model} / {n_heads} = {d_head}", fontsize=11)
+                    ha="center", va="center", fontsize=8.5, color=_text_color(colors[head]), zorder=4)
+    _arrow(ax, (concat_x + concat_w, mid), (7.25, mid))
+    _box(ax, 7.25, mid - 0.45, 0.95, 0.9, f"W_O\n({d_model}, {d_model})", face="#eeeeee", fontsize=10)
+    _arrow(ax, (8.2, mid), (8.3, mid))
+    _box(ax, 8.3, mid - 0.6, 0.9, 1.2, f"output\n({seq}, {d_model})", face="#eeeeee", fontsize=10)
+    heads = "1 head" if n_heads == 1 else f"{n_heads} heads"
+    fig.suptitle(title or f"Multi-head attention: {seq} tokens, d_model = {d_model}, {heads} "
+                          f"of d_head = {d_model} / {n_heads} = {d_head}", fontsize=12)
     return fig
 
 

@@ -28,7 +28,8 @@ def test_diagram_labels_every_box_with_its_shape(seq, d_model, n_heads):
     assert f"output\n({seq}, {d_model})" in found
     heads = [t for t in found if t.startswith("head_")]
     assert heads == [f"head_{h} = w v\n({seq}, {d_head})" for h in range(n_heads)]
-    assert sum(f"each W: ({d_model}, {d_head})" in t for t in found) == n_heads
+    assert found.count(f"each W: ({d_model}, {d_head})") == 1  # said once, over the projections
+    assert sum(f"({seq}, {d_head}) each" in t for t in found) == n_heads  # q, k, v of every head
     assert sum(f"weights ({seq}, {seq})" in t for t in found) == n_heads
 
 
@@ -114,3 +115,13 @@ def test_head_split_puts_each_heads_features_of_every_token_together():
 def test_head_split_refuses_pictures_too_big_to_read():
     with pytest.raises(ValueError, match="at most 6 tokens"):
         plot_head_split(8, 16, 2)
+
+
+def test_diagram_text_stays_readable_in_the_book_column():
+    """The book's column is about 690 pixels wide: a label of size s points in a figure w inches wide
+    shows about 690 / 72 * s / w pixels tall there; below 9 pixels it is not read but deciphered."""
+    fig = plot_mha_diagram(3, 512, 8)
+    width = fig.get_figwidth()
+    sizes = [t.get_fontsize() for t in fig.axes[0].texts if t.get_text()]
+    assert min(sizes) * 690 / 72 / width >= 8.5  # the concat strip numbers, the smallest
+    assert sorted(sizes)[len(sizes) // 2] * 690 / 72 / width >= 10  # most labels
