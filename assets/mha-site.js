@@ -13,9 +13,15 @@
  *    lines), but never below 80 %: on a phone the widest ones would shrink to 8 px, indices to 6 px.
  *    Past that they scroll sideways inside the column (mha-site.css). Scaled back when the window
  *    widens.
- * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view.
+ * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view. Each is
+ *    a button to assistive technology, named by its alt text and ", press Enter to enlarge".
  * 5. Widget frames: slider handles announce the value shown ("1024", not the index "5"), and
  *    each pre-rendered frame gets the alt text its PNG carries (mha.widgets.figure_to_png).
+ *    ipywidgets controls get names and states: a slider handle is named by its label, a row of
+ *    toggle buttons is a named group whose chosen button is pressed (aria-pressed). The value
+ *    box next to a slider is read-only and no Tab stop: on this static site (no kernel) a typed
+ *    value reached no frame (the figure stayed, Enter added line breaks, the handle announced the
+ *    typed number). The slider itself, with its arrow keys, sets the value.
  * 7. The "Contents" drawer on a narrow screen closes when a section in it is chosen: it covered
  *    the very text it had just scrolled to.
  * 6. JupyterLite. Its Python (Pyodide) comes from a CDN when the live notebook starts; offline or
@@ -135,10 +141,20 @@
     }
   }
 
+  var ENLARGE_HINT = ", press Enter to enlarge";
+
+  function nameFigure(image) {
+    var label = ((image.getAttribute("alt") || "").trim() || "Figure") + ENLARGE_HINT;
+    if (image.getAttribute("aria-label") !== label) image.setAttribute("aria-label", label);
+  }
+
   function markFigures(root) {
     (root || document).querySelectorAll(FIGURES).forEach(function (image) {
+      if (image.closest("a")) return;  // a linked image opens its link, not the viewer
       if (image.tabIndex < 0) image.tabIndex = 0;
       image.classList.add("mha-enlargeable");
+      if (image.getAttribute("role") !== "button") image.setAttribute("role", "button");
+      nameFigure(image);
     });
   }
 
@@ -151,6 +167,43 @@
     if (text && handle.getAttribute("aria-valuetext") !== text) {
       handle.setAttribute("aria-valuetext", text);
     }
+  }
+
+  function labelOf(control) {
+    var label = control.querySelector(":scope > .widget-label");
+    return label ? label.textContent.trim() : "";
+  }
+
+  function fixSlider(slider) {
+    var readout = slider.querySelector(".widget-readout");
+    if (readout && readout.getAttribute("contenteditable") !== "false") {
+      readout.contentEditable = "false";  // ipywidgets sets it back to "true" on some updates
+    }
+    if (readout && readout.tabIndex !== -1) readout.tabIndex = -1;
+    var name = labelOf(slider);
+    slider.querySelectorAll(".noUi-handle").forEach(function (handle) {
+      if (name && handle.getAttribute("aria-label") !== name) handle.setAttribute("aria-label", name);
+      describeHandle(handle);
+    });
+  }
+
+  function fixToggles(group) {
+    if (group.getAttribute("role") !== "group") group.setAttribute("role", "group");
+    var name = labelOf(group);
+    if (name && group.getAttribute("aria-label") !== name) group.setAttribute("aria-label", name);
+    group.querySelectorAll(".widget-toggle-button").forEach(function (button) {
+      var pressed = button.classList.contains("mod-active") ? "true" : "false";
+      if (button.getAttribute("aria-pressed") !== pressed) button.setAttribute("aria-pressed", pressed);
+    });
+  }
+
+  function fixControls(root) {
+    var slider = root.closest(".widget-slider");
+    if (slider) fixSlider(slider);
+    var toggles = root.closest(".widget-toggle-buttons");
+    if (toggles) fixToggles(toggles);
+    root.querySelectorAll(".widget-slider").forEach(fixSlider);
+    root.querySelectorAll(".widget-toggle-buttons").forEach(fixToggles);
   }
 
   function pngDescription(buffer) {
@@ -189,19 +242,27 @@
   function watchWidgets() {
     var observer = new MutationObserver(function (mutations) {
       mutations.forEach(function (mutation) {
-        var target = mutation.target;
-        if (mutation.type === "attributes" && target.classList.contains("noUi-handle")) {
-          describeHandle(target);
-        } else if (mutation.type === "attributes" && target.matches("img.widget-image")) {
-          delete target.dataset.mhaAlt;
-          target.removeAttribute("alt");
-          describeFrame(target);
+        var target = mutation.target, attribute = mutation.attributeName;
+        if (mutation.type === "attributes") {
+          if (attribute === "aria-valuenow" && target.classList.contains("noUi-handle")) {
+            describeHandle(target);
+          } else if (attribute === "src" && target.matches("img.widget-image")) {
+            delete target.dataset.mhaAlt;
+            target.removeAttribute("alt");
+            describeFrame(target);
+          } else if (attribute === "alt" && target.classList.contains("mha-enlargeable")) {
+            nameFigure(target);
+          } else if (attribute === "contenteditable" && target.classList.contains("widget-readout")) {
+            var owner = target.closest(".widget-slider");
+            if (owner) fixSlider(owner);
+          } else if (attribute === "class" && target.classList.contains("widget-toggle-button")) {
+            var group = target.closest(".widget-toggle-buttons");
+            if (group) fixToggles(group);
+          }
         } else if (mutation.type === "childList" || mutation.type === "characterData") {
           var root = target.nodeType === 1 ? target : target.parentElement;
-          var slider = root && root.closest(".widget-slider");
-          if (slider) slider.querySelectorAll(".noUi-handle").forEach(describeHandle);
           if (root) {
-            root.querySelectorAll(".noUi-handle").forEach(describeHandle);
+            fixControls(root);
             root.querySelectorAll("img.widget-image").forEach(describeFrame);
             markFigures(root);
           }
@@ -210,7 +271,8 @@
     });
     observer.observe(document.body, {
       subtree: true, childList: true, characterData: true,
-      attributes: true, attributeFilter: ["aria-valuenow", "src"],
+      attributes: true,
+      attributeFilter: ["aria-valuenow", "src", "alt", "contenteditable", "class"],
     });
   }
 
@@ -283,6 +345,7 @@
     document.addEventListener("click", enlargeOnTap);
     document.addEventListener("keydown", enlargeOnKey);
     markFigures();
+    fixControls(document.body);
     watchWidgets();
     fitEquationsWhenTypeset();
   });

@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 
+from book.site_weight import PHONE
 from mha.explorers import head_view, model_view
 from mha.explorers.attention_view import decode_sentence
 from tests.browser.test_pages import open_page, unexpected
@@ -235,3 +236,79 @@ def test_a_tap_on_a_query_key_cell_writes_its_numbers(view_page):
         cell.click()
         assert reading.inner_text() == cell.locator("title").text_content()
         assert "=" in reading.inner_text()  # numbers, not the prompt
+
+
+def test_the_model_view_is_one_tab_stop_with_arrow_keys_between_maps(view_page):
+    page = view_page
+    root = page.locator(".mha-av[data-views~='model']").first
+    data = payload(root)
+    cells = root.locator(".mha-av-cell")
+    assert cells.count() == data["n_layers"] * data["n_heads"]
+    assert root.locator(".mha-av-cell[tabindex='0']").count() == 1, "one Tab stop for every map"
+    root.locator(".mha-av-sentence, .mha-av-layer").first.focus()
+    for _ in range(data["n_heads"] + 2):  # Tab through the controls to the maps
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('mha-av-cell')"):
+            break
+    where = "[+document.activeElement.dataset.layer, +document.activeElement.dataset.head]"
+    start = page.evaluate(where)
+    assert start == [data["layer"], data["heads"][0]], "Tab lands on the open head's map"
+    page.keyboard.press("Control+Home")
+    assert page.evaluate(where) == [0, 0]
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(where) == [1, 1]
+    page.keyboard.press("End")
+    assert page.evaluate(where) == [1, data["n_heads"] - 1]
+    assert root.locator(".mha-av-cell[tabindex='0']").count() == 1
+    page.keyboard.press("Enter")  # opens that head
+    assert root.locator(".mha-av-layer").input_value() == "1"
+    check_lines(root, 1, [data["n_heads"] - 1])
+    page.keyboard.press("Tab")  # and Tab leaves the grid at once
+    assert not page.evaluate("document.activeElement.classList.contains('mha-av-cell')")
+
+
+def test_focus_rings_reach_3_to_1_and_differ_from_every_head_colour(view_page):
+    page = view_page
+    root = page.locator(HEAD_VIEW).first
+    for target in (root.locator(".mha-av-head-toggle").last, root.locator(".mha-av-layer")):
+        target.focus()
+        page.keyboard.press("Shift+Tab")  # by the keyboard, as a reader does
+        page.keyboard.press("Tab")
+        ring = target.evaluate("""(el) => { const s = getComputedStyle(el);
+            return [s.outlineStyle, parseFloat(s.outlineWidth), s.outlineColor, s.boxShadow]; }""")
+        background = target.evaluate("""(el) => { for (let n = el; n; n = n.parentElement) {
+            const c = getComputedStyle(n).backgroundColor; if (c !== 'rgba(0, 0, 0, 0)') return c; }
+            return 'rgb(255, 255, 255)'; }""")
+        assert ring[0] != "none" and ring[1] >= 2
+        assert _contrast(ring[2], background) >= 3, f"ring {ring[2]} on {background}"
+        assert "255, 255, 255" in ring[3], "a white halo keeps the ring seen on a dark page"
+        assert ring[2] not in {"rgb(230, 159, 0)"}, "head 4's colour"
+    token = root.locator(".mha-av-head .mha-av-token[tabindex='0']").first
+    token.focus()
+    stroke = token.locator("rect").evaluate("r => getComputedStyle(r).stroke")
+    assert _contrast(stroke, "rgb(255, 255, 255)") >= 3 and _contrast(stroke, "rgb(206, 214, 221)") >= 3
+
+
+def test_the_query_key_view_shows_every_digit_in_dark_mode(browser, site_url):  # noqa: F811
+    """The dark theme pads outputs by 8 px, which cut the last digit at 1280 px: the drawing now fits
+    its column there; on a phone it still scrolls sideways rather than shrink its numbers past 85 %."""
+    screens = {"desktop": {"viewport": {"width": 1280, "height": 800}}, "phone": PHONE}
+    for screen, options in screens.items():
+        context = browser.new_context(**options, color_scheme="dark")
+        page = context.new_page()
+        try:
+            page.goto(f"{site_url}/chapters/real_heads.html", wait_until="load")
+            page.wait_for_selector(".mha-av-query-key svg text", state="attached")
+            boxes = page.locator(".mha-av-query-key .mha-av-scroll").evaluate_all(
+                "bs => bs.map(b => [b.scrollWidth, b.clientWidth,"
+                " b.querySelector('svg').getBoundingClientRect().width,"
+                " parseFloat(b.querySelector('svg').getAttribute('width'))])")
+            assert boxes
+            for scroll_width, client_width, drawn, natural in boxes:
+                if screen == "desktop":
+                    assert scroll_width <= client_width, f"{drawn:.0f} px drawn in a {client_width} px column"
+                else:
+                    assert drawn >= 0.85 * natural - 1, f"{drawn:.0f} px of {natural:.0f}: numbers too small"
+        finally:
+            context.close()

@@ -254,8 +254,15 @@
     panel.textContent = "";
     el("p", { "class": "mha-av-caption",
       text: "Model view: rows are layers, columns heads; in each map queries run down, keys across. "
-        + "Click a map to open that head." }, panel);
+        + "Click a map to open that head (or Tab to the maps, move with the arrow keys, Enter opens)." }, panel);
     var grid = el("div", { "class": "mha-av-grid", role: "group", "aria-label": "every layer and head" }, panel);
+    // One Tab stop for all the maps, arrow keys between them (a roving tabindex, as the token columns).
+    grid.addEventListener("keydown", this.onCellKey.bind(this));
+    grid.addEventListener("focusin", function (event) {
+      if (event.target.classList.contains("mha-av-cell")) {
+        self.roveTo(event.target);
+      }
+    });
     grid.style.gridTemplateColumns = "auto repeat(" + data.n_heads + ", auto)";
     el("span", {}, grid);
     for (var h = 0; h < data.n_heads; h++) {
@@ -267,16 +274,53 @@
         var cell = el("button", {
           type: "button", "class": "mha-av-cell", "data-layer": layer, "data-head": head,
           "aria-label": "layer " + layer + ", head " + head + ": open in the head view",
-          "aria-pressed": st(layer, head),
+          "aria-pressed": st(layer, head), tabindex: -1,
         }, grid);
         var canvas = el("canvas", { width: s.seq, height: s.seq }, cell);
         paintMap(canvas, s, layer, head);
         cell.addEventListener("click", this.openHead.bind(this, layer, head));
       }
     }
+    this.roveTo(grid.querySelector(".mha-av-cell[aria-pressed='true']") || grid.querySelector(".mha-av-cell"));
     function st(layer, head) {
       return layer === self.state.layer && self.state.heads.indexOf(head) >= 0 ? "true" : "false";
     }
+  };
+
+  /* The model view's one Tab stop moves to `cell`. */
+  View.prototype.roveTo = function (cell) {
+    if (!cell || cell.getAttribute("tabindex") === "0") {
+      return;
+    }
+    this.panels.model.querySelectorAll(".mha-av-cell").forEach(function (other) {
+      other.setAttribute("tabindex", -1);
+    });
+    cell.setAttribute("tabindex", 0);
+  };
+
+  /* Arrow keys move between maps (left/right: heads, up/down: layers), Home/End to a row's ends
+     (with Ctrl: the first and last map); Enter or Space opens one (it is a button). */
+  View.prototype.onCellKey = function (event) {
+    var cell = event.target.closest && event.target.closest(".mha-av-cell");
+    if (!cell) {
+      return;
+    }
+    var layer = Number(cell.dataset.layer), head = Number(cell.dataset.head);
+    var lastLayer = this.data.n_layers - 1, lastHead = this.data.n_heads - 1;
+    switch (event.key) {
+      case "ArrowRight": head = Math.min(lastHead, head + 1); break;
+      case "ArrowLeft": head = Math.max(0, head - 1); break;
+      case "ArrowDown": layer = Math.min(lastLayer, layer + 1); break;
+      case "ArrowUp": layer = Math.max(0, layer - 1); break;
+      case "Home": head = 0; layer = event.ctrlKey ? 0 : layer; break;
+      case "End": head = lastHead; layer = event.ctrlKey ? lastLayer : layer; break;
+      default: return;
+    }
+    event.preventDefault();
+    var next = this.panels.model.querySelector(
+      ".mha-av-cell[data-layer='" + layer + "'][data-head='" + head + "']");
+    this.roveTo(next);
+    next.focus();
   };
 
   function paintMap(canvas, s, layer, head) {
@@ -463,7 +507,10 @@
     var x0 = labelWidth, x1 = x0 + blockWidth + gap, x2 = x1 + blockWidth + gap, x3 = x2 + 56;
     var width = x3 + 110, height = 36 + (s.seq + 1) * 16;
     var box = el("div", { "class": "mha-av-scroll" }, panel);
+    // Shrinks to the column when it is a little narrower (the dark theme pads outputs: the last digit
+    // of the weights was cut), but not below 85 %: on a phone it scrolls sideways instead.
     var picture = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height,
+      "class": "mha-av-qk-svg", style: "max-width:100%;height:auto;min-width:" + Math.round(0.85 * width) + "px",
       role: "img", "aria-label": "how the query '" + s.tokens[query] + "' scores every key" }, box);
     // A cell's numbers sit in its tooltip, which a mouse shows on hover; a tap (or click) writes them
     // here, as a phone shows no tooltips.
