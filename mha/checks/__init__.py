@@ -22,6 +22,7 @@ from mha.checks.exercises import (
     check_from_state_dict,
     check_keras_output_kernel,
     check_merge_states,
+    check_padding_mask,
     check_parameter_formula,
     check_previous_token_share,
     check_query_chunks,
@@ -52,5 +53,5 @@ __all__ = [
     "check_merge_heads", "check_merge_states", "check_multi_head", "check_parameter_formula",
     "check_previous_token_share", "check_query_chunks", "check_rms_norm", "check_rotate_new_keys",
     "check_softmax", "check_split_heads", "check_temperature", "check_uniform_entropy",
-    "check_uniform_match", "check_window_mask", "strict",
+    "check_uniform_match", "check_window_mask", "check_padding_mask", "strict",
 ]

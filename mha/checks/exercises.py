@@ -52,6 +52,39 @@ def check_window_mask(fn, *, quiet: bool = False) -> None:
     check.passed("causal, width tokens per row (fewer at the start), bool.", quiet)
 
 
+@learner_check
+def check_padding_mask(fn, *, quiet: bool = False) -> None:
+    """Check ``padding_mask(lengths, seq)``: True on each sequence's real tokens, shape (batch, 1, 1, seq).
+
+    Examples
+    --------
+    >>> def padding_mask(lengths, seq):
+    ...     real = np.arange(seq)[None, :] < np.asarray(lengths)[:, None]  # (batch, seq_k)
+    ...     return real[:, None, None, :]  # (batch, 1, 1, seq_k)
+    >>> check_padding_mask(padding_mask)
+    ✔ check_padding_mask passed: (batch, 1, 1, seq_k), True on the real tokens, bool.
+    """
+    check = Checker("check_padding_mask", fn, "padding mask")
+    for lengths, seq in (([4, 6], 6), ([1, 3, 2], 3), ([5], 7)):
+        case = f"lengths = {lengths}, seq = {seq}"
+        real = np.arange(seq)[None, :] < np.array(lengths)[:, None]  # (batch, seq_k)
+        expected = real[:, None, None, :]  # (batch, 1, 1, seq_k)
+        got = check.as_array(check.call(list(lengths), seq, case=case), case)
+        if got.dtype != bool and np.isin(got, (0, 1)).all():
+            got = got != 0
+        check.compare(got, expected, case=case, exact=True, mistakes=[
+            Mistake("the mask has shape (batch, seq_k): against scores (batch, n_heads, seq_q, seq_k) its "
+                    "batch axis lines up with the queries. Add the two singleton axes: "
+                    "mask[:, None, None, :].", lambda r=real: r),
+            Mistake("the mask is inverted: True means 'may attend', so real tokens are True.",
+                    lambda e=expected: ~e),
+            Mistake("one padding position too many is allowed: position t is real when t < length, "
+                    "not t <= length.", lambda s=seq, n=lengths: (
+                        np.arange(s)[None, :] <= np.array(n)[:, None])[:, None, None, :]),
+        ])
+    check.passed("(batch, 1, 1, seq_k), True on the real tokens, bool.", quiet)
+
+
 # ----------------------------------------------------------------------- multi-head
 
 

@@ -62,7 +62,7 @@ from mha.lab.head_count import (
 )
 from mha.lab.head_survey import KINDS, PATTERN_SCORES, HeadSurvey, survey_heads
 from mha.lab.kv_sharing import fit_to_teacher, pool_kv_heads, relative_error
-from mha.lab.measure import blas_threads, median_seconds, peak_bytes
+from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
 from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.lab.residual import build_stack, residual_statistics, residual_stream, stack_statistics
 from mha.lab.scaling import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
@@ -112,7 +112,7 @@ __all__ = [
     "head_count_sweep",
     "pool_kv_heads", "relative_error", "fit_to_teacher",
     # measurement
-    "median_seconds", "peak_bytes", "blas_threads",
+    "median_seconds", "interleaved_seconds", "peak_bytes", "blas_threads",
     # a tiny GPT that writes
     "extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows", "bigram_loss",
     "unigram_loss", "TinyGPT", "sample_next", "generate", "per_position_loss",

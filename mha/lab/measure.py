@@ -1,8 +1,10 @@
 """Measure what the cost model predicts: wall time and peak memory of a call.
 
-Timings are medians of repeated calls after a warm-up; they vary with the machine, so compare them as
-ratios measured in the same run. Peak memory is what ``tracemalloc`` sees NumPy allocate during one call
-(NumPy reports its array buffers to it), which is the number the cost model's bytes predict.
+Timings are medians of repeated calls after a warm-up, or, to compare several calls on a busy machine,
+each call's best over rounds in which the calls take turns (:func:`interleaved_seconds`: noise then
+hits every call alike). They vary with the machine, so compare them as ratios measured in the same run.
+Peak memory is what ``tracemalloc`` sees NumPy allocate during one call (NumPy reports its array
+buffers to it), which is the number the cost model's bytes predict.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import tracemalloc
 from collections.abc import Callable
 from time import perf_counter
 
+import numpy as np
+
 from mha._kernels import blas_threads  # timing cells hold BLAS to one thread on a shared machine
 from mha._validation import check_positive_int
 
-__all__ = ["median_seconds", "peak_bytes", "blas_threads"]
+__all__ = ["median_seconds", "interleaved_seconds", "peak_bytes", "blas_threads"]
 
 
 def median_seconds(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1) -> float:
@@ -38,6 +42,34 @@ def median_seconds(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 
         fn()
         times.append(perf_counter() - start)
     return statistics.median(times)
+
+
+def interleaved_seconds(calls, *, rounds: int = 5) -> np.ndarray:
+    """Each call's best wall time over ``rounds`` rounds in which the calls take turns, ``(len(calls),)``.
+
+    Compare calls with it rather than timing each on its own: a burst of load from elsewhere then slows
+    one round of every call, not all the repeats of one, and the best round of each survives it. Every
+    call runs once untimed first (allocations, threads starting).
+
+    Examples
+    --------
+    >>> fast, slow = interleaved_seconds([lambda: sum(range(10)), lambda: sum(range(100_000))], rounds=3)
+    >>> bool(fast < slow)
+    True
+    """
+    rounds = check_positive_int(rounds, "rounds")
+    calls = list(calls)
+    for call in calls:
+        if not callable(call):
+            raise TypeError(f"every call must be callable with no arguments, got {type(call).__name__}")
+        call()  # warm-up
+    best = [float("inf")] * len(calls)
+    for _ in range(rounds):
+        for i, call in enumerate(calls):
+            start = perf_counter()
+            call()
+            best[i] = min(best[i], perf_counter() - start)
+    return np.array(best)  # (len(calls),)
 
 
 def peak_bytes(fn: Callable[[], object]) -> int:

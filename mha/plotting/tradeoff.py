@@ -62,5 +62,5 @@ def plot_pattern_tradeoff(mix, mass_a, mass_b, *, label_a: str, label_b: str, he
     ax.set_ylabel(f"mean weight on {label_b}")
     ax.set_title("One softmax has one unit of weight to share")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, frameon=False)
-    fig.colorbar(points, ax=ax, label=f"share of {label_a} in the scores", shrink=0.8)
+    fig.colorbar(points, ax=ax, label=f"share α of {label_a} in the scores", shrink=0.8)
     return fig

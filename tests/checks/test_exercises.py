@@ -21,6 +21,10 @@ def window_mask(seq, width):
     return (offset >= 0) & (offset < width)
 
 
+def padding_mask(lengths, seq):
+    return (np.arange(seq)[None, :] < np.asarray(lengths)[:, None])[:, None, None, :]
+
+
 def from_state_dict(state):
     w_q, w_k, w_v = np.split(state["in_proj_weight"], 3, axis=0)  # 3 x (out, in)
     return w_q.T, w_k.T, w_v.T, state["out_proj.weight"].T
@@ -74,6 +78,7 @@ RIGHT = {
     checks.check_parameter_formula: lambda d, h: 4 * d * d + 4 * d,
     checks.check_query_chunks: query_chunked_attention,
     checks.check_window_mask: window_mask,
+    checks.check_padding_mask: padding_mask,
     checks.check_cross_attention_shapes: {
         "W_q": (64, 64), "W_k": (48, 64), "W_v": (48, 64), "W_o": (64, 64),
         "weights": (2, 8, 7, 50), "output": (2, 7, 64)},
@@ -139,6 +144,10 @@ def test_a_function_returning_none_is_a_failure_not_a_placeholder():
     (checks.check_window_mask, lambda s, w: np.abs(np.arange(s)[:, None] - np.arange(s)) < w,
      "not causal"),
     (checks.check_window_mask, lambda s, w: window_mask(s, w + 1), r"width \+ 1 tokens"),
+    (checks.check_padding_mask, lambda n, s: padding_mask(n, s)[:, 0, 0],
+     r"shape \(batch, seq_k\).*\[:, None, None, :\]"),
+    (checks.check_padding_mask, lambda n, s: ~padding_mask(n, s), "inverted"),
+    (checks.check_padding_mask, lambda n, s: padding_mask(np.asarray(n) + 1, s), "t <= length"),
     (checks.check_crossover, 1024, r"expected 1025, got 1024\. 1024 = 2·d_model"),
     (checks.check_crossover, 7, "expected 1025, got 7"),
     (checks.check_crossover, "a lot", "should be a number, got str"),

@@ -3,7 +3,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from mha.lab.measure import median_seconds, peak_bytes
+from mha.lab.measure import interleaved_seconds, median_seconds, peak_bytes
 
 
 def test_peak_bytes_sees_a_temporary_array_and_not_what_existed_before():
@@ -43,3 +43,30 @@ def test_measure_errors():
         median_seconds(lambda: None, repeats=0)
     with pytest.raises(TypeError, match="callable"):
         peak_bytes("x")
+
+
+def test_interleaved_calls_take_turns_and_keep_each_calls_best_round(monkeypatch):
+    import mha.lab.measure
+
+    order = []
+    # call a lasts 5, 1, 3 ticks in rounds 1-3, call b 2, 2, 9: bests 1 and 2
+    durations = iter([5, 2, 1, 2, 3, 9])
+    clock = [0.0]
+
+    def perf_counter():
+        return clock[0]
+
+    def timed(name):
+        def call():
+            order.append(name)
+            if len(order) > 2:  # after the two untimed warm-up calls
+                clock[0] += next(durations)
+        return call
+
+    monkeypatch.setattr(mha.lab.measure, "perf_counter", perf_counter)
+    assert interleaved_seconds([timed("a"), timed("b")], rounds=3).tolist() == [1.0, 2.0]
+    assert order == ["a", "b"] * 4  # one warm-up each, then turns
+    with pytest.raises(TypeError, match="callable"):
+        interleaved_seconds([1])
+    with pytest.raises(ValueError, match="rounds"):
+        interleaved_seconds([timed("a")], rounds=0)
