@@ -23,6 +23,7 @@ this module or ``wire``, threads, forged output) can only change its own answers
 validates them as untrusted data and runs the tests itself.
 """
 
+import contextlib
 import importlib.machinery
 import inspect
 import io
@@ -122,10 +123,16 @@ def _missing_mha_name(name):
                               name="mha")
 
 
+class _SilentCheckFailed(AssertionError):
+    """Stands in for ``mha.checks.CheckFailed`` (an ``except CheckFailed:`` must still be valid)."""
+
+
 def _silent_check(name):
     if name.startswith("__"):
         raise AttributeError(name)
-    return lambda *args, **kwargs: None
+    if name == "CheckFailed":
+        return _SilentCheckFailed
+    return lambda *args, **kwargs: contextlib.nullcontext()  # strict() is used in a with statement
 
 
 def _magic_lines(source):

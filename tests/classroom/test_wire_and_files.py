@@ -165,7 +165,16 @@ def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monk
     monkeypatch.setattr(_NoMha, "attempted", False)
     from mha.checks import check_softmax
 
-    assert check_softmax(lambda x: x) is None and not _NoMha.attempted  # a check does nothing
+    check_softmax(lambda x: x)  # a check does nothing, and asks for nothing
+    assert not _NoMha.attempted
+    from mha.checks import CheckFailed, strict
+
+    with strict():
+        try:
+            pass
+        except CheckFailed:  # still a class an except clause accepts
+            pass
+    assert issubclass(CheckFailed, Exception)
     import mha
 
     with pytest.raises(ModuleNotFoundError, match="mha.softmax"):
