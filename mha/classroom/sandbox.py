@@ -277,7 +277,7 @@ class Sandbox:
         status, data, split = self.execute(command, _framed(first), limits,
                                            None if second is None else _framed(second))
         result = RunOutput(split=split)
-        result.frames, garbled = read_frames(data, limits.file_mb * 2**20, max_frames)
+        result.frames, garbled = wire.read_frames(data, limits.file_mb * 2**20, max_frames)
         ended = any("end" in header for header, _, _ in result.frames)
         if status is None:
             result.ending = "timeout"
@@ -313,46 +313,6 @@ class Sandbox:
         if status != 0 or "ok" not in words or not contained:
             raise SandboxUnavailable(f"the sandbox failed its self-test (status {status}): "
                                      f"{INSTALL_HINT}")
-
-
-#: JSON header bytes the grader parses from one run, all frames together. A real run's headers take
-#: kilobytes (arrays travel apart from them); parsed, JSON grows about thirty times in memory, so
-#: 64 MiB of headers made of empty lists and dicts took the grader to 1.6 GB per job.
-MAX_HEADER_BYTES = 4 * 2**20
-
-
-def read_frames(data: bytes, max_bytes: int, max_frames: int | None = None) -> tuple[list, bool]:
-    """Split the runner's output into validated (header, arrays, end offset) frames; stop at the
-    first bad one, where the headers pass :data:`MAX_HEADER_BYTES` in all, after ``max_frames``
-    frames (a run writes one per cell and per call, and two more), or at ``max_bytes``. Returns the
-    frames and whether anything unread followed them.
-
-    The frames before a flood of valid but unasked-for ones are kept, so the grader still sees which
-    cell the run reached; unpacking a million tiny frames would cost a minute of the grader's time."""
-    frames, offset, header_budget = [], 0, MAX_HEADER_BYTES
-    over = len(data) > max_bytes
-    if over:  # the output was cut at the size limit: read what fits
-        data = data[:max_bytes]
-    while offset + 8 <= len(data):
-        if max_frames is not None and len(frames) >= max_frames:
-            return frames, True
-        length = int.from_bytes(data[offset:offset + 8], "little")
-        message = data[offset + 8:offset + 8 + length]
-        if len(message) != length:
-            return frames, True
-        header_length = int.from_bytes(message[len(wire.MAGIC):len(wire.MAGIC) + 8], "little")
-        if header_length > header_budget:
-            return frames, True
-        header_budget -= header_length
-        try:
-            header, arrays = wire.unpack(message, max_bytes)
-        except wire.WireError:
-            return frames, True
-        if not isinstance(header, dict):
-            return frames, True
-        offset += 8 + length
-        frames.append((header, arrays, offset))
-    return frames, over or offset != len(data)
 
 
 def _framed(message: bytes) -> bytes:

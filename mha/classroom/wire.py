@@ -4,10 +4,11 @@ Only the standard library and NumPy are imported here: the runner imports this f
 sandbox, and the grader uses the same functions on its side. A value travels as a small JSON
 *tree* (``["t", [...]]`` for a tuple, ``["a", 3]`` for the fourth array, ...) and a list of plain
 numeric ``ndarray`` s. A message is ``MAGIC``, the JSON header's length (8 bytes), the header and
-an uncompressed ``.npz`` of the arrays. :func:`unpack` validates everything before building an
-array: zip entries stored (not compressed) with the expected names, ``.npy`` headers read first,
-dtype kinds ``b i u f c`` only (no objects, no records), shapes whose byte count matches the data,
-all within caps; nothing is ever unpickled.
+an uncompressed ``.npz`` of the arrays; on the runner's output each message is a *frame*, preceded
+by its length (8 bytes), and :func:`read_frames` splits that stream on the grader's side.
+:func:`unpack` validates everything before building an array: zip entries stored (not compressed)
+with the expected names, ``.npy`` headers read first, dtype kinds ``b i u f c`` only (no objects, no
+records), shapes whose byte count matches the data, all within caps; nothing is ever unpickled.
 
 Tree tags: ``n`` None, ``b`` bool, ``i`` int (decimal text), ``f`` float (``repr`` text), ``s`` str,
 ``t`` tuple, ``l`` list, ``d`` dict (key/value pairs), ``a`` ndarray, ``g`` NumPy scalar (a 0-d
@@ -215,3 +216,43 @@ def unpack(data, max_bytes, max_header=2_000_000):
             raise
         raise WireError(f"unreadable arrays ({type(error).__name__})") from None
     return header, arrays
+
+
+#: JSON header bytes the grader parses from one run, all frames together. A real run's headers take
+#: kilobytes (arrays travel apart from them); parsed, JSON grows about thirty times in memory, so
+#: 64 MiB of headers made of empty lists and dicts took the grader to 1.6 GB per job.
+MAX_HEADER_BYTES = 4 * 2**20
+
+
+def read_frames(data: bytes, max_bytes: int, max_frames: int | None = None) -> tuple[list, bool]:
+    """Split the runner's output into validated (header, arrays, end offset) frames; stop at the
+    first bad one, where the headers pass :data:`MAX_HEADER_BYTES` in all, after ``max_frames``
+    frames (a run writes one per cell and per call, and two more), or at ``max_bytes``. Returns the
+    frames and whether anything unread followed them.
+
+    The frames before a flood of valid but unasked-for ones are kept, so the grader still sees which
+    cell the run reached; unpacking a million tiny frames would cost a minute of the grader's time."""
+    frames, offset, header_budget = [], 0, MAX_HEADER_BYTES
+    over = len(data) > max_bytes
+    if over:  # the output was cut at the size limit: read what fits
+        data = data[:max_bytes]
+    while offset + 8 <= len(data):
+        if max_frames is not None and len(frames) >= max_frames:
+            return frames, True
+        length = int.from_bytes(data[offset:offset + 8], "little")
+        message = data[offset + 8:offset + 8 + length]
+        if len(message) != length:
+            return frames, True
+        header_length = int.from_bytes(message[len(MAGIC):len(MAGIC) + 8], "little")
+        if header_length > header_budget:
+            return frames, True
+        header_budget -= header_length
+        try:
+            header, arrays = unpack(message, max_bytes)
+        except WireError:
+            return frames, True
+        if not isinstance(header, dict):
+            return frames, True
+        offset += 8 + length
+        frames.append((header, arrays, offset))
+    return frames, over or offset != len(data)

@@ -12,8 +12,8 @@ import pytest
 
 from mha.classroom import wire
 from mha.classroom.reports import fenced, neutral
-from mha.classroom.sandbox import read_frames
 from mha.classroom.submission import InvalidSubmission, find_submissions, read_notebook, unique_ids
+from mha.classroom.wire import read_frames
 
 pytestmark = pytest.mark.classroom
 
