@@ -276,7 +276,7 @@ def _collect(sandbox, cells, probes, names, limits, got: _Collected) -> None:
         reports, end = _ask(sandbox, cells, main, names, True, limits, got)
         # A function that answered some calls only with mha present is not NumPy-only, whatever it
         # returned without mha for the NumPy-only test's inputs (which a student can recognise).
-        needed_mha = {p.name for p in main if got.answers.get(p.key, Answer("")).status == "ok"}
+        needed_mha = {p.name for p in main if p.key in got.answers and got.answers[p.key].status == "ok"}
         for probe in probes:
             if probe.variant == "numpy_only" and probe.name in needed_mha:
                 got.answers[probe.key] = Answer("raised", exc=(
