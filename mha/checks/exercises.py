@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from mha import attention, cost, layers, normalization, positions
+from mha import attention, cost, layers, masks, normalization, positions
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
 from mha.checks.attention import FLOAT32_ADVICE, _rng
 from mha.checks.predictions import expect_value, number
@@ -67,15 +67,14 @@ def check_padding_mask(fn, *, quiet: bool = False) -> None:
     check = Checker("check_padding_mask", fn, "padding mask")
     for lengths, seq in (([4, 6], 6), ([1, 3, 2], 3), ([5], 7)):
         case = f"lengths = {lengths}, seq = {seq}"
-        real = np.arange(seq)[None, :] < np.array(lengths)[:, None]  # (batch, seq_k)
-        expected = real[:, None, None, :]  # (batch, 1, 1, seq_k)
+        expected = masks.padding_mask(lengths, seq)  # (batch, 1, 1, seq_k)
         got = check.as_array(check.call(list(lengths), seq, case=case), case)
         if got.dtype != bool and np.isin(got, (0, 1)).all():
             got = got != 0
         check.compare(got, expected, case=case, exact=True, mistakes=[
             Mistake("the mask has shape (batch, seq_k): against scores (batch, n_heads, seq_q, seq_k) its "
                     "batch axis lines up with the queries. Add the two singleton axes: "
-                    "mask[:, None, None, :].", lambda r=real: r),
+                    "mask[:, None, None, :].", lambda e=expected: e[:, 0, 0]),
             Mistake("the mask is inverted: True means 'may attend', so real tokens are True.",
                     lambda e=expected: ~e),
             Mistake("one padding position too many is allowed: position t is real when t < length, "
