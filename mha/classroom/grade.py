@@ -3,11 +3,12 @@
 For each student: read the notebook defensively (:mod:`~mha.classroom.submission`), send its
 non-test code cells and the assignment's probe calls to the sandboxed runner (first with the
 ``mha`` package absent; again with it only if the code asked for it; the hidden tests' calls only
-once the visible ones are answered), validate the answers, and
-replay the instructor's tests on them in this process (:mod:`~mha.classroom.probes`). A test that
-needs answers to new inputs (one answer's output fed to another) gets another round. A run that a
-cell or a call ends (time limit, memory, ``os._exit``) is repeated without that cell or call, so
-the rest still counts. Each test cell scores all its points when it passes, none otherwise.
+once the visible ones are answered), validate the answers, and replay the instructor's tests on
+them in this process (:mod:`~mha.classroom.probes`). Code that uses a name a visible test cell
+defines runs again with that test cell (:mod:`~mha.classroom.borrowed`). A test that needs answers
+to new inputs (one answer's output fed to another) gets another round. A run that a cell or a call
+ends (time limit, memory, ``os._exit``) is repeated without that cell or call, so the rest still
+counts. Each test cell scores all its points when it passes, none otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mha.classroom import wire
+from mha.classroom.borrowed import borrowed_test_cells
 from mha.classroom.probes import Answer, Probe, Recording, record, replay, signature_of
 from mha.classroom.sandbox import Limits, Sandbox, get_sandbox
 from mha.classroom.source import Assignment
@@ -94,30 +96,6 @@ def recording_for(assignment: Assignment) -> Recording:
     return _RECORDINGS[key]
 
 
-def _message(header: dict, probes: list[Probe]) -> bytes:
-    """Pack ``header`` with the probes' calls and all their input arrays."""
-    arrays: list = []
-
-    def shift(tree, offset):
-        if tree and tree[0] in ("a", "g"):
-            return [tree[0], tree[1] + offset]
-        if tree and tree[0] in ("t", "l"):
-            return [tree[0], [shift(item, offset) for item in tree[1]]]
-        if tree and tree[0] == "d":
-            return ["d", [[shift(k, offset), shift(v, offset)] for k, v in tree[1]]]
-        return tree
-
-    encoded = []
-    for probe in probes:
-        offset = len(arrays)
-        arrays.extend(probe.arrays)
-        value = probe.kind == "value"
-        encoded.append({"name": probe.name, "kind": probe.kind,
-                        "args": None if value else shift(probe.args, offset),
-                        "kwargs": None if value else shift(probe.kwargs, offset)})
-    return wire.pack({**header, "probes": encoded}, arrays)
-
-
 def _job(cells, visible: list[Probe], hidden: list[Probe], answers, sandbox: Sandbox, with_mha,
          limits) -> tuple[bytes, bytes | None]:
     """The first message (cells, visible calls) and the second (hidden calls, or None)."""
@@ -125,7 +103,7 @@ def _job(cells, visible: list[Probe], hidden: list[Probe], answers, sandbox: San
               "path": [sandbox.package_path()] if with_mha else [], "block_mha": not with_mha,
               "cell_timeout": limits.cell_timeout, "probe_timeout": limits.probe_timeout,
               "max_result_bytes": MAX_RESULT_BYTES}
-    return _message(header, visible), (_message({}, hidden) if hidden else None)
+    return wire.pack_calls(header, visible), (wire.pack_calls({}, hidden) if hidden else None)
 
 
 def _answer(result, arrays) -> Answer:
@@ -289,6 +267,26 @@ def _collect(sandbox, cells, probes, names, limits, got: _Collected) -> None:
             got.signatures = {name: signatures[name] for name in got.defined}
 
 
+def _collect_borrowing(assignment, cells, sandbox, own, probes, names, limits, got: _Collected):
+    """:func:`_collect`, run again from the start while the code turns out to use names that visible
+    test cells define (:mod:`~mha.classroom.borrowed`). Returns the cells that ran and the numbers
+    of the test cells among them."""
+    borrowed: set[int] = set()
+    for _ in range(3):  # a test cell brought in may need a name from a test cell above it
+        start = len(got.notes)
+        _collect(sandbox, own, probes, names, limits, got)
+        extra, notes = borrowed_test_cells(assignment, cells, got.cells, got.answers,
+                                           {number for number, _ in own})
+        if not extra or got.exhausted():
+            break
+        own = sorted(own + extra)
+        borrowed.update(number for number, _ in extra)
+        got.notes[start:] = notes  # the run's own notes were about a notebook that ran without them
+        got.answers.clear(), got.cells.clear(), got.stalls.clear()
+        got.defined, got.signatures = None, {}
+    return own, borrowed
+
+
 def _consistent_signatures(signatures: dict, probes, answers: dict) -> dict:
     """The reported signatures that every call the code answered fits.
 
@@ -339,8 +337,11 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
     got = _Collected(deadline=time.monotonic() + BUDGET_RUNS * limits.timeout)
     pending = list(recording.probes.values())
     known = dict(recording.probes)  # every probe asked so far, for checking what the code says of itself
-    for _ in range(MAX_ROUNDS):
-        _collect(sandbox, own, pending, list(recording.answers), limits, got)
+    names = list(recording.answers)
+    own, borrowed = _collect_borrowing(assignment, cells, sandbox, own, pending, names, limits, got)
+    for round_ in range(MAX_ROUNDS):
+        if round_:
+            _collect(sandbox, own, pending, names, limits, got)
         signatures = _consistent_signatures(got.signatures, known.values(), got.answers)
         outcomes, missing = replay(assignment, recording, got.answers, got.defined, signatures)
         known.update(missing)
@@ -358,7 +359,7 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
         questions.append(QuestionResult(test.grade_id, test.points if passed else 0.0,
                                         test.points, feedback))
     errors = []
-    for number in sorted(got.cells):
+    for number in sorted(set(got.cells) - borrowed):  # a borrowed test cell's errors are not the student's
         status, error = got.cells[number]
         if status != "ok" and error:
             where = f", line {error[2]}" if error[2] else ""

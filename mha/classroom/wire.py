@@ -163,6 +163,31 @@ def pack(header, arrays):
     return MAGIC + struct.pack("<Q", len(body)) + body + buffer.getvalue()
 
 
+def _shift(tree, offset):
+    """``tree`` with every array index moved up by ``offset``."""
+    if tree and tree[0] in ("a", "g"):
+        return [tree[0], tree[1] + offset]
+    if tree and tree[0] in ("t", "l"):
+        return [tree[0], [_shift(item, offset) for item in tree[1]]]
+    if tree and tree[0] == "d":
+        return ["d", [[_shift(k, offset), _shift(v, offset)] for k, v in tree[1]]]
+    return tree
+
+
+def pack_calls(header, probes):
+    """One message: ``header`` plus the probes' calls (``name``, ``kind``, ``args``, ``kwargs``,
+    ``arrays`` attributes, each call's trees indexing its own arrays), all arrays in one list."""
+    arrays, encoded = [], []
+    for probe in probes:
+        offset = len(arrays)
+        arrays.extend(probe.arrays)
+        value = probe.kind == "value"
+        encoded.append({"name": probe.name, "kind": probe.kind,
+                        "args": None if value else _shift(probe.args, offset),
+                        "kwargs": None if value else _shift(probe.kwargs, offset)})
+    return pack({**header, "probes": encoded}, arrays)
+
+
 def _read_member(archive, info, max_bytes):
     with archive.open(info) as member:
         version = np.lib.format.read_magic(member)

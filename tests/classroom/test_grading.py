@@ -140,3 +140,28 @@ def test_value_answers_are_graded_right_and_wrong(sandbox, tmp_path):
     assert points["predict"] == 2 and points["diagnose"] == 0
     assert "hidden test" in feedback["diagnose"]
     assert result.points == result.max_points - 1
+
+
+def test_an_experiment_on_a_test_cells_variables_is_graded_as_the_notebook_ran_it(sandbox, tmp_path):
+    assignment = load_assignment(ASSIGNMENTS[1])  # "think first, then try it" on the test above
+    notebook = nbgrader_notebook(assignment)
+    trials = {"numpy": "again = multi_head_attention(x, W_q, W_k, W_v, W_o, 2, causal=True)\n"
+                       "assert np.allclose(again, before)\n",  # layer_causal's names, no mha
+              "mha": "w = layer.W_q  # layer_output's layer: made with mha\n"}
+    results = {}
+    for name, trial in trials.items():
+        for cell in notebook["cells"]:
+            if cell["source"].startswith(("### BEGIN SOLUTION\nleaks_split_only", "again =", "w =")):
+                cell["source"] = trial + "leaks_split_only = True\nleaks_both_wrong = False\n"
+        notebook["cells"].append({"cell_type": "code", "metadata": {}, "source": "print(nowhere)"})
+        path = tmp_path / f"{name}.ipynb"
+        path.write_text(json.dumps(notebook))
+        results[name] = grade_submission(assignment, name, path, TEST_LIMITS, sandbox=sandbox)
+        del notebook["cells"][-1]
+    for name, result in results.items():
+        assert result.points == result.max_points, (name, result.questions)
+        number = len(notebook["cells"]) + 1
+        # a name no test cell defines is still the student's error; the test cells' own are not
+        assert result.cell_errors == (f"cell {number}, line 1: NameError: name 'nowhere' is not defined",)
+    assert any("uses x, which the test cell 'layer_causal'" in note for note in results["numpy"].notes)
+    assert any("uses layer, which the test cell 'layer_output'" in note for note in results["mha"].notes)

@@ -1,0 +1,108 @@
+"""Names a student's code takes from a visible test cell, and the test cells that define them.
+
+In Jupyter a student runs the notebook from top to bottom, test cells included, so an answer may
+use what a test cell above it made: "think first, then try it" invites exactly that, with the
+``W_q`` and ``x`` of the test before. The grader runs only the student's own cells (the tests run
+in the grader's process), so such an answer stopped there with a ``NameError`` it never showed in
+the notebook. When that happens the grader runs the code again with the test cells that define
+those names, each as released (hidden tests removed, the student's edits ignored) at its place in
+the notebook; what those cells raise is not the student's and is not reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+
+from mha.classroom.release import student_source
+from mha.classroom.source import Assignment
+from mha.classroom.submission import is_test_cell
+
+_NAME_ERROR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+               ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def defined_names(source: str) -> set[str]:
+    """The names a cell binds at its top level: assignments (unpacking too), imports, ``for`` and
+    ``with`` targets, functions and classes. Names bound inside a function or a comprehension are
+    that scope's own. Source that does not parse binds nothing.
+
+    >>> sorted(defined_names("import numpy as np\\nW_q, W_k = 1, 2\\ndef f(x):\\n    y = x"))
+    ['W_k', 'W_q', 'f', 'np']
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    pending = [tree]
+    while pending:
+        for child in ast.iter_child_nodes(pending.pop()):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(child.name)  # its body binds its own names
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                names.add(child.id)
+            elif isinstance(child, ast.alias):
+                names.add((child.asname or child.name).split(".")[0])
+            if not isinstance(child, _OWN_SCOPES):
+                pending.append(child)
+    return names
+
+
+def missing_name(error) -> str | None:
+    """The name in a ``NameError`` report ``(type, message, ...)``, else None."""
+    if not error or error[0] != "NameError":
+        return None
+    found = _NAME_ERROR.search(error[1])
+    return found.group(1) if found else None
+
+
+def borrowed_test_cells(assignment: Assignment, cells, reports: dict, answers: dict,
+                        running: set[int]) -> tuple[list[tuple[int, str]], list[str]]:
+    """The test cells to run with the student's code, and a note for each name they supply.
+
+    Parameters
+    ----------
+    assignment : Assignment
+    cells : list of (cell_type, source, grade_id)
+        The submitted notebook, as :func:`mha.classroom.submission.read_notebook` returns it.
+    reports : dict
+        Cell number -> ``(status, error)`` from the last run; ``error`` is ``(type, message, line)``.
+    answers : dict
+        Probe key -> :class:`mha.classroom.probes.Answer`: a function that raised ``NameError`` when
+        the tests called it may use a test cell's name too.
+    running : set of int
+        Numbers of the cells that already run.
+
+    Returns
+    -------
+    cells : list of (number, source)
+        Each defining test cell not yet running, once, at its number in the notebook: for a name
+        a cell missed, the last test cell above that cell that defines it; for a name a function
+        missed, the last such test cell in the notebook.
+    notes : list of str
+    """
+    tests = {test.grade_id: test for test in assignment.tests}
+    defines: dict[int, tuple[str, str, set[str]]] = {}  # number -> (grade_id, released source, names)
+    for number, (kind, source, grade_id) in enumerate(cells, start=1):
+        if (kind == "code" and is_test_cell(source, grade_id, set(tests))
+                and all(grade_id != seen for seen, _, _ in defines.values())):  # a copy runs once
+            released = student_source(tests[grade_id])
+            defines[number] = (grade_id, released, defined_names(released))
+    needs = [(number, missing_name(error)) for number, (_, error) in sorted(reports.items())]
+    needs += [(math.inf, missing_name(answer.exc)) for answer in answers.values()
+              if answer.status == "raised"]
+    chosen: dict[int, list[tuple[str, float]]] = {}  # test cell -> (name, the cell that needed it)
+    for before, name in needs:
+        above = [number for number, (_, _, names) in defines.items() if number < before and name in names]
+        if name and above and (name, before) not in chosen.get(max(above), []):
+            chosen.setdefault(max(above), []).append((name, before))
+    added = sorted(number for number in chosen if number not in running)
+    notes = [f"{'a function of yours' if who == math.inf else f'cell {who}'} uses {name}, which "
+             f"the test cell {defines[number][0]!r} (cell {number}) defines: as in your notebook, "
+             "the grader ran that test cell (as released) "
+             + ("at its place" if who == math.inf else "before it")
+             for number in added for name, who in chosen[number]]
+    return [(number, defines[number][1]) for number in added], notes
