@@ -14,7 +14,8 @@
  *    Past that they scroll sideways inside the column (mha-site.css). Scaled back when the window
  *    widens.
  * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view. Each is
- *    a button to assistive technology, named by its alt text and ", press Enter to enlarge".
+ *    a button to assistive technology, named by its alt text and ", press Enter to enlarge". On a
+ *    touch screen, a figure shrunk far below its own size gets a line saying it can be tapped.
  * 5. Widget frames: slider handles announce the value shown ("1024", not the index "5"), and
  *    each pre-rendered frame gets the alt text its PNG carries (mha.widgets.figure_to_png).
  *    ipywidgets controls get names and states: a slider handle is named by its label, a row of
@@ -148,6 +149,41 @@
     if (image.getAttribute("aria-label") !== label) image.setAttribute("aria-label", label);
   }
 
+  // On a touch screen nothing says a figure can be tapped (no zoom-in cursor). Under a figure shown
+  // at less than SMALL_SCALE of its own width, a line says so: the notebook's figures are drawn at
+  // 100 dpi, so their 10-pt labels are then under 8 px (on a phone, most figures; the multi-head
+  // diagram's at 5 px). Hidden from screen readers: the figure's name already says it.
+  var SMALL_SCALE = 0.6;
+  var TOUCH = window.matchMedia ? window.matchMedia("(pointer: coarse)") : null;
+
+  var SIZES = window.ResizeObserver ? new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) { hintIfSmall(entry.target); });
+  }) : null;
+
+  function isSmall(image) {
+    var shown = image.getBoundingClientRect().width;
+    return shown > 0 && image.naturalWidth * SMALL_SCALE > shown;
+  }
+
+  function hintIfSmall(image) {
+    // A widget's frames sit in a row that scrolls: its line goes at the end of the widget instead,
+    // shown while any of its frames is small (the hidden ones are 0 px wide).
+    var widget = image.closest(".widget-subarea");
+    var images = widget ? widget.querySelectorAll("img.widget-image") : [image];
+    var small = TOUCH && TOUCH.matches && Array.prototype.some.call(images, isSmall);
+    var hint = widget ? widget.querySelector(":scope > .mha-enlarge-hint") : image.nextElementSibling;
+    if (hint && hint.classList.contains("mha-enlarge-hint")) {
+      hint.hidden = !small;
+    } else if (small) {
+      hint = document.createElement("p");
+      hint.className = "mha-enlarge-hint";
+      hint.setAttribute("aria-hidden", "true");
+      hint.textContent = "Tap the figure to see it full size.";
+      if (widget) widget.appendChild(hint);
+      else image.insertAdjacentElement("afterend", hint);
+    }
+  }
+
   function markFigures(root) {
     (root || document).querySelectorAll(FIGURES).forEach(function (image) {
       if (image.closest("a")) return;  // a linked image opens its link, not the viewer
@@ -155,6 +191,12 @@
       image.classList.add("mha-enlargeable");
       if (image.getAttribute("role") !== "button") image.setAttribute("role", "button");
       nameFigure(image);
+      if (!image.hasAttribute("data-mha-sized")) {  // checked again when laid out, resized or redrawn
+        image.setAttribute("data-mha-sized", "");
+        if (SIZES) SIZES.observe(image);
+        image.addEventListener("load", function () { hintIfSmall(image); });
+      }
+      hintIfSmall(image);
     });
   }
 

@@ -4,6 +4,8 @@
   "Contents" the page's sections; on a desktop the menu button folds the sidebar away.
 - Nothing is wider than the text column: display equations, figures, widget frames.
 - Clicking a folded solution's title opens it; JupyterLite says so when its Python cannot load.
+- On a touch screen, a figure shown far below its own size (the multi-head diagram) has a line
+  saying a tap opens it full size, readable in light and dark mode; a desktop shows none.
 - A first visit to each page stays within its weight budget (gzip bytes of every file it loads).
 """
 
@@ -13,6 +15,7 @@ import pytest
 
 from book.site_weight import first_visit
 from tests.browser.conftest import toc_docnames
+from tests.browser.test_head_view import _contrast
 from tests.browser.test_pages import PROFILES, open_page, unexpected, wait_for_math, wait_for_widgets
 
 pytestmark = pytest.mark.browser
@@ -186,3 +189,48 @@ def test_first_visit_stays_within_the_weight_budget(browser, site_url, site_page
         f"{docname}: a first visit loads {visit.gzip / 1e3:.0f} kB gzip ({visit.raw / 1e3:.0f} kB "
         f"raw), over the {FIRST_VISIT_BUDGET_KB} kB budget; largest: {largest}"
     )
+
+
+#: For each figure shown: whether a visible "tap" line follows it (after the image, or at the end of
+#: its widget), the width shown over the image's own width, and the line's text colour and background.
+HINTS_JS = """() => [...document.querySelectorAll('.cell_output img, img.widget-image')]
+  .filter((img) => img.getBoundingClientRect().width > 0)
+  .map((img) => {
+    const widget = img.closest('.widget-subarea');
+    const hint = widget ? widget.querySelector(':scope > .mha-enlarge-hint') : img.nextElementSibling;
+    const shown = hint && hint.classList.contains('mha-enlarge-hint') && hint.getClientRects().length > 0;
+    let back = 'rgba(0, 0, 0, 0)';
+    for (let node = hint; shown && node && back.startsWith('rgba'); node = node.parentElement) {
+      back = getComputedStyle(node).backgroundColor;
+    }
+    return {alt: (img.alt || '').slice(0, 50), scale: img.getBoundingClientRect().width / img.naturalWidth,
+            shown: !!shown, colour: shown ? getComputedStyle(hint).color : null,
+            back: back.startsWith('rgba') ? (document.documentElement.dataset.theme === 'dark'
+                                             ? 'rgb(18, 18, 18)' : 'rgb(255, 255, 255)') : back};
+  })"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_touch_screen_says_that_a_shrunk_figure_opens_full_size(browser, site_url, site_pages,
+                                                                   profile, mode):
+    """On a phone the multi-head diagram's labels are 5 px and nothing showed that a tap enlarges it."""
+    html = site_pages[CHAPTER].read_text(encoding="utf8")
+    page, _ = open_page(browser, f"{site_url}/{CHAPTER}.html", profile=profile, color_scheme=mode)
+    try:
+        wait_for_widgets(page, html)
+        page.wait_for_timeout(500)
+        figures = page.evaluate(HINTS_JS)
+        diagrams = [f for f in figures if f["alt"].startswith("Diagram of multi-head attention")]
+        assert len(diagrams) == 2, "the diagram and its explorer's frame"
+        if profile == "desktop":  # a mouse shows a zoom-in cursor instead
+            assert not any(f["shown"] for f in figures)
+            return
+        assert all(f["shown"] for f in diagrams)
+        assert all(f["shown"] == (f["scale"] < 0.6) for f in figures), figures
+        assert any(not f["shown"] for f in figures), "a figure near its own size gets no line"
+        for f in figures:
+            if f["shown"]:
+                assert _contrast(f["colour"], f["back"]) >= 4.5, f
+    finally:
+        page.context.close()
