@@ -29,6 +29,11 @@
  *    behind a network that blocks it, the reader got a blank tab and a kernel stuck at [*]. The
  *    launch link first checks that the CDN answers, and otherwise says what failed and how to run
  *    the chapter on one's own computer.
+ * 8. Tables with code in their cells. Identifiers never broke, so on a desktop the framework
+ *    comparison was 1204 px wide in a 686-px column, half of it scrolled out of sight. Identifiers
+ *    longer than LONG_CODE characters may now break after . _ ( , = (a <wbr>, which copying
+ *    ignores); mha-site.css lets them wrap only on wide screens: on a phone no table could fit,
+ *    and whole identifiers in a table that scrolls read better than 60-px columns.
  */
 (function () {
   "use strict";
@@ -379,6 +384,27 @@
     });
   }
 
+  /* 8. Long identifiers in tables may break at punctuation --------------------------------- */
+  var LONG_CODE = 16;
+  var BREAK_AFTER = /[._(,=]/;
+
+  function breakLongCode() {
+    document.querySelectorAll(".bd-article table code span.pre").forEach(function (span) {
+      var text = span.textContent;
+      if (text.length <= LONG_CODE || span.children.length) return;
+      span.textContent = "";
+      var start = 0;
+      for (var i = 0; i < text.length; i++) {
+        if (BREAK_AFTER.test(text[i]) && i + 1 < text.length) {
+          span.appendChild(document.createTextNode(text.slice(start, i + 1)));
+          span.appendChild(document.createElement("wbr"));
+          start = i + 1;
+        }
+      }
+      span.appendChild(document.createTextNode(text.slice(start)));
+    });
+  }
+
   ready(function () {
     document.addEventListener("click", launchLite, true);
     forwardSidebarToggles();
@@ -390,5 +416,6 @@
     fixControls(document.body);
     watchWidgets();
     fitEquationsWhenTypeset();
+    breakLongCode();
   });
 })();

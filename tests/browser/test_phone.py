@@ -2,7 +2,9 @@
 
 - The visible sidebar buttons work: on a phone the menu button opens the chapter list and
   "Contents" the page's sections; on a desktop the menu button folds the sidebar away.
-- Nothing is wider than the text column: display equations, figures, widget frames.
+- Nothing is wider than the text column: display equations, figures, widget frames; on a desktop
+  tables too (long identifiers in them break at their punctuation), while a phone keeps identifiers
+  whole and lets a table scroll.
 - Clicking a folded solution's title opens it; JupyterLite says so when its Python cannot load.
 - On a touch screen, a figure shown far below its own size (the multi-head diagram) has a line
   saying a tap opens it full size, readable in light and dark mode; a desktop shows none.
@@ -108,6 +110,18 @@ OVERFLOW_JS = """() => {
 }"""
 
 
+#: Tables whose content is wider than their box (they scroll inside the column), with the width of
+#: each and whether a long identifier in them was allowed to break.
+WIDE_TABLES_JS = """() => [...document.querySelectorAll('.bd-article table')]
+  .filter((t) => t.getBoundingClientRect().width > 0 && t.scrollWidth > t.clientWidth + 1)
+  .map((t) => [(t.querySelector('th, td') || t).textContent.trim().slice(0, 30), t.scrollWidth,
+               t.clientWidth])"""
+#: For each long identifier in a table: its text, and its height over one line's (1 if it kept whole).
+CODE_LINES_JS = """() => [...document.querySelectorAll('.bd-article table code span.pre')]
+  .filter((s) => s.textContent.length > 16 && s.getClientRects().length > 0)
+  .map((s) => [s.textContent, s.getClientRects().length])"""
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("docname", toc_docnames())
 def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, docname, profile):
@@ -116,6 +130,11 @@ def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, doc
         assert page.evaluate(OVERFLOW_JS) == [], f"{docname} ({profile}): wider than the column"
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= page.viewport_size["width"], f"{docname} ({profile}) scrolls sideways"
+        if profile == "desktop":  # tables fit: long identifiers break at their punctuation
+            assert page.evaluate(WIDE_TABLES_JS) == [], f"{docname}: a table scrolls inside the column"
+        else:  # a phone keeps identifiers whole; tables scroll instead
+            codes = page.evaluate(CODE_LINES_JS)
+            assert all(lines == 1 for _, lines in codes), codes
     finally:
         page.context.close()
 
