@@ -32,8 +32,9 @@
  * 8. Tables with code in their cells. Identifiers never broke, so on a desktop the framework
  *    comparison was 1204 px wide in a 686-px column, half of it scrolled out of sight. Identifiers
  *    longer than LONG_CODE characters may now break after . _ ( , = (a <wbr>, which copying
- *    ignores); mha-site.css lets them wrap only on wide screens: on a phone no table could fit,
- *    and whole identifiers in a table that scrolls read better than 60-px columns.
+ *    ignores) on screens from 768 px, where mha-site.css also lets table code wrap at its spaces.
+ *    On a phone no such table could fit, and whole identifiers in a table that scrolls read
+ *    better than 60-px columns.
  */
 (function () {
   "use strict";
@@ -384,14 +385,24 @@
     });
   }
 
-  /* 8. Long identifiers in tables may break at punctuation --------------------------------- */
+  /* 8. Long identifiers in tables may break at punctuation, on a wide screen ------------------ */
   var LONG_CODE = 16;
   var BREAK_AFTER = /[._(,=]/;
+  // Chromium breaks at a <wbr> even under white-space: nowrap: the breaks exist only while the
+  // screen is wide, and a phone (or a narrowed window) gets its whole identifiers back.
+  var WIDE = window.matchMedia ? window.matchMedia("(min-width: 768px)") : null;
 
   function breakLongCode() {
+    var wide = !WIDE || WIDE.matches;
     document.querySelectorAll(".bd-article table code span.pre").forEach(function (span) {
       var text = span.textContent;
-      if (text.length <= LONG_CODE || span.children.length) return;
+      if (text.length <= LONG_CODE) return;
+      var broken = span.querySelector("wbr") !== null;
+      if (!wide) {
+        if (broken) span.textContent = text;
+        return;
+      }
+      if (broken || span.children.length) return;
       span.textContent = "";
       var start = 0;
       for (var i = 0; i < text.length; i++) {
@@ -417,5 +428,6 @@
     watchWidgets();
     fitEquationsWhenTypeset();
     breakLongCode();
+    if (WIDE && WIDE.addEventListener) WIDE.addEventListener("change", breakLongCode);
   });
 })();

@@ -116,10 +116,11 @@ WIDE_TABLES_JS = """() => [...document.querySelectorAll('.bd-article table')]
   .filter((t) => t.getBoundingClientRect().width > 0 && t.scrollWidth > t.clientWidth + 1)
   .map((t) => [(t.querySelector('th, td') || t).textContent.trim().slice(0, 30), t.scrollWidth,
                t.clientWidth])"""
-#: For each long identifier in a table: its text, and its height over one line's (1 if it kept whole).
+#: For each long identifier in a table: its text, and the number of lines it is set on (1 if it
+#: kept whole; its pieces between <wbr> each have a box, so boxes are counted by their top edge).
 CODE_LINES_JS = """() => [...document.querySelectorAll('.bd-article table code span.pre')]
   .filter((s) => s.textContent.length > 16 && s.getClientRects().length > 0)
-  .map((s) => [s.textContent, s.getClientRects().length])"""
+  .map((s) => [s.textContent, new Set([...s.getClientRects()].map((r) => Math.round(r.top))).size])"""
 
 
 @pytest.mark.parametrize("profile", PROFILES)
