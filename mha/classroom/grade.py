@@ -282,7 +282,8 @@ def _collect_borrowing(assignment, cells, sandbox, own, probes, names, limits, g
         own = sorted(own + extra)
         borrowed.update(number for number, _ in extra)
         got.notes[start:] = notes  # the run's own notes were about a notebook that ran without them
-        got.answers.clear(), got.cells.clear(), got.stalls.clear()
+        for found in (got.answers, got.cells, got.stalls):  # what the next run finds replaces it
+            found.clear()
         got.defined, got.signatures = None, {}
     return own, borrowed
 
