@@ -51,6 +51,17 @@ def defined_names(source: str) -> set[str]:
     return names
 
 
+def loaded_names(source: str) -> set[str]:
+    """Every name a cell reads, at any depth (a function body's too). Source that does not parse
+    reads nothing."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    return {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
 def missing_name(error) -> str | None:
     """The name in a ``NameError`` report ``(type, message, ...)``, else None."""
     if not error or error[0] != "NameError":
@@ -86,23 +97,44 @@ def borrowed_test_cells(assignment: Assignment, cells, reports: dict, answers: d
     """
     tests = {test.grade_id: test for test in assignment.tests}
     defines: dict[int, tuple[str, str, set[str]]] = {}  # number -> (grade_id, released source, names)
+    own: dict[int, set[str]] = {}  # the student's own code cells -> the names each binds
     for number, (kind, source, grade_id) in enumerate(cells, start=1):
-        if (kind == "code" and is_test_cell(source, grade_id, set(tests))
-                and all(grade_id != seen for seen, _, _ in defines.values())):  # a copy runs once
+        if kind != "code":
+            continue
+        if not is_test_cell(source, grade_id, set(tests)):
+            own[number] = defined_names(source)
+        elif all(grade_id != seen for seen, _, _ in defines.values()):  # a copy runs once
             released = student_source(tests[grade_id])
             defines[number] = (grade_id, released, defined_names(released))
-    needs = [(number, missing_name(error)) for number, (_, error) in sorted(reports.items())]
-    needs += [(math.inf, missing_name(answer.exc)) for answer in answers.values()
+    # (name, the cell that needed it): a cell stopped on one name, but it may read others that test
+    # cells define too (x and W_q from the test above): all of them at once, or a run per name
+    needs = []
+    for number, (_, error) in sorted(reports.items()):
+        name = missing_name(error)
+        if name and any(name in names for _, _, names in defines.values()):
+            source = cells[number - 1][1] if number <= len(cells) else ""
+            ours = set().union(*(names for n, names in own.items() if n < number))  # np, helpers...
+            needs += [(other, number) for other in sorted(loaded_names(source) - ours | {name})]
+    needs += [(missing_name(answer.exc), math.inf) for answer in answers.values()
               if answer.status == "raised"]
     chosen: dict[int, list[tuple[str, float]]] = {}  # test cell -> (name, the cell that needed it)
-    for before, name in needs:
+    for name, before in needs:
         above = [number for number, (_, _, names) in defines.items() if number < before and name in names]
-        if name and above and (name, before) not in chosen.get(max(above), []):
-            chosen.setdefault(max(above), []).append((name, before))
+        if not name or not above:
+            continue
+        source = max(above)  # the last test cell above that defines it, unless the student's own
+        if any(source < number < before and name in names for number, names in own.items()):
+            continue  # code redefines it in between, as the notebook would have it
+        if (name, before) not in chosen.get(source, []):
+            chosen.setdefault(source, []).append((name, before))
     added = sorted(number for number in chosen if number not in running)
-    notes = [f"{'a function of yours' if who == math.inf else f'cell {who}'} uses {name}, which "
-             f"the test cell {defines[number][0]!r} (cell {number}) defines: as in your notebook, "
-             "the grader ran that test cell (as released) "
-             + ("at its place" if who == math.inf else "before it")
-             for number in added for name, who in chosen[number]]
+    notes = []
+    for number in added:
+        for who in sorted({who for _, who in chosen[number]}):
+            names = sorted(name for name, needed_by in chosen[number] if needed_by == who)
+            listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+            notes.append(f"{'a function of yours' if who == math.inf else f'cell {who}'} uses {listed}, "
+                         f"which the test cell {defines[number][0]!r} (cell {number}) defines: as in "
+                         "your notebook, the grader ran that test cell (as released) "
+                         + ("at its place" if who == math.inf else "before it"))
     return [(number, defines[number][1]) for number in added], notes

@@ -34,6 +34,7 @@ from mha.classroom.submission import (
 
 MAX_ROUNDS = 3
 MAX_RUNS = 8
+MAX_BORROWS = 3  # runs again with test cells whose names the code used (mha.classroom.borrowed)
 BUDGET_RUNS = 3  # a student's runs stop after this many times the per-run time limit
 MAX_RESULT_BYTES = 8 * 2**20
 STATUSES = {"ok", "raised", "missing", "not_callable", "timeout", "unsupported"}
@@ -272,19 +273,21 @@ def _collect_borrowing(assignment, cells, sandbox, own, probes, names, limits, g
     test cells define (:mod:`~mha.classroom.borrowed`). Returns the cells that ran and the numbers
     of the test cells among them."""
     borrowed: set[int] = set()
-    for _ in range(3):  # a test cell brought in may need a name from a test cell above it
-        start = len(got.notes)
-        _collect(sandbox, own, probes, names, limits, got)
+    start, said = len(got.notes), []
+    _collect(sandbox, own, probes, names, limits, got)
+    for _ in range(MAX_BORROWS):  # a test cell brought in may need a name from a test cell above it
         extra, notes = borrowed_test_cells(assignment, cells, got.cells, got.answers,
                                            {number for number, _ in own})
         if not extra or got.exhausted():
             break
         own = sorted(own + extra)
         borrowed.update(number for number, _ in extra)
-        got.notes[start:] = notes  # the run's own notes were about a notebook that ran without them
+        said += notes
+        got.notes[start:] = said  # the last run's own notes were about a notebook without those cells
         for found in (got.answers, got.cells, got.stalls):  # what the next run finds replaces it
             found.clear()
         got.defined, got.signatures = None, {}
+        _collect(sandbox, own, probes, names, limits, got)
     return own, borrowed
 
 

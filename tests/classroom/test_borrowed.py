@@ -94,3 +94,21 @@ def test_a_copied_test_cell_runs_once_from_its_first_place(released_cells):
     reports = {causal + 3: ("error", ("NameError", "name 'W_o' is not defined", 1))}
     added, _ = borrowed_test_cells(assignment, copied, reports, {}, running=set())
     assert [number for number, _ in added] == [causal]
+
+
+def test_a_cell_that_stops_on_one_name_gets_every_test_name_it_reads_in_one_go(released_cells):
+    assignment, cells = released_cells
+    output, causal = _number(cells, "layer_output"), _number(cells, "layer_causal")
+    cells = list(cells)
+    experiment = causal + 2
+    cells[experiment - 1] = ("code", "w = layer.W_q + W_k\nprint(np.abs(out - before).max(), x.shape)", None)
+    reports = {experiment: ("error", ("NameError", "name 'layer' is not defined", 1))}
+    added, notes = borrowed_test_cells(assignment, cells, reports, {}, running=set())
+    assert [number for number, _ in added] == [output, causal]  # one run, not one per name
+    assert notes[0].startswith(f"cell {experiment} uses layer and out, which the test cell 'layer_output'")
+    assert notes[1].startswith(f"cell {experiment} uses W_k, before and x, which the test cell 'layer_causal")
+    # np comes from the student's own setup cell; x redefined by the student's code after the test
+    cells.insert(experiment - 1, ("code", "x = np.ones((1, 6, 8))", None))
+    reports = {experiment + 1: ("error", ("NameError", "name 'layer' is not defined", 1))}
+    _, notes = borrowed_test_cells(assignment, cells, reports, {}, running=set())
+    assert "np" not in " ".join(notes) and notes[1].startswith(f"cell {experiment + 1} uses W_k and before,")

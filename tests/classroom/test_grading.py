@@ -163,5 +163,6 @@ def test_an_experiment_on_a_test_cells_variables_is_graded_as_the_notebook_ran_i
         number = len(notebook["cells"]) + 1
         # a name no test cell defines is still the student's error; the test cells' own are not
         assert result.cell_errors == (f"cell {number}, line 1: NameError: name 'nowhere' is not defined",)
-    assert any("uses x, which the test cell 'layer_causal'" in note for note in results["numpy"].notes)
+    assert any(" uses W_k, W_o, W_q, W_v, before and x, which the test cell 'layer_causal'" in note
+               for note in results["numpy"].notes)  # every name the cell reads, in one run
     assert any("uses layer, which the test cell 'layer_output'" in note for note in results["mha"].notes)
