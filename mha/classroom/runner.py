@@ -28,6 +28,7 @@ import importlib.machinery
 import inspect
 import io
 import os
+import re
 import signal
 import sys
 import tokenize
@@ -153,15 +154,30 @@ def _magic_lines(source):
     return {n for n in starts if n <= len(lines) and lines[n - 1].lstrip()[:1] in ("%", "!")}
 
 
+# IPython's help: ``np.tril?``, ``np.tril??``, ``?np.tril`` on a line of their own.
+_HELP_LINE = re.compile(r"\?{1,2}[A-Za-z_][\w.]*|[A-Za-z_][\w.]*\?{1,2}")
+
+
 def _strip_magics(source):
+    """The cell as plain Python: each magic, shell escape or help line becomes ``pass``, except
+    ``%time statement``, which IPython runs (an assignment in it defines its name), so it stays as
+    the statement."""
     magic = _magic_lines(source)
+    lines = source.splitlines()
+    magic |= {n for n, line in enumerate(lines, start=1) if _HELP_LINE.fullmatch(line.strip())}
     if not magic:
         return source
-    lines = source.splitlines()
     for n in magic:
         stripped = lines[n - 1].lstrip()
-        lines[n - 1] = lines[n - 1][: len(lines[n - 1]) - len(stripped)] + "pass"
+        indent = lines[n - 1][: len(lines[n - 1]) - len(stripped)]
+        timed = stripped.split(None, 1)
+        statement = timed[1] if len(timed) == 2 and timed[0] == "%time" else "pass"
+        lines[n - 1] = indent + statement
     return "\n".join(lines)
+
+
+def _display(*objects, **options):
+    """IPython's ``display``, which a notebook has without importing it; prints nothing here."""
 
 
 def run_cells(cells, namespace, seconds):
@@ -298,6 +314,7 @@ def main():
     module = type(sys)("__main__")
     sys.modules["__main__"] = module
     namespace = vars(module)
+    namespace["display"] = _display
     for number, source in job["cells"]:
         (report,) = run_cells([(number, source)], namespace, float(job["cell_timeout"]))
         _send(answer, {"cell": number, "status": report[0], "error": report[1]}, [])

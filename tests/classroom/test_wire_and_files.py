@@ -154,6 +154,19 @@ def test_magics_are_only_lines_that_start_a_statement():
     assert _strip_magics('!echo "open\nx = 1') == "pass\nx = 1"  # untokenizable: every such line
 
 
+def test_help_lines_and_timed_statements_run_as_ipython_runs_them():
+    from mha.classroom.runner import _display, _strip_magics, run_cells
+
+    source = ("np.tril?\n??np.triu\nif True:\n    np.tril??\n%time w = np.ones(2)\n%timeit np.ones(2)\n"
+              "%%time\nx = 1  # why?\nq = '?'\n")
+    assert _strip_magics(source).splitlines() == [
+        "pass", "pass", "if True:", "    pass", "w = np.ones(2)", "pass", "pass", "x = 1  # why?", "q = '?'"]
+    namespace = {"display": _display}
+    reports = run_cells([(1, "import numpy as np\n%time w = np.ones(2)\nnp.tril?\ndisplay(w)")],
+                        namespace, 5.0)
+    assert reports == [["ok", None]] and namespace["w"].tolist() == [1.0, 1.0]
+
+
 def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monkeypatch):
     import sys
 
