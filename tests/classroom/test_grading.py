@@ -166,3 +166,19 @@ def test_an_experiment_on_a_test_cells_variables_is_graded_as_the_notebook_ran_i
     assert any(" uses W_k, W_o, W_q, W_v, before and x, which the test cell 'layer_causal'" in note
                for note in results["numpy"].notes)  # every name the cell reads, in one run
     assert any("uses layer, which the test cell 'layer_output'" in note for note in results["mha"].notes)
+
+
+def test_an_answer_fed_to_another_six_times_gets_the_rounds_it_needs(sandbox, tmp_path):
+    assignment = load_assignment(ASSIGNMENTS[2])  # longest_sequence's result goes to weights_bytes
+    notebook = nbgrader_notebook(assignment)
+    for cell in notebook["cells"]:  # the same number as a NumPy integer: six new weights_bytes calls
+        if "def longest_sequence" in cell["source"]:
+            lines = cell["source"].splitlines()
+            last = max(i for i, line in enumerate(lines) if line.strip().startswith("return "))
+            indent = lines[last][: len(lines[last]) - len(lines[last].lstrip())]
+            lines[last] = f"{indent}return np.int64({lines[last].strip()[len('return '):]})"
+            cell["source"] = "\n".join(lines)
+    path = tmp_path / "numpy_int.ipynb"
+    path.write_text(json.dumps(notebook))
+    result = grade_submission(assignment, "numpy_int", path, TEST_LIMITS, sandbox=sandbox)
+    assert result.points == result.max_points, result.questions
