@@ -189,11 +189,16 @@ def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
             raise InvalidSubmission("the submission is not a regular file")
         if info.st_size > limit:
             raise InvalidSubmission(f"the notebook is {info.st_size / 2**20:.1f} MiB, more than "
-                                    f"the {limit / 2**20:g} MiB the grader accepts")
+                                    f"the {limit / 2**20:g} MiB the grader accepts{_SMALLER}")
         data = file.read(limit + 1)
     if len(data) > limit:
-        raise InvalidSubmission(f"the notebook is larger than {limit / 2**20:g} MiB")
+        raise InvalidSubmission(f"the notebook is larger than {limit / 2**20:g} MiB{_SMALLER}")
     return data
+
+
+# Saved figures make most of a big notebook; the code is what the grader needs.
+_SMALLER = ("; clear its outputs (in Jupyter: Kernel, Restart Kernel and Clear Outputs), save it "
+            "and submit again")
 
 
 def _test_id(source: str, metadata: dict) -> str | None:
@@ -237,6 +242,7 @@ def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
             source = "".join(source)
         if not isinstance(source, str) or not isinstance(cell.get("cell_type"), str):
             raise InvalidSubmission(f"cell {number} of the notebook is malformed")
+        source = source.replace("\r\n", "\n")  # saved on Windows: not an edit of a test cell
         total += len(source)
         if total > MAX_SOURCE_CHARS or "\x00" in source:
             raise InvalidSubmission("the notebook's code is too long or holds NUL characters")
@@ -248,18 +254,24 @@ def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
 
 
 def is_test_cell(source: str, grade_id: str | None, tests: set[str]) -> bool:
-    """A test cell: a test's id, and still its header on the first line.
+    """A test cell: a test's id, and still its header on its first line that is not a comment
+    of the student's (a note written above the header leaves it a test cell, edited).
 
     A cell copied in Jupyter keeps the metadata that names a test; one whose header line is gone
     (rewritten into the student's own helper code) is the student's code and runs with it.
     """
     if grade_id not in tests:
         return False
-    try:
-        header = parse_header(source.lstrip("\n").split("\n", 1)[0])
-    except AssignmentError:
-        return False
-    return header is not None and header[0] == grade_id
+    for line in source.split("\n"):  # the header, or comments a student wrote above it
+        if not line.strip():
+            continue
+        try:
+            header = parse_header(line)
+        except AssignmentError:
+            return False
+        if header is not None or not line.lstrip().startswith("#"):
+            return header is not None and header[0] == grade_id
+    return False
 
 
 def notes_on_test_cells(assignment: Assignment, cells) -> tuple[list[str], set[str]]:

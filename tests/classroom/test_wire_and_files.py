@@ -195,3 +195,35 @@ def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monk
     assert _NoMha.attempted
     with pytest.raises(ModuleNotFoundError, match="mha.attention"):
         import mha.attention  # noqa: F401
+
+
+def test_a_note_above_a_test_header_or_windows_line_endings_leave_a_test_cell(tmp_path):
+    from mha.classroom import load_assignment
+    from mha.classroom.release import student_notebook
+    from mha.classroom.submission import is_test_cell, notes_on_test_cells
+    from tests.classroom.conftest import ASSIGNMENTS
+
+    tests = {"softmax_rows"}
+    header = "# grade_id: softmax_rows  points: 2\nassert True\n"
+    assert is_test_cell("\n# my note: run me last\n" + header, "softmax_rows", tests)
+    assert not is_test_cell("# my note\nx = 1\n" + header, "softmax_rows", tests)  # header not first
+    assert not is_test_cell("x = 1\n", "softmax_rows", tests)
+    assignment = load_assignment(ASSIGNMENTS[0])
+    notebook = student_notebook(assignment)
+    for cell in notebook["cells"]:
+        cell["source"] = cell["source"].replace("\n", "\r\n")  # saved on Windows
+    notebook["cells"][0]["source"] = "# " + notebook["cells"][0]["source"]
+    path = tmp_path / "crlf.ipynb"
+    path.write_text(json.dumps(notebook))
+    notes, events = notes_on_test_cells(assignment, read_notebook(path))
+    assert (notes, events) == ([], set())
+
+
+def test_a_notebook_too_big_says_how_to_make_it_smaller(tmp_path):
+    from mha.classroom.submission import read_bytes
+
+    path = tmp_path / "big.ipynb"
+    path.write_bytes(b"x" * 2_000)
+    with pytest.raises(InvalidSubmission, match=r"MiB the grader accepts; clear its "
+                                                r"outputs \(in Jupyter: Kernel, Restart Kernel and Clear"):
+        read_bytes(path, limit=1_000)
