@@ -22,6 +22,7 @@ import json
 import math
 import struct
 import zipfile
+from collections import OrderedDict, defaultdict
 
 import numpy as np
 
@@ -71,7 +72,7 @@ def encode(value, arrays, strict=True, _depth=0, _count=None):
     if kind in (tuple, list):
         items = [encode(item, arrays, strict, _depth + 1, count) for item in value]
         return ["t" if kind is tuple else "l", items]
-    if kind is dict:
+    if kind in (dict, OrderedDict, defaultdict):  # the standard library's dicts travel as dicts
         return ["d", [[encode(k, arrays, strict, _depth + 1, count),
                        encode(v, arrays, strict, _depth + 1, count)] for k, v in value.items()]]
     if kind is np.ndarray or isinstance(value, np.generic):

@@ -30,6 +30,21 @@ def test_values_round_trip_with_dtypes_and_shapes():
     assert type(again["s"][1]) is np.int64 and again["dtype"] == np.int16
 
 
+def test_the_standard_librarys_dicts_travel_as_dicts_and_other_subclasses_do_not():
+    from collections import OrderedDict, defaultdict
+
+    for value in (OrderedDict(q=(2, 3)), defaultdict(list, q=(2, 3))):
+        arrays: list = []
+        assert wire.decode(wire.encode(value, arrays), arrays) == {"q": (2, 3)}
+
+    class Lying(dict):
+        def items(self):
+            return [("q", "forged")]
+
+    with pytest.raises(wire.WireError, match="values of type Lying cannot be sent"):
+        wire.encode(Lying(q=1), [])
+
+
 def test_the_digest_depends_on_values_not_memory_layout():
     a = np.arange(12.0).reshape(3, 4)
     first, second = [], []
