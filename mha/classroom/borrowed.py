@@ -96,12 +96,13 @@ def borrowed_test_cells(assignment: Assignment, cells, reports: dict, answers: d
     notes : list of str
     """
     tests = {test.grade_id: test for test in assignment.tests}
+    ids = set(tests)
     defines: dict[int, tuple[str, str, set[str]]] = {}  # number -> (grade_id, released source, names)
     own: dict[int, set[str]] = {}  # the student's own code cells -> the names each binds
     for number, (kind, source, grade_id) in enumerate(cells, start=1):
         if kind != "code":
             continue
-        if not is_test_cell(source, grade_id, set(tests)):
+        if not is_test_cell(source, grade_id, ids):
             own[number] = defined_names(source)
         elif all(grade_id != seen for seen, _, _ in defines.values()):  # a copy runs once
             released = student_source(tests[grade_id])

@@ -17,6 +17,7 @@ import pytest
 
 from book.site_weight import first_visit
 from tests.browser.conftest import toc_docnames
+from tests.browser.test_accessibility import BACKGROUND_JS
 from tests.browser.test_head_view import _contrast
 from tests.browser.test_pages import PROFILES, open_page, unexpected, wait_for_math, wait_for_widgets
 
@@ -33,9 +34,9 @@ FIRST_VISIT_BUDGET_KB = 4_000
 CHAPTER = "chapters/multi_head"  # a chapter with sections, equations, figures and a solution
 
 
-def _load(browser, site_url, site_pages, docname, profile):
+def _load(browser, site_url, site_pages, docname, profile, mode="light"):
     html = site_pages[docname].read_text(encoding="utf8")
-    page, visit = open_page(browser, f"{site_url}/{docname}.html", profile=profile)
+    page, visit = open_page(browser, f"{site_url}/{docname}.html", profile=profile, color_scheme=mode)
     wait_for_math(page, html)
     wait_for_widgets(page, html)
     page.wait_for_timeout(300)  # equations are fitted once MathJax is done
@@ -212,21 +213,15 @@ def test_first_visit_stays_within_the_weight_budget(browser, site_url, site_page
 
 
 #: For each figure shown: whether a visible "tap" line follows it (after the image, or at the end of
-#: its widget), the width shown over the image's own width, and the line's text colour and background.
+#: its widget), and the width shown over the image's own width.
 HINTS_JS = """() => [...document.querySelectorAll('.cell_output img, img.widget-image')]
   .filter((img) => img.getBoundingClientRect().width > 0)
   .map((img) => {
     const widget = img.closest('.widget-subarea');
     const hint = widget ? widget.querySelector(':scope > .mha-enlarge-hint') : img.nextElementSibling;
     const shown = hint && hint.classList.contains('mha-enlarge-hint') && hint.getClientRects().length > 0;
-    let back = 'rgba(0, 0, 0, 0)';
-    for (let node = hint; shown && node && back.startsWith('rgba'); node = node.parentElement) {
-      back = getComputedStyle(node).backgroundColor;
-    }
     return {alt: (img.alt || '').slice(0, 50), scale: img.getBoundingClientRect().width / img.naturalWidth,
-            shown: !!shown, colour: shown ? getComputedStyle(hint).color : null,
-            back: back.startsWith('rgba') ? (document.documentElement.dataset.theme === 'dark'
-                                             ? 'rgb(18, 18, 18)' : 'rgb(255, 255, 255)') : back};
+            shown: !!shown};
   })"""
 
 
@@ -235,11 +230,9 @@ HINTS_JS = """() => [...document.querySelectorAll('.cell_output img, img.widget-
 def test_a_touch_screen_says_that_a_shrunk_figure_opens_full_size(browser, site_url, site_pages,
                                                                    profile, mode):
     """On a phone the multi-head diagram's labels are 5 px and nothing showed that a tap enlarges it."""
-    html = site_pages[CHAPTER].read_text(encoding="utf8")
-    page, _ = open_page(browser, f"{site_url}/{CHAPTER}.html", profile=profile, color_scheme=mode)
+    page, _ = _load(browser, site_url, site_pages, CHAPTER, profile, mode)
     try:
-        wait_for_widgets(page, html)
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(500)  # the lines follow the frames' loads
         figures = page.evaluate(HINTS_JS)
         diagrams = [f for f in figures if f["alt"].startswith("Diagram of multi-head attention")]
         assert len(diagrams) == 2, "the diagram and its explorer's frame"
@@ -249,8 +242,8 @@ def test_a_touch_screen_says_that_a_shrunk_figure_opens_full_size(browser, site_
         assert all(f["shown"] for f in diagrams)
         assert all(f["shown"] == (f["scale"] < 0.6) for f in figures), figures
         assert any(not f["shown"] for f in figures), "a figure near its own size gets no line"
-        for f in figures:
-            if f["shown"]:
-                assert _contrast(f["colour"], f["back"]) >= 4.5, f
+        for hint in page.locator(".mha-enlarge-hint").filter(visible=True).all():
+            colour, back = hint.evaluate("h => getComputedStyle(h).color"), hint.evaluate(BACKGROUND_JS)
+            assert _contrast(colour, back) >= 4.5, (colour, back)
     finally:
         page.context.close()
