@@ -5,8 +5,9 @@ use what a test cell above it made: "think first, then try it" invites exactly t
 ``W_q`` and ``x`` of the test before. The grader runs only the student's own cells (the tests run
 in the grader's process), so such an answer stopped there with a ``NameError`` it never showed in
 the notebook. When that happens the grader runs the code again with the test cells that define
-those names, each as released (hidden tests removed, the student's edits ignored) at its place in
-the notebook; what those cells raise is not the student's and is not reported.
+those names, each as released (hidden tests removed) at its place in the notebook; what those cells
+raise is not the student's and is not reported. (A test cell the student edited is already run as
+the student's code, as the notebook ran it.)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 
 from mha.classroom.release import student_source
 from mha.classroom.source import Assignment
-from mha.classroom.submission import is_test_cell
+from mha.classroom.submission import untouched_test_cells
 
 _NAME_ERROR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
@@ -96,13 +97,13 @@ def borrowed_test_cells(assignment: Assignment, cells, reports: dict, answers: d
     notes : list of str
     """
     tests = {test.grade_id: test for test in assignment.tests}
-    ids = set(tests)
     defines: dict[int, tuple[str, str, set[str]]] = {}  # number -> (grade_id, released source, names)
     own: dict[int, set[str]] = {}  # the student's own code cells -> the names each binds
+    untouched = untouched_test_cells(assignment, cells)
     for number, (kind, source, grade_id) in enumerate(cells, start=1):
         if kind != "code":
             continue
-        if not is_test_cell(source, grade_id, ids):
+        if number not in untouched:  # an edited test cell runs as the student's code
             own[number] = defined_names(source)
         elif all(grade_id != seen for seen, _, _ in defines.values()):  # a copy runs once
             released = student_source(tests[grade_id])

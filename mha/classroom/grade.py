@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from mha import checks
 from mha.classroom import wire
 from mha.classroom.borrowed import borrowed_test_cells
 from mha.classroom.probes import Answer, Probe, Recording, record, replay, signature_of
@@ -27,9 +28,9 @@ from mha.classroom.submission import (
     Found,
     InvalidSubmission,
     find_submissions,
-    is_test_cell,
     notes_on_test_cells,
     read_notebook,
+    untouched_test_cells,
 )
 
 MAX_ROUNDS = 8  # one new call a round when a test feeds an answer to another (6 in assignment 3)
@@ -103,7 +104,7 @@ def _job(cells, visible: list[Probe], hidden: list[Probe], answers, sandbox: San
     header = {"cells": cells, "answers": sorted(answers), "hidden_follow": bool(hidden),
               "path": [sandbox.package_path()] if with_mha else [], "block_mha": not with_mha,
               "cell_timeout": limits.cell_timeout, "probe_timeout": limits.probe_timeout,
-              "max_result_bytes": MAX_RESULT_BYTES}
+              "max_result_bytes": MAX_RESULT_BYTES, "checks_names": list(checks.__all__)}
     return wire.pack_calls(header, visible), (wire.pack_calls({}, hidden) if hidden else None)
 
 
@@ -335,9 +336,9 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
     sandbox = sandbox or get_sandbox()
     recording = recording_for(assignment)
     notes, events = notes_on_test_cells(assignment, cells)
-    tests = {test.grade_id for test in assignment.tests}
-    own = [(number, source) for number, (kind, source, grade_id) in enumerate(cells, start=1)
-           if kind == "code" and not is_test_cell(source, grade_id, tests)]
+    untouched = untouched_test_cells(assignment, cells)
+    own = [(number, source) for number, (kind, source, _) in enumerate(cells, start=1)
+           if kind == "code" and number not in untouched]
     got = _Collected(deadline=time.monotonic() + BUDGET_RUNS * limits.timeout)
     pending = list(recording.probes.values())
     known = dict(recording.probes)  # every probe asked so far, for checking what the code says of itself

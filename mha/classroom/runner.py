@@ -2,9 +2,9 @@
 
 This file runs as a script (``python -I -S -B runner.py <site-packages>...``) in the sandbox,
 next to ``wire.py``, and imports nothing but the standard library, NumPy and ``wire``. It reads one
-message on stdin (the student's non-test cells, the visible tests' probe calls and their input
-arrays), keeps private duplicates of stdin and stdout, points the standard descriptors at
-``/dev/null``, and then:
+message on stdin (the student's code cells, edited test cells among them; the visible tests' probe
+calls and their input arrays), keeps private duplicates of stdin and stdout, points the standard
+descriptors at ``/dev/null``, and then:
 
 1. runs each cell in one ``__main__`` namespace, with a per-cell alarm, recording the error a cell
    raised (type, message, line) and discarding what it prints;
@@ -100,6 +100,7 @@ class _NoMha:
     """
 
     attempted = False
+    checks_names = ()  # mha.checks.__all__, sent by the grader: ``from mha.checks import *`` works
 
     def find_spec(self, name, path=None, target=None):
         if name in ("mha", "mha.checks"):
@@ -114,6 +115,8 @@ class _NoMha:
 
     def exec_module(self, module):
         module.__getattr__ = _missing_mha_name if module.__name__ == "mha" else _silent_check
+        if module.__name__ == "mha.checks":
+            module.__all__ = list(_NoMha.checks_names)
 
 
 def _missing_mha_name(name):
@@ -156,6 +159,8 @@ def _magic_lines(source):
 
 # IPython's help: ``np.tril?``, ``np.tril??``, ``?np.tril`` on a line of their own.
 _HELP_LINE = re.compile(r"\?{1,2}[A-Za-z_][\w.]*|[A-Za-z_][\w.]*\?{1,2}")
+# A shell command's output kept in a name: ``files = !ls``.
+_SHELL_ASSIGNMENT = re.compile(r"(?P<target>[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*!.*")
 
 
 def _strip_magics(source):
@@ -164,7 +169,8 @@ def _strip_magics(source):
     the statement."""
     magic = _magic_lines(source)
     lines = source.splitlines()
-    magic |= {n for n, line in enumerate(lines, start=1) if _HELP_LINE.fullmatch(line.strip())}
+    magic |= {n for n, line in enumerate(lines, start=1) if _HELP_LINE.fullmatch(line.strip())
+              or _SHELL_ASSIGNMENT.fullmatch(line.strip())}
     if not magic:
         return source
     for n in magic:
@@ -172,12 +178,42 @@ def _strip_magics(source):
         indent = lines[n - 1][: len(lines[n - 1]) - len(stripped)]
         timed = stripped.split(None, 1)
         statement = timed[1] if len(timed) == 2 and timed[0] == "%time" else "pass"
+        shell = _SHELL_ASSIGNMENT.fullmatch(stripped)
+        if shell:  # no shell here: the command printed nothing
+            statement = f"{shell['target']} = []"
         lines[n - 1] = indent + statement
     return "\n".join(lines)
 
 
 def _display(*objects, **options):
     """IPython's ``display``, which a notebook has without importing it; prints nothing here."""
+
+
+class _IPython:
+    """What ``get_ipython()`` gives a cell: magics do nothing (``time`` runs its statement), as
+    :func:`_strip_magics` has them, and a shell command prints nothing."""
+
+    def __init__(self, namespace):
+        self._namespace = namespace
+
+    def run_line_magic(self, name, line, *args, **kwargs):
+        if name == "time":
+            exec(compile(line, "<%time>", "exec"), self._namespace)  # noqa: S102
+
+    def run_cell_magic(self, name, line, cell, *args, **kwargs):
+        if name in ("time", "timeit", "capture"):
+            exec(compile(cell, f"<%%{name}>", "exec"), self._namespace)  # noqa: S102
+
+    def system(self, *args, **kwargs):
+        pass
+
+    def getoutput(self, *args, **kwargs):
+        return []
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
 
 
 def run_cells(cells, namespace, seconds):
@@ -209,6 +245,17 @@ def _changed(before, after):
     return not np.array_equal(before, after, equal_nan=before.dtype.kind in "fc")
 
 
+def _unmasked(value):
+    """A NumPy masked array with nothing masked (``np.ma.log`` summed, say) as the plain array it
+    holds, alone or in a tuple or list; one with masked entries stays as it is (the grader refuses it:
+    its masked entries have no value to check)."""
+    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+        return type(value)(_unmasked(item) for item in value)
+    if isinstance(value, np.ma.MaskedArray) and not np.ma.is_masked(value):
+        return np.ma.getdata(value)
+    return value
+
+
 def call_probe(probe, namespace, arrays, seconds, out_arrays, max_bytes):
     """Answer one probe; return its result record."""
     name = probe["name"]
@@ -217,7 +264,7 @@ def call_probe(probe, namespace, arrays, seconds, out_arrays, max_bytes):
     target = namespace[name]
     if probe["kind"] == "value":
         try:
-            return {"status": "ok", "out": wire.encode(target, out_arrays, strict=False)}
+            return {"status": "ok", "out": wire.encode(_unmasked(target), out_arrays, strict=False)}
         except wire.WireError as error:
             return {"status": "unsupported", "why": _text(error, 200)}
     if not callable(target):
@@ -239,7 +286,7 @@ def call_probe(probe, namespace, arrays, seconds, out_arrays, max_bytes):
         signal.setitimer(signal.ITIMER_REAL, 0)
     if record["status"] == "ok":
         try:
-            record["out"] = wire.encode(output, out_arrays, strict=False)
+            record["out"] = wire.encode(_unmasked(output), out_arrays, strict=False)
         except wire.WireError as error:
             return {"status": "unsupported", "why": _text(error, 200)}
         if sum(array.nbytes for array in out_arrays) > max_bytes:
@@ -315,6 +362,10 @@ def main():
     sys.modules["__main__"] = module
     namespace = vars(module)
     namespace["display"] = _display
+    shell = _IPython(namespace)
+    namespace["get_ipython"] = lambda: shell
+    _NoMha.checks_names = tuple(name for name in job.get("checks_names", ())
+                                if isinstance(name, str) and name.isidentifier())
     for number, source in job["cells"]:
         (report,) = run_cells([(number, source)], namespace, float(job["cell_timeout"]))
         _send(answer, {"cell": number, "status": report[0], "error": report[1]}, [])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mha.classroom.release import student_source
-from mha.classroom.source import Assignment, AssignmentError, parse_header
+from mha.classroom.source import BEGIN_HIDDEN, END_HIDDEN, Assignment
 
 MAX_BYTES = 8 * 2**20
 MAX_CELLS = 2_000
@@ -201,17 +201,28 @@ _SMALLER = ("; clear its outputs (in Jupyter: Kernel, Restart Kernel and Clear O
             "and submit again")
 
 
+# A test header as a student's notebook may hold it: anywhere in the cell (two cells merged), with a
+# note typed after it. Assignments themselves are read strictly
+# (:func:`mha.classroom.source.parse_header`).
+_SUBMITTED_HEADER = re.compile(r"#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:")
+
+
+def _header_ids(source: str) -> list[str]:
+    """The ids of the test headers in a submitted cell, in order."""
+    return [match["id"] for line in source.split("\n")
+            if (match := _SUBMITTED_HEADER.match(line.strip()))]
+
+
 def _test_id(source: str, metadata: dict) -> str | None:
+    """The test a cell holds: the one its metadata names if its header is there, else the first header's
+    (an answer cell merged with the test below keeps the answer cell's metadata)."""
+    ids = _header_ids(source)
     for key in ("mha_classroom", "nbgrader"):
         entry = metadata.get(key)
         if isinstance(entry, dict) and isinstance(entry.get("grade_id"), str):
-            return entry["grade_id"]
-    first_line = source.lstrip("\n").split("\n", 1)[0]
-    try:
-        header = parse_header(first_line)
-    except AssignmentError:
-        return None
-    return header[0] if header else None
+            if not ids or entry["grade_id"] in ids:
+                return entry["grade_id"]
+    return ids[0] if ids else None
 
 
 def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
@@ -243,6 +254,7 @@ def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
         if not isinstance(source, str) or not isinstance(cell.get("cell_type"), str):
             raise InvalidSubmission(f"cell {number} of the notebook is malformed")
         source = source.replace("\r\n", "\n")  # saved on Windows: not an edit of a test cell
+        source = without_hidden_tests(source)
         total += len(source)
         if total > MAX_SOURCE_CHARS or "\x00" in source:
             raise InvalidSubmission("the notebook's code is too long or holds NUL characters")
@@ -253,25 +265,48 @@ def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
     return cells
 
 
+def without_hidden_tests(source: str) -> str:
+    """``source`` without its hidden-test regions (a notebook from the instructor's version has them).
+
+    No student is given hidden tests; removing them means a notebook that holds them (the teacher's
+    own, for a trial run) never runs them in the student's process, and its test cells compare equal
+    to the released ones.
+    """
+    if BEGIN_HIDDEN not in source:
+        return source
+    kept, hidden = [], False
+    for line in source.split("\n"):
+        if line.strip() == BEGIN_HIDDEN:
+            hidden = True
+        elif hidden and line.strip() == END_HIDDEN:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def is_test_cell(source: str, grade_id: str | None, tests: set[str]) -> bool:
-    """A test cell: a test's id, and still its header on its first line that is not a comment
-    of the student's (a note written above the header leaves it a test cell, edited).
+    """A test cell: a test's id, and still its header somewhere in the cell (below a note, merged with
+    the student's code, or with a remark typed after it).
 
     A cell copied in Jupyter keeps the metadata that names a test; one whose header line is gone
-    (rewritten into the student's own helper code) is the student's code and runs with it.
+    (rewritten into the student's own helper code) is the student's code and nothing else.
     """
-    if grade_id not in tests:
-        return False
-    for line in source.split("\n"):  # the header, or comments a student wrote above it
-        if not line.strip():
-            continue
-        try:
-            header = parse_header(line)
-        except AssignmentError:
-            return False
-        if header is not None or not line.lstrip().startswith("#"):
-            return header is not None and header[0] == grade_id
-    return False
+    return grade_id in tests and grade_id in _header_ids(source)
+
+
+def untouched_test_cells(assignment: Assignment, cells) -> set[int]:
+    """Numbers (from 1) of the code cells of ``cells`` that hold a test exactly as released.
+
+    The grader runs its own copy of those tests, and runs them with the student's code only when that
+    code needs what they define (:mod:`mha.classroom.borrowed`). Every other code cell is the
+    student's code, run at its place as in the notebook: an edited test cell too (merged with an
+    answer cell, or a copy turned into an experiment), while its test is graded on the original.
+    """
+    released = {test.grade_id: student_source(test).strip() for test in assignment.tests}
+    return {number for number, (kind, source, grade_id) in enumerate(cells, start=1)
+            if kind == "code" and is_test_cell(source, grade_id, set(released))
+            and source.strip() == released[grade_id]}
 
 
 def notes_on_test_cells(assignment: Assignment, cells) -> tuple[list[str], set[str]]:
@@ -289,10 +324,13 @@ def notes_on_test_cells(assignment: Assignment, cells) -> tuple[list[str], set[s
             notes.append(f"the test cell {test.grade_id!r} was missing from your notebook; the "
                          "grader ran the original")
             events.add("deleted_tests")
-        elif student_source(test).strip() not in copies:
-            notes.append(f"you edited the test cell {test.grade_id!r}; the grader ran the original")
+        elif (released := student_source(test).strip()) not in copies:
+            notes.append(f"you edited the test cell {test.grade_id!r}: your score comes from the "
+                         "original, and your version ran with your own code, as in your notebook")
             events.add("edited_tests")
         elif len(copies) > 1:
+            changed = any(copy != released for copy in copies)
             notes.append(f"your notebook has {len(copies)} cells with the test {test.grade_id!r} "
-                         "(copies keep its header); the grader ran the original once")
+                         "(copies keep its header); the grader ran the original once"
+                         + (", and your changed copy with your own code" if changed else ""))
     return notes, events

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mha.classroom.release import nbgrader_notebook, student_notebook
-from mha.classroom.source import Assignment
+from mha.classroom.source import Assignment, load_assignment
 
 ALL = {"softmax_rows": 1, "softmax_stable": 2, "attention_shapes": 1, "attention_values": 2,
        "attention_mask": 1, "causal_mask": 2, "self_attention": 3, "diagnose": 2, "numpy_only": 1}
@@ -323,6 +323,16 @@ def _bob_folder(folder: Path, paths: dict) -> None:
     (folder / "bob" / "01-self-attention.ipynb").write_text('{"cells": []}')
 
 
+def _merged_answer_and_test(folder: Path, paths: dict) -> None:
+    """Honest: the causal_mask answer cell merged with its test cell below (Shift+M in Jupyter)."""
+    notebook = nbgrader_notebook(load_assignment(paths["SOURCE"]))
+    cells = notebook["cells"]
+    answer = _answer_index(cells, "causal_mask")
+    cells[answer]["source"] += "\n" + cells[answer + 1]["source"]
+    del cells[answer + 1]
+    (folder / "merged_cells.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+
+
 def _cells(count: int) -> bytes:
     return json.dumps({"cells": [{}] * count}).encode()
 
@@ -516,6 +526,8 @@ CASES = [
     Case("x" * 70 + "_second", attack="two ids that agree on their first 64 characters"),
     # honest students, graded as before
     Case("honest", start="solution", points=ALL),
+    Case("merged_cells", raw=_merged_answer_and_test, points=ALL,
+         messages={"notes": "you edited the test cell 'causal_mask': your score comes from the original"}),
     Case("uses_mha", start="solution", points={**ALL, "numpy_only": 0},
          answers={"softmax": "import mha\ndef softmax(x, axis=-1):\n"
                              "    return mha.softmax(x, axis=axis)"},
@@ -544,7 +556,7 @@ CASES = [
     Case("imports_the_checks", start="solution", points=ALL, answers={"softmax": SOFTMAX_WITH_CHECK}),
     Case("copied_test_cell", start="solution", points=ALL, cells=(COPIED_TEST,),
          cell_metadata={"nbgrader": {"grade_id": "softmax_rows", "grade": True, "points": 1}},
-         messages={"notes": "2 cells with the test 'softmax_rows'"}),
+         messages={"notes": "2 cells with the test 'softmax_rows'.*your changed copy with your own code"}),
     Case("in_place_softmax", start="solution",
          points={**ALL, "softmax_rows": 0, "softmax_stable": 0, "numpy_only": 0},
          answers={"softmax": IN_PLACE_SOFTMAX},

@@ -182,3 +182,24 @@ def test_an_answer_fed_to_another_six_times_gets_the_rounds_it_needs(sandbox, tm
     path.write_text(json.dumps(notebook))
     result = grade_submission(assignment, "numpy_int", path, TEST_LIMITS, sandbox=sandbox)
     assert result.points == result.max_points, result.questions
+
+
+def test_a_test_cell_merged_with_an_answer_or_remarked_on_runs_as_the_students_code(sandbox, tmp_path):
+    assignment = load_assignment(ASSIGNMENTS[0])
+    cells = nbgrader_notebook(assignment)["cells"]
+    stable = next(i for i, c in enumerate(cells) if c["source"].startswith("# grade_id: softmax_stable"))
+    assert cells[stable + 1]["cell_type"] == "markdown" and "def attention" in cells[stable + 2]["source"]
+    # Shift+M in Jupyter: the test cell and the answer cell below it become one, the test first
+    cells[stable]["source"] += "\n" + cells[stable + 2]["source"]
+    del cells[stable + 1:stable + 3]
+    rows = next(c for c in cells if c["source"].startswith("# grade_id: softmax_rows"))
+    rows["source"] = rows["source"].replace("points: 1\n", "points: 1   <- passes now!\n", 1)
+    path = tmp_path / "merged.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    result = grade_submission(assignment, "merged", path, TEST_LIMITS, sandbox=sandbox)
+    assert result.points == result.max_points, result.questions  # attention is defined in the merged cell
+    assert result.cell_errors == ()
+    assert result.events == ("edited_tests",)
+    for grade_id in ("softmax_stable", "softmax_rows"):
+        assert any(note.startswith(f"you edited the test cell '{grade_id}': your score comes from the "
+                                   "original") for note in result.notes), result.notes

@@ -158,7 +158,8 @@ def test_the_summary_tells_the_teacher_what_happened(hostile_batch):
              if line.startswith("- ") and line[2].isdigit()}
     assert "invalid_json" in lines["submissions not graded (unreadable, too large, not a notebook ...)"]
     assert "stubborn_loop" in lines["submissions with a cell or a run past its time limit"]
-    assert "honest" in lines["submissions with edited test cells (the originals were run)"]
+    edited = lines["submissions with edited test cells (the originals were run)"]
+    assert "merged_cells" in edited and "honest" not in edited  # its hidden tests are no edit
 
 
 def test_a_slow_but_right_answer_goes_on_in_another_run_and_keeps_its_points(hostile_batch):

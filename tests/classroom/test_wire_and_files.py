@@ -182,6 +182,36 @@ def test_help_lines_and_timed_statements_run_as_ipython_runs_them():
     assert reports == [["ok", None]] and namespace["w"].tolist() == [1.0, 1.0]
 
 
+def test_shell_output_and_get_ipython_work_as_in_a_notebook_without_a_shell():
+    from mha.classroom.runner import _IPython, _strip_magics, run_cells
+
+    assert _strip_magics("files = !ls\nout, err = !make\nx != 1\n").splitlines() == [
+        "files = []", "out, err = []", "x != 1"]
+    namespace = {}
+    shell = _IPython(namespace)
+    namespace["get_ipython"] = lambda: shell
+    source = ("get_ipython().run_line_magic('precision', '3')\n"
+              "get_ipython().run_line_magic('time', 'w = 2 * 3')\n"
+              "get_ipython().run_cell_magic('time', '', 'v = w + 1')\n"
+              "get_ipython().run_cell_magic('bash', '', 'rm -rf /')\n"
+              "listing = get_ipython().getoutput('ls')\nget_ipython().system('ls')\n")
+    assert run_cells([(1, source)], namespace, 5.0) == [["ok", None]]
+    assert (namespace["w"], namespace["v"], namespace["listing"]) == (6, 7, [])
+
+
+def test_a_masked_array_with_nothing_masked_is_sent_as_its_array():
+    from mha.classroom.runner import _unmasked
+
+    weights = np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
+    entropy = -(weights * np.ma.log(weights)).sum(axis=-1)  # log 0 masked, the sums are not
+    plain = _unmasked(entropy)
+    assert type(plain) is np.ndarray and np.allclose(plain, [np.log(2), 0.0])
+    pair = _unmasked((entropy, [entropy]))
+    assert type(pair) is tuple and type(pair[0]) is np.ndarray and type(pair[1][0]) is np.ndarray
+    holes = np.ma.log(weights)  # masked entries: no value to check, still refused by the grader
+    assert _unmasked(holes) is holes
+
+
 def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monkeypatch):
     import sys
 
@@ -203,6 +233,11 @@ def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monk
         except CheckFailed:  # still a class an except clause accepts
             pass
     assert issubclass(CheckFailed, Exception)
+    monkeypatch.setattr(_NoMha, "checks_names", ("check_softmax", "CheckFailed"))
+    monkeypatch.delitem(sys.modules, "mha.checks")
+    star: dict = {}
+    exec("from mha.checks import *", star)  # noqa: S102 - as a chapter's first cell has it
+    assert star["check_softmax"](lambda x: x) is not None and star["CheckFailed"] is CheckFailed
     import mha
 
     with pytest.raises(ModuleNotFoundError, match="mha.softmax"):
@@ -212,7 +247,7 @@ def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monk
         import mha.attention  # noqa: F401
 
 
-def test_a_note_above_a_test_header_or_windows_line_endings_leave_a_test_cell(tmp_path):
+def test_a_note_merged_cells_or_windows_line_endings_leave_a_test_cell(tmp_path):
     from mha.classroom import load_assignment
     from mha.classroom.release import student_notebook
     from mha.classroom.submission import is_test_cell, notes_on_test_cells
@@ -221,8 +256,11 @@ def test_a_note_above_a_test_header_or_windows_line_endings_leave_a_test_cell(tm
     tests = {"softmax_rows"}
     header = "# grade_id: softmax_rows  points: 2\nassert True\n"
     assert is_test_cell("\n# my note: run me last\n" + header, "softmax_rows", tests)
-    assert not is_test_cell("# my note\nx = 1\n" + header, "softmax_rows", tests)  # header not first
+    assert is_test_cell("# my note\nx = 1\n" + header, "softmax_rows", tests)  # merged with an answer
+    assert is_test_cell(header.replace("2\n", "2   <- passes now!\n"), "softmax_rows", tests)
     assert not is_test_cell("x = 1\n", "softmax_rows", tests)
+    assert not is_test_cell("x = 1\n# grade_id: softmax_rows\n", "softmax_rows", tests)
+    assert not is_test_cell(header, "other_test", tests)
     assignment = load_assignment(ASSIGNMENTS[0])
     notebook = student_notebook(assignment)
     for cell in notebook["cells"]:
@@ -232,6 +270,24 @@ def test_a_note_above_a_test_header_or_windows_line_endings_leave_a_test_cell(tm
     path.write_text(json.dumps(notebook))
     notes, events = notes_on_test_cells(assignment, read_notebook(path))
     assert (notes, events) == ([], set())
+
+
+def test_hidden_tests_in_a_submission_never_run_and_are_no_edit(tmp_path):
+    from mha.classroom import load_assignment
+    from mha.classroom.release import nbgrader_notebook
+    from mha.classroom.submission import untouched_test_cells, without_hidden_tests
+    from tests.classroom.conftest import ASSIGNMENTS
+
+    assert without_hidden_tests("a\n  ### BEGIN HIDDEN TESTS\nb\n### END HIDDEN TESTS\nc") == "a\nc"
+    assert without_hidden_tests("a\n### BEGIN HIDDEN TESTS\nb") == "a"  # never closed: to the end
+    assignment = load_assignment(ASSIGNMENTS[0])
+    path = tmp_path / "teacher.ipynb"  # the instructor's notebook, hidden tests and all
+    path.write_text(json.dumps(nbgrader_notebook(assignment)))
+    cells = read_notebook(path)
+    assert not any("### BEGIN HIDDEN TESTS" in source for _, source, _ in cells)
+    tests = [n for n, (_, _, grade_id) in enumerate(cells, start=1)
+             if grade_id in {test.grade_id for test in assignment.tests}]
+    assert untouched_test_cells(assignment, cells) == set(tests) and len(tests) == len(assignment.tests)
 
 
 def test_a_notebook_too_big_says_how_to_make_it_smaller(tmp_path):
