@@ -1,10 +1,10 @@
 """The inside of the sandbox: run a student's own cells, then answer the grader's probe calls.
 
 This file runs as a script (``python -I -S -B runner.py <site-packages>...``) in the sandbox,
-next to ``wire.py``, and imports nothing but the standard library, NumPy and ``wire``. It reads one
-message on stdin (the student's code cells, edited test cells among them; the visible tests' probe
-calls and their input arrays), keeps private duplicates of stdin and stdout, points the standard
-descriptors at ``/dev/null``, and then:
+next to ``wire.py`` and ``notebook_syntax.py`` (IPython syntax), and imports nothing but the
+standard library, NumPy and those two. It reads one message on stdin (the student's code cells,
+edited test cells among them; the visible tests' probe calls and their input arrays), keeps private
+duplicates of stdin and stdout, points the standard descriptors at ``/dev/null``, and then:
 
 1. runs each cell in one ``__main__`` namespace, with a per-cell alarm, recording the error a cell
    raised (type, message, line) and discarding what it prints;
@@ -26,20 +26,18 @@ validates them as untrusted data and runs the tests itself.
 import contextlib
 import importlib.machinery
 import inspect
-import io
 import os
-import re
 import signal
 import sys
-import tokenize
 import traceback
 
 if __name__ == "__main__":  # in the sandbox: started with -S, site-packages come as arguments
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.path.extend(sys.argv[1:])
+    import notebook_syntax
     import wire
 else:  # imported by the grader's own tools (docs, tests): no change to sys.path
-    from mha.classroom import wire
+    from mha.classroom import notebook_syntax, wire
 
 import numpy as np  # noqa: E402
 
@@ -139,83 +137,6 @@ def _silent_check(name):
     return lambda *args, **kwargs: contextlib.nullcontext()  # strict() is used in a with statement
 
 
-def _magic_lines(source):
-    """Line numbers (from 1) of IPython magics and shell escapes: lines that start a statement with
-    ``%`` or ``!``. A line inside brackets that starts with ``%`` or ``!=`` continues an expression."""
-    lines = source.splitlines()
-    starts, at_start = set(), True
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.NEWLINE:
-                at_start = True
-            elif token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
-                if at_start:
-                    starts.add(token.start[0])
-                at_start = False
-    except (tokenize.TokenError, SyntaxError):  # e.g. an unclosed quote in a shell escape
-        starts = set(range(1, len(lines) + 1))
-    return {n for n in starts if n <= len(lines) and lines[n - 1].lstrip()[:1] in ("%", "!")}
-
-
-# IPython's help: ``np.tril?``, ``np.tril??``, ``?np.tril`` on a line of their own.
-_HELP_LINE = re.compile(r"\?{1,2}[A-Za-z_][\w.]*|[A-Za-z_][\w.]*\?{1,2}")
-# A shell command's output kept in a name: ``files = !ls``.
-_SHELL_ASSIGNMENT = re.compile(r"(?P<target>[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*!.*")
-
-
-def _strip_magics(source):
-    """The cell as plain Python: each magic, shell escape or help line becomes ``pass``, except
-    ``%time statement``, which IPython runs (an assignment in it defines its name), so it stays as
-    the statement."""
-    magic = _magic_lines(source)
-    lines = source.splitlines()
-    magic |= {n for n, line in enumerate(lines, start=1) if _HELP_LINE.fullmatch(line.strip())
-              or _SHELL_ASSIGNMENT.fullmatch(line.strip())}
-    if not magic:
-        return source
-    for n in magic:
-        stripped = lines[n - 1].lstrip()
-        indent = lines[n - 1][: len(lines[n - 1]) - len(stripped)]
-        timed = stripped.split(None, 1)
-        statement = timed[1] if len(timed) == 2 and timed[0] == "%time" else "pass"
-        shell = _SHELL_ASSIGNMENT.fullmatch(stripped)
-        if shell:  # no shell here: the command printed nothing
-            statement = f"{shell['target']} = []"
-        lines[n - 1] = indent + statement
-    return "\n".join(lines)
-
-
-def _display(*objects, **options):
-    """IPython's ``display``, which a notebook has without importing it; prints nothing here."""
-
-
-class _IPython:
-    """What ``get_ipython()`` gives a cell: magics do nothing (``time`` runs its statement), as
-    :func:`_strip_magics` has them, and a shell command prints nothing."""
-
-    def __init__(self, namespace):
-        self._namespace = namespace
-
-    def run_line_magic(self, name, line, *args, **kwargs):
-        if name == "time":
-            exec(compile(line, "<%time>", "exec"), self._namespace)  # noqa: S102
-
-    def run_cell_magic(self, name, line, cell, *args, **kwargs):
-        if name in ("time", "timeit", "capture"):
-            exec(compile(cell, f"<%%{name}>", "exec"), self._namespace)  # noqa: S102
-
-    def system(self, *args, **kwargs):
-        pass
-
-    def getoutput(self, *args, **kwargs):
-        return []
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return lambda *args, **kwargs: None
-
-
 def run_cells(cells, namespace, seconds):
     """Run each cell; return ``[status, [type, message, line]]`` per cell."""
     reports = []
@@ -224,7 +145,8 @@ def run_cells(cells, namespace, seconds):
         signal.signal(signal.SIGALRM, _alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
-            exec(compile(_strip_magics(source), filename, "exec"), namespace)  # noqa: S102
+            notebook_syntax.keep_written_module(source)
+            exec(compile(notebook_syntax.strip_magics(source), filename, "exec"), namespace)  # noqa: S102
             reports.append(["ok", None])
         except _Timeout:
             reports.append(["timeout", ["Timeout", f"the cell ran longer than its {seconds:g} s "
@@ -361,9 +283,10 @@ def main():
     module = type(sys)("__main__")
     sys.modules["__main__"] = module
     namespace = vars(module)
-    namespace["display"] = _display
-    shell = _IPython(namespace)
+    namespace["display"] = notebook_syntax.display
+    shell = notebook_syntax.Shell(namespace)
     namespace["get_ipython"] = lambda: shell
+    sys.meta_path.append(notebook_syntax.WrittenModules())
     _NoMha.checks_names = tuple(name for name in job.get("checks_names", ())
                                 if isinstance(name, str) and name.isidentifier())
     for number, source in job["cells"]:

@@ -35,7 +35,8 @@ import mha
 from mha.classroom import wire
 from mha.classroom.seccomp import seccomp_filter
 
-RUNNER_FILES = (Path(__file__).with_name("runner.py"), Path(__file__).with_name("wire.py"))
+RUNNER_FILES = tuple(Path(__file__).with_name(name)
+                     for name in ("runner.py", "wire.py", "notebook_syntax.py"))
 SECCOMP_FD = "@seccomp-fd@"  # in a command, stands for the pipe that carries the seccomp filter
 INSIDE_RUNNER = "/opt/mha-runner"
 INSIDE_PACKAGE = "/opt/mha-course"

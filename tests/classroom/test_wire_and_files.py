@@ -159,36 +159,38 @@ def test_csv_cells_and_fences_cannot_be_escaped():
 
 
 def test_magics_are_only_lines_that_start_a_statement():
-    from mha.classroom.runner import _strip_magics
+    from mha.classroom.notebook_syntax import strip_magics
 
     source = ("%matplotlib inline\nallowed = (mask\n    != 0)\nif True:\n    !pip install x\n"
               "rows = [1,\n%2]\n")
-    assert _strip_magics(source).splitlines() == [
+    assert strip_magics(source).splitlines() == [
         "pass", "allowed = (mask", "    != 0)", "if True:", "    pass", "rows = [1,", "%2]"]
-    assert _strip_magics("x = 1\n") == "x = 1\n"
-    assert _strip_magics('!echo "open\nx = 1') == "pass\nx = 1"  # untokenizable: every such line
+    assert strip_magics("x = 1\n") == "x = 1\n"
+    assert strip_magics('!echo "open\nx = 1') == "pass\nx = 1"  # untokenizable: every such line
 
 
 def test_help_lines_and_timed_statements_run_as_ipython_runs_them():
-    from mha.classroom.runner import _display, _strip_magics, run_cells
+    from mha.classroom.notebook_syntax import display, strip_magics
+    from mha.classroom.runner import run_cells
 
     source = ("np.tril?\n??np.triu\nif True:\n    np.tril??\n%time w = np.ones(2)\n%timeit np.ones(2)\n"
               "%%time\nx = 1  # why?\nq = '?'\n")
-    assert _strip_magics(source).splitlines() == [
+    assert strip_magics(source).splitlines() == [
         "pass", "pass", "if True:", "    pass", "w = np.ones(2)", "pass", "pass", "x = 1  # why?", "q = '?'"]
-    namespace = {"display": _display}
+    namespace = {"display": display}
     reports = run_cells([(1, "import numpy as np\n%time w = np.ones(2)\nnp.tril?\ndisplay(w)")],
                         namespace, 5.0)
     assert reports == [["ok", None]] and namespace["w"].tolist() == [1.0, 1.0]
 
 
 def test_shell_output_and_get_ipython_work_as_in_a_notebook_without_a_shell():
-    from mha.classroom.runner import _IPython, _strip_magics, run_cells
+    from mha.classroom.notebook_syntax import Shell, strip_magics
+    from mha.classroom.runner import run_cells
 
-    assert _strip_magics("files = !ls\nout, err = !make\nx != 1\n").splitlines() == [
+    assert strip_magics("files = !ls\nout, err = !make\nx != 1\n").splitlines() == [
         "files = []", "out, err = []", "x != 1"]
     namespace = {}
-    shell = _IPython(namespace)
+    shell = Shell(namespace)
     namespace["get_ipython"] = lambda: shell
     source = ("get_ipython().run_line_magic('precision', '3')\n"
               "get_ipython().run_line_magic('time', 'w = 2 * 3')\n"
@@ -197,6 +199,25 @@ def test_shell_output_and_get_ipython_work_as_in_a_notebook_without_a_shell():
               "listing = get_ipython().getoutput('ls')\nget_ipython().system('ls')\n")
     assert run_cells([(1, source)], namespace, 5.0) == [["ok", None]]
     assert (namespace["w"], namespace["v"], namespace["listing"]) == (6, 7, [])
+
+
+def test_a_module_a_writefile_cell_wrote_imports(monkeypatch):
+    import sys
+
+    from mha.classroom import notebook_syntax
+    from mha.classroom.runner import run_cells
+
+    monkeypatch.setattr(notebook_syntax, "_WRITTEN", {})
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, notebook_syntax.WrittenModules()])
+    monkeypatch.delitem(sys.modules, "course_helpers", raising=False)
+    cells = [(1, "%%writefile course_helpers.py\ndef double(x):\n    return 2 * x\n"),
+             (2, "%%writefile -a course_helpers.py\nTRIPLE = 3\n"),
+             (3, "from course_helpers import double, TRIPLE\nsix = double(TRIPLE)\n"),
+             (4, "%%writefile notes.txt\nmy notes\n")]
+    namespace: dict = {}
+    reports = run_cells(cells, namespace, 5.0)
+    assert reports[:3] == [["ok", None]] * 3 and namespace["six"] == 6
+    assert reports[3][1][0] == "SyntaxError" and set(notebook_syntax._WRITTEN) == {"course_helpers"}
 
 
 def test_a_masked_array_with_nothing_masked_is_sent_as_its_array():
