@@ -42,6 +42,10 @@ else:  # imported by the grader's own tools (docs, tests): no change to sys.path
 import numpy as np  # noqa: E402
 
 MESSAGE_CHARS = 500
+#: NumPy's floating-point error handling before any cell ran. In the notebook a test ran where it
+#: stood, so an experiment cell below it with ``np.seterr(all="raise")`` never reached it; the
+#: calls here come after every cell, so each runs with the handling the notebook started with.
+_NUMPY_ERRORS = np.geterr()
 
 
 class _Timeout(BaseException):
@@ -198,7 +202,8 @@ def call_probe(probe, namespace, arrays, seconds, out_arrays, max_bytes):
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        output = target(*args, **kwargs)
+        with np.errstate(**_NUMPY_ERRORS):  # a later cell's np.seterr(all="raise") is no answer's
+            output = target(*args, **kwargs)
         record = {"status": "ok"}
     except _Timeout:
         return {"status": "timeout"}

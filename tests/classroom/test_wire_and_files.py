@@ -220,6 +220,26 @@ def test_a_module_a_writefile_cell_wrote_imports(monkeypatch):
     assert reports[3][1][0] == "SyntaxError" and set(notebook_syntax._WRITTEN) == {"course_helpers"}
 
 
+def test_calls_run_with_the_floating_point_handling_the_notebook_started_with():
+    from mha.classroom import wire
+    from mha.classroom.runner import call_probe
+
+    def softmax(x):  # exp(-1000) underflows to 0: harmless, unless underflow raises
+        shifted = np.exp(x - x.max())
+        return shifted / shifted.sum()
+
+    arrays: list = []
+    probe = {"name": "softmax", "kind": "call", "args": wire.encode((np.array([0.0, -1000.0]),), arrays),
+             "kwargs": wire.encode({}, arrays)}
+    with np.errstate(all="raise"):  # an experiment cell's np.seterr(all="raise"), after the tests
+        with pytest.raises(FloatingPointError):
+            softmax(np.array([0.0, -1000.0]))
+        record = call_probe(probe, {"softmax": softmax}, arrays, 5.0, [], 2**20)
+        assert record["status"] == "ok", record
+        with pytest.raises(FloatingPointError):  # and the handling is the student's again after
+            np.exp(np.array([-1000.0]))
+
+
 def test_a_masked_array_with_nothing_masked_is_sent_as_its_array():
     from mha.classroom.runner import _unmasked
 
