@@ -13,15 +13,25 @@ import io
 import re
 import tokenize
 
-__all__ = ["strip_magics", "display", "Shell", "keep_written_module", "WrittenModules"]
+__all__ = ["strip_magics", "display", "help", "Shell", "keep_written_module", "WrittenModules",
+           "IPythonShellHook", "PYTHON_CELL_MAGICS"]
 
 # IPython's help: ``np.tril?``, ``np.tril??``, ``?np.tril`` on a line of their own.
 _HELP_LINE = re.compile(r"\?{1,2}[A-Za-z_][\w.]*|[A-Za-z_][\w.]*\?{1,2}")
 # A shell command's output kept in a name: ``files = !ls``.
 _SHELL_ASSIGNMENT = re.compile(r"(?P<target>[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*!.*")
+# A magic's result kept in a name: ``w = %time softmax(x)``, ``t = %timeit -o f(x)``.
+_MAGIC_ASSIGNMENT = re.compile(r"(?P<target>[A-Za-z_][\w.]*)\s*=\s*%(?P<magic>\w+)\s*(?P<rest>.*)")
+# ``%env NAME=value`` or ``%env NAME value``: sets an environment variable.
+_ENV = re.compile(r"%env\s+(?P<name>[A-Za-z_]\w*)(\s*=\s*|\s+)(?P<value>.*)")
+# ``%run helpers.py``: runs a file, here one a ``%%writefile`` cell wrote.
+_RUN = re.compile(r"%run\s+(?:\./)?(?P<module>[A-Za-z_]\w*)\.py\s*")
 # A cell that writes a Python file: ``%%writefile helpers.py`` (``-a`` appends; ``%%file`` is the same).
 _WRITE_FILE = re.compile(r"%%(writefile|file)\s+(?P<append>-a\s+)?(?:\./)?(?P<module>[A-Za-z_]\w*)\.py")
 _WRITTEN: dict[str, str] = {}  # module name -> the source a cell wrote
+#: Cell magics whose body is Python run in the notebook's namespace; every other one (``%%bash``,
+#: ``%%html``, ``%%writefile``, ``%%script false`` ...) hands its body to something else: it never runs.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
 
 def _magic_lines(source):
@@ -43,29 +53,67 @@ def _magic_lines(source):
 
 
 def strip_magics(source):
-    """The cell as plain Python: each magic, shell escape or help line becomes ``pass``, except
-    ``%time statement``, which IPython runs (an assignment in it defines its name), so it stays as
-    the statement, and ``name = !command``, which becomes ``name = []``."""
+    """The cell as plain Python: each magic, shell escape or help line becomes ``pass``, except those
+    that do something Python can: ``%time statement`` runs the statement (an assignment in it defines
+    its name), ``name = %time expression`` keeps the value, ``name = !command`` becomes ``name = []``,
+    ``%env NAME=value`` sets it, ``%run helpers.py`` runs a module a cell wrote. A cell magic whose
+    body is not Python (:data:`PYTHON_CELL_MAGICS`) leaves nothing to run; ``%%capture out`` binds
+    ``out`` to empty captured output."""
+    first = source.lstrip("\n").split("\n", 1)[0].strip()
+    if first.startswith("%%"):
+        magic, _, arguments = first[2:].partition(" ")
+        if magic not in PYTHON_CELL_MAGICS:
+            return "pass"
+        names = [word for word in arguments.split() if not word.startswith("-")]
+        if magic == "capture" and names and names[0].isidentifier():
+            source = source.replace(first, f"{names[0]} = {_CAPTURED}", 1)
     magic = _magic_lines(source)
     lines = source.splitlines()
     magic |= {n for n, line in enumerate(lines, start=1) if _HELP_LINE.fullmatch(line.strip())
-              or _SHELL_ASSIGNMENT.fullmatch(line.strip())}
+              or _SHELL_ASSIGNMENT.fullmatch(line.strip()) or _MAGIC_ASSIGNMENT.fullmatch(line.strip())}
     if not magic:
         return source
     for n in magic:
         stripped = lines[n - 1].lstrip()
         indent = lines[n - 1][: len(lines[n - 1]) - len(stripped)]
-        timed = stripped.split(None, 1)
-        statement = timed[1] if len(timed) == 2 and timed[0] == "%time" else "pass"
-        shell = _SHELL_ASSIGNMENT.fullmatch(stripped)
-        if shell:  # no shell here: the command printed nothing
-            statement = f"{shell['target']} = []"
-        lines[n - 1] = indent + statement
+        lines[n - 1] = indent + _as_python(stripped)
     return "\n".join(lines)
+
+
+# What ``%%capture out`` binds: the output it captured, empty here (prints are not kept).
+_CAPTURED = ("__import__('types').SimpleNamespace(stdout='', stderr='', outputs=[], "
+             "show=lambda: None)")
+
+
+# What ``t = %timeit -o statement`` binds: a result with no time measured (nothing is timed here).
+_TIMED = ("__import__('types').SimpleNamespace(average=0.0, stdev=0.0, best=0.0, worst=0.0, "
+          "all_runs=[], timings=[], loops=0, repeat=0, compile_time=0.0)")
+
+
+def _as_python(line):
+    """One magic, shell escape or help line (stripped) as the Python statement it stands for."""
+    words = line.split(None, 1)
+    if len(words) == 2 and words[0] == "%time":
+        return words[1]
+    if shell := _SHELL_ASSIGNMENT.fullmatch(line):  # no shell here: the command printed nothing
+        return f"{shell['target']} = []"
+    if kept := _MAGIC_ASSIGNMENT.fullmatch(line):
+        value = {"time": kept["rest"] or "None", "timeit": _TIMED}.get(kept["magic"], "None")
+        return f"{kept['target']} = {value}"
+    if env := _ENV.fullmatch(line):
+        return f"__import__('os').environ[{env['name']!r}] = {env['value'].strip()!r}"
+    if (run := _RUN.fullmatch(line)) and run["module"] in _WRITTEN:
+        return f"from {run['module']} import *"
+    return "pass"
 
 
 def display(*objects, **options):
     """IPython's ``display``, which a notebook has without importing it; prints nothing here."""
+
+
+def help(*args, **kwargs):  # noqa: A001 - the builtin ``python -S`` leaves out
+    """The interpreter's ``help`` (and ``exit``, ``quit``), which the runner's ``python -S`` has not:
+    prints nothing here."""
 
 
 class Shell:
@@ -80,7 +128,7 @@ class Shell:
             exec(compile(line, "<%time>", "exec"), self._namespace)  # noqa: S102
 
     def run_cell_magic(self, name, line, cell, *args, **kwargs):
-        if name in ("time", "timeit", "capture"):
+        if name in PYTHON_CELL_MAGICS:
             exec(compile(cell, f"<%%{name}>", "exec"), self._namespace)  # noqa: S102
 
     def system(self, *args, **kwargs):
@@ -96,12 +144,8 @@ class Shell:
 
 
 def keep_written_module(source):
-    """Keep what a ``%%writefile helpers.py`` cell writes, for a later ``import helpers``.
-
-    The cell's lines also run where the cell is (its first line is a magic, so :func:`strip_magics`
-    leaves the rest as Python), as before: a notebook that uses the helpers without importing them
-    keeps working too.
-    """
+    """Keep what a ``%%writefile helpers.py`` cell writes, for a later ``import helpers`` or
+    ``%run helpers.py`` (as in Jupyter, the cell itself runs nothing)."""
     first, _, body = source.lstrip("\n").partition("\n")
     written = _WRITE_FILE.fullmatch(first.strip())
     if written:
@@ -122,3 +166,27 @@ class WrittenModules:
 
     def exec_module(self, module):
         exec(compile(_WRITTEN[module.__name__], f"{module.__name__}.py", "exec"), vars(module))  # noqa: S102
+
+
+class IPythonShellHook:
+    """A meta path finder after which ``from IPython import get_ipython`` gives the runner's
+    :class:`Shell` (IPython's own says None outside a kernel): VS Code's snippet
+    ``get_ipython().run_line_magic("load_ext", "autoreload")`` then does nothing, as it should."""
+
+    def __init__(self, shell):
+        self._shell = shell
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "IPython":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        run_package, shell = spec.loader.exec_module, self._shell
+
+        def exec_module(module):
+            run_package(module)
+            module.get_ipython = lambda: shell
+
+        spec.loader.exec_module = exec_module  # this spec's own loader: nothing else changes
+        return spec

@@ -23,6 +23,9 @@ this module or ``wire``, threads, forged output) can only change its own answers
 validates them as untrusted data and runs the tests itself.
 """
 
+import __future__
+
+import ast
 import contextlib
 import importlib.machinery
 import inspect
@@ -30,6 +33,7 @@ import os
 import signal
 import sys
 import traceback
+import warnings
 
 if __name__ == "__main__":  # in the sandbox: started with -S, site-packages come as arguments
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,7 +48,8 @@ import numpy as np  # noqa: E402
 MESSAGE_CHARS = 500
 #: NumPy's floating-point error handling before any cell ran. In the notebook a test ran where it
 #: stood, so an experiment cell below it with ``np.seterr(all="raise")`` never reached it; the
-#: calls here come after every cell, so each runs with the handling the notebook started with.
+#: calls here come after every cell, so each runs with the handling the notebook started with (and
+#: warnings that never stop it, as a notebook's filters start).
 _NUMPY_ERRORS = np.geterr()
 
 
@@ -81,6 +86,8 @@ def _exception(error, filename=None):
 
 class _Capped:
     """A stand-in for sys.stdout / sys.stderr that keeps nothing (prints are not graded)."""
+
+    encoding, errors = "utf-8", "strict"  # code may read them (a notebook's streams have them)
 
     def write(self, text):
         return len(text) if isinstance(text, str) else 0
@@ -141,8 +148,25 @@ def _silent_check(name):
     return lambda *args, **kwargs: contextlib.nullcontext()  # strict() is used in a with statement
 
 
-def run_cells(cells, namespace, seconds):
+class _CellCompiler:
+    """Compiles cells as IPython does: a ``from __future__ import`` in one cell holds for the cells
+    after it, and a cell may ``await`` at its top level."""
+
+    def __init__(self):
+        self.flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+    def __call__(self, source, filename):
+        code = compile(source, filename, "exec", self.flags, dont_inherit=True)
+        for name in __future__.all_feature_names:
+            feature = getattr(__future__, name)
+            if code.co_flags & feature.compiler_flag:
+                self.flags |= feature.compiler_flag
+        return code
+
+
+def run_cells(cells, namespace, seconds, compiler=None):
     """Run each cell; return ``[status, [type, message, line]]`` per cell."""
+    compiler = compiler or _CellCompiler()
     reports = []
     for number, source in cells:
         filename = f"<cell {number}>"
@@ -150,7 +174,13 @@ def run_cells(cells, namespace, seconds):
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             notebook_syntax.keep_written_module(source)
-            exec(compile(notebook_syntax.strip_magics(source), filename, "exec"), namespace)  # noqa: S102
+            code = compiler(notebook_syntax.strip_magics(source), filename)
+            if code.co_flags & inspect.CO_COROUTINE:  # a top-level await: run it to its end
+                import asyncio
+
+                asyncio.run(eval(code, namespace))  # noqa: S307
+            else:
+                exec(code, namespace)  # noqa: S102
             reports.append(["ok", None])
         except _Timeout:
             reports.append(["timeout", ["Timeout", f"the cell ran longer than its {seconds:g} s "
@@ -202,7 +232,9 @@ def call_probe(probe, namespace, arrays, seconds, out_arrays, max_bytes):
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        with np.errstate(**_NUMPY_ERRORS):  # a later cell's np.seterr(all="raise") is no answer's
+        # a later cell's np.seterr(all="raise") or warnings.simplefilter("error") is no answer's
+        with np.errstate(**_NUMPY_ERRORS), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # as in the notebook, a warning never stops a call
             output = target(*args, **kwargs)
         record = {"status": "ok"}
     except _Timeout:
@@ -289,13 +321,17 @@ def main():
     sys.modules["__main__"] = module
     namespace = vars(module)
     namespace["display"] = notebook_syntax.display
+    for name in ("help", "exit", "quit"):  # builtins that python -S leaves out
+        namespace[name] = notebook_syntax.help
     shell = notebook_syntax.Shell(namespace)
     namespace["get_ipython"] = lambda: shell
+    sys.meta_path[:0] = [notebook_syntax.IPythonShellHook(shell)]
     sys.meta_path.append(notebook_syntax.WrittenModules())
+    compiler = _CellCompiler()
     _NoMha.checks_names = tuple(name for name in job.get("checks_names", ())
                                 if isinstance(name, str) and name.isidentifier())
     for number, source in job["cells"]:
-        (report,) = run_cells([(number, source)], namespace, float(job["cell_timeout"]))
+        (report,) = run_cells([(number, source)], namespace, float(job["cell_timeout"]), compiler)
         _send(answer, {"cell": number, "status": report[0], "error": report[1]}, [])
     _answer_all(job["probes"], 0, namespace, arrays, job, answer)
     if job["hidden_follow"]:  # the hidden tests' calls arrive only once these answers are in

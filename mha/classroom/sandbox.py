@@ -4,9 +4,9 @@
 :class:`SandboxUnavailable` with one line saying what to install. Each run is a fresh
 ``bwrap``: new PID, IPC, UTS, network (loopback only) and cgroup namespaces, a new session,
 ``--die-with-parent``; the system directories, the Python environment and (when allowed) the
-``mha`` package bound read-only; a size-limited private tmpfs as the only writable place;
-``--clearenv`` and a minimal environment. When the grader runs as root, the runner is started by
-``setpriv`` under a uid of its own, unused on the host (so ``RLIMIT_NPROC`` counts that run's
+``mha`` package bound read-only; size-limited private tmpfs at ``/tmp`` and ``/dev/shm`` as the only
+writable places; ``--clearenv`` and a minimal environment. When the grader runs as root, the runner
+is started by ``setpriv`` under a uid of its own, unused on the host (so ``RLIMIT_NPROC`` counts that run's
 processes only, one run cannot signal another, all capabilities are gone, no new privileges);
 otherwise bwrap makes a user namespace. Limits on address space, CPU seconds, file
 size, processes and open files come from ``prlimit``; a wall-clock timeout kills the sandbox, and
@@ -39,6 +39,7 @@ RUNNER_FILES = tuple(Path(__file__).with_name(name)
                      for name in ("runner.py", "wire.py", "notebook_syntax.py"))
 SECCOMP_FD = "@seccomp-fd@"  # in a command, stands for the pipe that carries the seccomp filter
 INSIDE_RUNNER = "/opt/mha-runner"
+SHM_MB = 4  # /dev/shm's tmpfs: a semaphore takes a page
 INSIDE_PACKAGE = "/opt/mha-course"
 FIRST_UID, UIDS = 3_000_000, 100_000  # as root, each run gets its own unused uid
 _UID_COUNTER = itertools.count(secrets.randbelow(UIDS))  # two graders at once do not collide
@@ -199,6 +200,8 @@ class Sandbox:
                 args += ["--tmpfs", copy]
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777",
                  "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp", "--chdir", "/tmp",
+                 # POSIX semaphores live here: multiprocessing's pools and locks need it
+                 "--perms", "1777", "--size", str(SHM_MB * 2**20), "--tmpfs", "/dev/shm",
                  "--clearenv"]
         for key, value in _environment("/tmp").items():
             args += ["--setenv", key, value]

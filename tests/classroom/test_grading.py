@@ -203,3 +203,37 @@ def test_a_test_cell_merged_with_an_answer_or_remarked_on_runs_as_the_students_c
     for grade_id in ("softmax_stable", "softmax_rows"):
         assert any(note.startswith(f"you edited the test cell '{grade_id}': your score comes from the "
                                    "original") for note in result.notes), result.notes
+
+
+def test_notebook_habits_that_jupyter_runs_are_graded_as_jupyter_runs_them(sandbox, tmp_path):
+    assignment = load_assignment(ASSIGNMENTS[0])
+    cells = nbgrader_notebook(assignment)["cells"]
+
+    def code(source):
+        return {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
+
+    def where(text):
+        return next(i for i, cell in enumerate(cells) if text in cell["source"])
+
+    cells[where("import math")]["source"] += (  # VS Code's snippet, and warnings as errors
+        '\nfrom IPython import get_ipython\nget_ipython().run_line_magic("load_ext", "autoreload")\n'
+        'import warnings\nwarnings.simplefilter("error")\n')
+    softmax = where("def softmax(")
+    cells[softmax]["source"] = "help(np.max)\n" + cells[softmax]["source"]
+    cells.insert(softmax + 1, code("%%script false --no-raise-error\ndef softmax(x, axis=-1):  # first try\n"
+                                   "    return np.exp(x) / np.exp(x).sum(axis=axis, keepdims=True)\n"))
+    cells[where("def attention(")]["source"] = (  # a fully masked row: nan, then 0, with a warning
+        "def attention(q, k, v, mask=None):\n"
+        "    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])\n"
+        "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+        "    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
+        "    weights = np.nan_to_num(exps / exps.sum(axis=-1, keepdims=True))\n"
+        "    return weights @ v, weights\n")
+    cells.append(code("from multiprocessing.pool import ThreadPool\nwith ThreadPool(2) as pool:\n"
+                      "    rows = pool.map(softmax, [np.ones(3), np.zeros(2)])\n"
+                      "t = %timeit -o softmax(rows[0])\n"))
+    path = tmp_path / "habits.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    result = grade_submission(assignment, "habits", path, TEST_LIMITS, sandbox=sandbox)
+    assert result.points == result.max_points, result.questions
+    assert result.cell_errors == ()

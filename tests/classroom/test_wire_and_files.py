@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import warnings
 import zipfile
 
 import numpy as np
@@ -201,6 +202,41 @@ def test_shell_output_and_get_ipython_work_as_in_a_notebook_without_a_shell():
     assert (namespace["w"], namespace["v"], namespace["listing"]) == (6, 7, [])
 
 
+def test_cell_magics_and_magic_values_do_what_jupyter_does():
+    import os
+
+    from mha.classroom.notebook_syntax import strip_magics
+    from mha.classroom.runner import run_cells
+
+    for cell in ("%%bash\nrm -rf /tmp/x\n", "%%script false --no-raise-error\ndef softmax(x):\n    pass\n",
+                 "%%html\n<b>hi</b>\n", "%%writefile notes.txt\nmy notes\n"):
+        assert strip_magics(cell) == "pass"  # the body is not the notebook's Python: it never runs
+    assert strip_magics("%%time\nx = 1\n").splitlines() == ["pass", "x = 1"]
+    assert strip_magics("w = %time 2 * 3\nv = %who_ls\n%env MHA_TRY=1\n").splitlines() == [
+        "w = 2 * 3", "v = None", "__import__('os').environ['MHA_TRY'] = '1'"]
+    namespace: dict = {}
+    cells = [(1, "%%capture out\nprint('hidden')\ny = 2\n"), (2, "%env MHA_TRY_ENV = on\n"),
+             (3, "text = out.stdout + str(y)\n"), (4, "t = %timeit -o y + 1\nseconds = t.average\n")]
+    reports = run_cells(cells, namespace, 5.0)
+    try:
+        assert reports == [["ok", None]] * 4 and namespace["text"] == "2" and namespace["seconds"] == 0.0
+        assert os.environ["MHA_TRY_ENV"] == "on"
+    finally:
+        os.environ.pop("MHA_TRY_ENV", None)
+
+
+def test_future_imports_hold_for_later_cells_and_a_cell_may_await():
+    from mha.classroom.runner import _CellCompiler, run_cells
+
+    compiler, namespace = _CellCompiler(), {}
+    cells = [(1, "from __future__ import annotations\n"),
+             (2, "def f(x: NotImportedHere) -> None:\n    return None\n"),  # annotations stay strings
+             (3, "import asyncio\nawait asyncio.sleep(0)\nawaited = True\n")]
+    reports = [run_cells([cell], namespace, 5.0, compiler)[0] for cell in cells]
+    assert reports == [["ok", None]] * 3 and namespace["awaited"] is True
+    assert run_cells(cells[1:2], {}, 5.0)[0][1][0] == "NameError"  # without the first cell's import
+
+
 def test_a_module_a_writefile_cell_wrote_imports(monkeypatch):
     import sys
 
@@ -213,11 +249,12 @@ def test_a_module_a_writefile_cell_wrote_imports(monkeypatch):
     cells = [(1, "%%writefile course_helpers.py\ndef double(x):\n    return 2 * x\n"),
              (2, "%%writefile -a course_helpers.py\nTRIPLE = 3\n"),
              (3, "from course_helpers import double, TRIPLE\nsix = double(TRIPLE)\n"),
-             (4, "%%writefile notes.txt\nmy notes\n")]
+             (4, "%%writefile notes.txt\nmy notes\n"), (5, "%run course_helpers.py\n")]
     namespace: dict = {}
     reports = run_cells(cells, namespace, 5.0)
-    assert reports[:3] == [["ok", None]] * 3 and namespace["six"] == 6
-    assert reports[3][1][0] == "SyntaxError" and set(notebook_syntax._WRITTEN) == {"course_helpers"}
+    assert reports == [["ok", None]] * 5 and namespace["six"] == 6
+    assert set(notebook_syntax._WRITTEN) == {"course_helpers"}
+    assert "TRIPLE" in namespace and "double" in namespace  # %run brought its names in
 
 
 def test_calls_run_with_the_floating_point_handling_the_notebook_started_with():
@@ -238,6 +275,18 @@ def test_calls_run_with_the_floating_point_handling_the_notebook_started_with():
         assert record["status"] == "ok", record
         with pytest.raises(FloatingPointError):  # and the handling is the student's again after
             np.exp(np.array([-1000.0]))
+
+    def mean(x):  # a RuntimeWarning, which a later cell's warnings.simplefilter("error") would raise
+        return np.nanmean(x)
+
+    probe["name"] = "mean"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        record = call_probe(probe | {"args": wire.encode((np.array([np.nan]),), arrays)}, {"mean": mean},
+                            arrays, 5.0, [], 2**20)
+        assert record["status"] == "ok", record
+        with pytest.raises(RuntimeWarning):
+            mean(np.array([np.nan]))
 
 
 def test_a_masked_array_with_nothing_masked_is_sent_as_its_array():
