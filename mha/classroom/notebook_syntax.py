@@ -2,10 +2,11 @@
 
 Part of the sandbox's runner (it sits next to ``runner.py`` there, and imports only the standard
 library). A student's notebook holds IPython syntax the plain interpreter refuses: magics
-(``%matplotlib inline``, ``%time w = f(x)``, a ``%%time`` cell), shell escapes (``!pip list``,
-``files = !ls``), help lines (``np.tril?``), ``display(...)`` and ``get_ipython()`` without an
-import, and ``%%writefile helpers.py`` followed by ``import helpers``. Each becomes what it does in
-Jupyter, minus the shell: a shell command prints nothing and gives an empty list.
+(``%matplotlib inline``, ``%time w = f(x)``, ``t = %timeit -o f(x)``, a ``%%time`` cell), shell
+escapes (``!pip list``, ``files = !ls``), help lines (``np.tril?``), ``display(...)``, ``help(...)``
+and ``get_ipython()`` without an import, cells that are not Python (``%%bash``, ``%%script false``),
+and ``%%writefile helpers.py`` followed by ``import helpers``. Each becomes what it does in Jupyter,
+minus the shell: a shell command prints nothing and gives an empty list.
 """
 
 import importlib.machinery

@@ -48,8 +48,9 @@ import numpy as np  # noqa: E402
 MESSAGE_CHARS = 500
 #: NumPy's floating-point error handling before any cell ran. In the notebook a test ran where it
 #: stood, so an experiment cell below it with ``np.seterr(all="raise")`` never reached it; the
-#: calls here come after every cell, so each runs with the handling the notebook started with (and
-#: warnings that never stop it, as a notebook's filters start).
+#: calls here come after every cell, so each runs with the handling the notebook started with, and
+#: with warnings that never stop it (a Jupyter kernel passed tests that a notebook's
+#: ``warnings.simplefilter("error")`` made fail here).
 _NUMPY_ERRORS = np.geterr()
 
 
@@ -234,7 +235,7 @@ def call_probe(probe, namespace, arrays, seconds, out_arrays, max_bytes):
     try:
         # a later cell's np.seterr(all="raise") or warnings.simplefilter("error") is no answer's
         with np.errstate(**_NUMPY_ERRORS), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # as in the notebook, a warning never stops a call
+            warnings.simplefilter("ignore")  # a warning never stops a call (prints are not kept)
             output = target(*args, **kwargs)
         record = {"status": "ok"}
     except _Timeout:
