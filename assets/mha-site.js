@@ -35,6 +35,12 @@
  *    ignores) on screens from 768 px, where mha-site.css also lets table code wrap at its spaces.
  *    On a phone no such table could fit, and whole identifiers in a table that scrolls read
  *    better than 60-px columns.
+ * 9. Tables of prose on a phone. A table of two to four columns with a long description in a cell
+ *    (the teachers' "what a student does | what happens", an idea and what it costs) left that
+ *    description 100-140 px wide on a 390-px phone, 8-12 characters a line, behind a sideways
+ *    scroll. Such a table is marked; on a narrow screen mha-site.css sets each row as a block: the
+ *    first cell as its title, the others under it, each after its column's name when there are
+ *    more than two columns. ARIA roles keep it a table to a screen reader.
  */
 (function () {
   "use strict";
@@ -416,6 +422,38 @@
     });
   }
 
+  /* 9. Tables of prose stack on a narrow screen --------------------------------------------- */
+  var LONG_PROSE = 80;  // characters: a description, not a number or a name
+  var MAX_STACKED_COLUMNS = 4;
+
+  function markProseTables() {
+    document.querySelectorAll(".bd-article table").forEach(function (table) {
+      var names = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
+        return th.textContent.trim();
+      });
+      var cells = table.querySelectorAll("tbody td");
+      var prose = Array.prototype.some.call(cells, function (td) {
+        return td.textContent.trim().length > LONG_PROSE;
+      });
+      if (!prose || names.length < 2 || names.length > MAX_STACKED_COLUMNS) return;
+      table.classList.add("mha-stack");
+      if (names.length > 2) table.classList.add("mha-labelled");  // each cell names its column
+      table.setAttribute("role", "table");
+      table.querySelectorAll("thead, tbody").forEach(function (group) {
+        group.setAttribute("role", "rowgroup");
+      });
+      table.querySelectorAll("tr").forEach(function (row) {
+        row.setAttribute("role", "row");
+        Array.prototype.forEach.call(row.children, function (cell, column) {
+          cell.setAttribute("role", cell.tagName === "TH" ? "columnheader" : "cell");
+          if (cell.tagName === "TD" && column > 0 && names.length > 2 && names[column]) {
+            cell.setAttribute("data-column", names[column]);
+          }
+        });
+      });
+    });
+  }
+
   ready(function () {
     document.addEventListener("click", launchLite, true);
     forwardSidebarToggles();
@@ -429,5 +467,6 @@
     fitEquationsWhenTypeset();
     breakLongCode();
     if (WIDE && WIDE.addEventListener) WIDE.addEventListener("change", breakLongCode);
+    markProseTables();
   });
 })();

@@ -141,6 +141,32 @@ def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, doc
         page.context.close()
 
 
+#: Long descriptions in table cells: the text's start, the cell's width and the table's, and how
+#: its row is laid out (a table row, or a block stacked under its title).
+PROSE_CELLS_JS = """() => [...document.querySelectorAll('.bd-article table td')]
+  .filter((td) => td.textContent.trim().length > 80 && td.getBoundingClientRect().width > 0)
+  .map((td) => [td.textContent.trim().slice(0, 30), Math.round(td.getBoundingClientRect().width),
+                Math.round(td.closest('table').getBoundingClientRect().width),
+                getComputedStyle(td.closest('tr')).display,
+                td.closest('table').querySelectorAll('thead th').length])"""
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_tables_of_prose_stack_on_a_phone_and_stay_tables_on_a_desktop(browser, site_url, site_pages,
+                                                                        docname):
+    for profile in PROFILES:
+        page, _ = _load(browser, site_url, site_pages, docname, profile)
+        try:
+            cells = [cell for cell in page.evaluate(PROSE_CELLS_JS) if 2 <= cell[4] <= 4]
+        finally:
+            page.context.close()
+        for text, width, table, display, _ in cells:
+            if profile == "phone":  # a description gets the column's width, not 100-140 px of it
+                assert display == "block" and width >= 0.9 * table, (docname, text, width, table)
+            else:
+                assert display == "table-row", (docname, text, display)
+
+
 #: Display equations whose type is smaller than 12 px, or that are wider than their box without a way
 #: to scroll or without the shade that says there is more.
 SMALL_MATH_JS = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
