@@ -436,8 +436,9 @@
         return td.textContent.trim().length > LONG_PROSE;
       });
       if (!prose || names.length < 2 || names.length > MAX_STACKED_COLUMNS) return;
+      var labelled = names.length > 2;  // each cell names its column: the header row is hidden
       table.classList.add("mha-stack");
-      if (names.length > 2) table.classList.add("mha-labelled");  // each cell names its column
+      if (labelled) table.classList.add("mha-labelled");
       table.setAttribute("role", "table");
       table.querySelectorAll("thead, tbody").forEach(function (group) {
         group.setAttribute("role", "rowgroup");
@@ -446,7 +447,7 @@
         row.setAttribute("role", "row");
         Array.prototype.forEach.call(row.children, function (cell, column) {
           cell.setAttribute("role", cell.tagName === "TH" ? "columnheader" : "cell");
-          if (cell.tagName === "TD" && column > 0 && names.length > 2 && names[column]) {
+          if (labelled && cell.tagName === "TD" && column > 0 && names[column]) {
             cell.setAttribute("data-column", names[column]);
           }
         });

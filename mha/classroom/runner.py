@@ -206,7 +206,7 @@ def _unmasked(value):
     """A NumPy masked array with nothing masked (``np.ma.log`` summed, say) as the plain array it
     holds, alone or in a tuple or list; one with masked entries stays as it is (the grader refuses it:
     its masked entries have no value to check)."""
-    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+    if type(value) in (tuple, list):
         return type(value)(_unmasked(item) for item in value)
     if isinstance(value, np.ma.MaskedArray) and not np.ma.is_masked(value):
         return np.ma.getdata(value)

@@ -304,8 +304,9 @@ def untouched_test_cells(assignment: Assignment, cells) -> set[int]:
     answer cell, or a copy turned into an experiment), while its test is graded on the original.
     """
     released = {test.grade_id: student_source(test).strip() for test in assignment.tests}
+    ids = set(released)
     return {number for number, (kind, source, grade_id) in enumerate(cells, start=1)
-            if kind == "code" and is_test_cell(source, grade_id, set(released))
+            if kind == "code" and is_test_cell(source, grade_id, ids)
             and source.strip() == released[grade_id]}
 
 

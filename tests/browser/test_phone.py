@@ -4,7 +4,7 @@
   "Contents" the page's sections; on a desktop the menu button folds the sidebar away.
 - Nothing is wider than the text column: display equations, figures, widget frames; on a desktop
   tables too (long identifiers in them break at their punctuation), while a phone keeps identifiers
-  whole and lets a table scroll.
+  whole and lets a table scroll, and stacks the rows of a table of prose.
 - Clicking a folded solution's title opens it; JupyterLite says so when its Python cannot load.
 - On a touch screen, a figure shown far below its own size (the multi-head diagram) has a line
   saying a tap opens it full size, readable in light and dark mode; a desktop shows none.
@@ -124,6 +124,16 @@ CODE_LINES_JS = """() => [...document.querySelectorAll('.bd-article table code s
   .map((s) => [s.textContent, new Set([...s.getClientRects()].map((r) => Math.round(r.top))).size])"""
 
 
+#: Long descriptions in table cells: the text's start, the cell's width and the table's, and how
+#: its row is laid out (a table row, or a block stacked under its title).
+PROSE_CELLS_JS = """() => [...document.querySelectorAll('.bd-article table td')]
+  .filter((td) => td.textContent.trim().length > 80 && td.getBoundingClientRect().width > 0)
+  .map((td) => [td.textContent.trim().slice(0, 30), Math.round(td.getBoundingClientRect().width),
+                Math.round(td.closest('table').getBoundingClientRect().width),
+                getComputedStyle(td.closest('tr')).display,
+                td.closest('table').querySelectorAll('thead th').length])"""
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("docname", toc_docnames())
 def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, docname, profile):
@@ -137,34 +147,16 @@ def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, doc
         else:  # a phone keeps identifiers whole; tables scroll instead
             codes = page.evaluate(CODE_LINES_JS)
             assert all(lines == 1 for _, lines in codes), codes
-    finally:
-        page.context.close()
-
-
-#: Long descriptions in table cells: the text's start, the cell's width and the table's, and how
-#: its row is laid out (a table row, or a block stacked under its title).
-PROSE_CELLS_JS = """() => [...document.querySelectorAll('.bd-article table td')]
-  .filter((td) => td.textContent.trim().length > 80 && td.getBoundingClientRect().width > 0)
-  .map((td) => [td.textContent.trim().slice(0, 30), Math.round(td.getBoundingClientRect().width),
-                Math.round(td.closest('table').getBoundingClientRect().width),
-                getComputedStyle(td.closest('tr')).display,
-                td.closest('table').querySelectorAll('thead th').length])"""
-
-
-@pytest.mark.parametrize("docname", toc_docnames())
-def test_tables_of_prose_stack_on_a_phone_and_stay_tables_on_a_desktop(browser, site_url, site_pages,
-                                                                        docname):
-    for profile in PROFILES:
-        page, _ = _load(browser, site_url, site_pages, docname, profile)
-        try:
-            cells = [cell for cell in page.evaluate(PROSE_CELLS_JS) if 2 <= cell[4] <= 4]
-        finally:
-            page.context.close()
-        for text, width, table, display, _ in cells:
+        # a table of prose (two to four columns) stacks its rows on a phone, stays a table on a desktop
+        cells = [cell for cell in page.evaluate(PROSE_CELLS_JS) if 2 <= cell[4] <= 4]
+        for text, cell_width, table, display, _ in cells:
             if profile == "phone":  # a description gets the column's width, not 100-140 px of it
-                assert display == "block" and width >= 0.9 * table, (docname, text, width, table)
+                assert display == "block" and cell_width >= 0.9 * table, (docname, text, cell_width,
+                                                                           table)
             else:
                 assert display == "table-row", (docname, text, display)
+    finally:
+        page.context.close()
 
 
 #: Display equations whose type is smaller than 12 px, or that are wider than their box without a way
