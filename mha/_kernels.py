@@ -145,10 +145,11 @@ _EXP_CEILING, _EXP_FLOOR = math.exp(EXP_HEADROOM), math.exp(-EXP_HEADROOM)
 
 
 @functools.lru_cache(maxsize=16)
-def _ones(n: int, dtype: np.dtype) -> np.ndarray:
-    ones = np.ones(n, dtype=dtype)
-    ones.flags.writeable = False
-    return ones
+def filled_vector(n: int, value: float, dtype: np.dtype) -> np.ndarray:
+    """A read-only vector of ``n`` copies of ``value``: a product with it sums (1) or averages (1/n) rows."""
+    vector = np.full(n, value, dtype=dtype)
+    vector.flags.writeable = False
+    return vector
 
 
 def _row_sums(block: np.ndarray) -> np.ndarray:
@@ -156,7 +157,7 @@ def _row_sums(block: np.ndarray) -> np.ndarray:
     float32 scores four times faster than NumPy's summing loop does. The terms are positive, so another
     order of additions moves a sum only by rounding (the tests hold 16k-term sums within 1e-6 of the
     exact sum in float32, 1e-15 in float64)."""
-    return np.matmul(block, _ones(block.shape[-1], block.dtype))[..., None]  # (..., rows, 1)
+    return np.matmul(block, filled_vector(block.shape[-1], 1.0, block.dtype))[..., None]  # (..., rows, 1)
 
 
 def _exp_and_sum(block: np.ndarray, least_sum: float) -> np.ndarray | None:

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from mha._kernels import attend_tiles, use_tiles
+from mha._kernels import attend_tiles, filled_vector, use_tiles
 from mha._validation import (
     as_float_array,
     check_bool_mask,
@@ -103,7 +103,9 @@ def _unshifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> 
     if not (low <= rows.min() and rows.max() <= high):  # also not for NaN
         return False
     np.exp(rows, out=rows)
-    np.add.reduce(rows, axis=1, keepdims=True, out=sums)  # every term is a normal float: no zero sum
+    # Every term is a normal float: no zero sum. A product with ones sums short rows (16 keys) in a third
+    # of np.add.reduce's time: BLAS takes the rows at once, NumPy's loop starts again on each.
+    np.matmul(rows, filled_vector(rows.shape[1], 1.0, rows.dtype), out=sums[:, 0])  # sums[:, 0]: (n_rows,)
     if normalize:
         rows /= sums
     return True
