@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from mha._features import check_features, linear, promote
+from mha._kernels import filled_vector
 from mha._parameters import Module, Parameter, glorot_uniform
 from mha._threads import elementwise_inplace
 from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
@@ -29,7 +30,23 @@ def _as_fresh_float(x) -> tuple[np.ndarray, tuple]:
 
 def relu_inplace(x: np.ndarray) -> np.ndarray:
     """:func:`relu` overwriting a float array ``x``; returns ``x``."""
-    return np.maximum(x, x.dtype.type(0.0), out=x)
+    return np.maximum(x, _zeros_like_row(x), out=x)
+
+
+#: Rows up to this length are compared with a row of zeros, not the scalar 0 (see _zeros_like_row).
+_ZERO_ROW_MAX = 8192
+
+
+def _zeros_like_row(x: np.ndarray):
+    """Zeros to compare ``x`` with: a cached row of ``x``'s last-axis length, or the scalar 0.
+
+    NumPy 2.4's ``maximum`` against a scalar runs about three times slower than against a row it
+    broadcasts (measured: 618 against 199 µs on 1024 x 2048 float32 values; a multiply takes 68), so a
+    cached read-only row is used when the last axis is not too long to keep. Same results, NaN included.
+    """
+    if x.ndim and 0 < x.shape[-1] <= _ZERO_ROW_MAX:
+        return filled_vector(x.shape[-1], 0.0, x.dtype)
+    return x.dtype.type(0.0)
 
 
 def relu(x: np.ndarray) -> np.ndarray:
@@ -41,7 +58,7 @@ def relu(x: np.ndarray) -> np.ndarray:
     array([0. , 0.5])
     """
     x = as_float_array(x, "x")  # integers become float64, as every activation here returns floats
-    return np.maximum(x, x.dtype.type(0.0))
+    return np.maximum(x, _zeros_like_row(x))
 
 
 _TANH_SCALE = math.sqrt(2.0 / math.pi)

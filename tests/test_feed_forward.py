@@ -230,3 +230,20 @@ def test_feed_forward_applies_its_activation_in_place_to_its_own_hidden_array_on
         np.testing.assert_allclose(ffn(x), ACTIVATIONS[activation](hidden) @ ffn.W_2 + ffn.b_2, rtol=1e-12)
         np.testing.assert_array_equal(x, copy)
     assert relu(np.array([-1.0, 2.0])).tolist() == [0.0, 2.0]
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 8193), (7,), (), (4, 0), (0, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_is_max_with_zero_whatever_the_shape(shape, dtype):
+    """Short rows are compared with a cached row of zeros, long ones and scalars with 0: the same numbers."""
+    from mha.feed_forward import relu, relu_inplace
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    if x.size:
+        x.flat[0] = np.nan
+    expected = np.where(np.isnan(x), x, np.where(x > 0, x, 0))
+    np.testing.assert_array_equal(relu(x), expected)
+    assert relu(x).dtype == dtype and relu(x).shape == shape
+    if x.ndim:
+        work = x.copy()
+        assert relu_inplace(work) is work
+        np.testing.assert_array_equal(work, expected)
