@@ -143,7 +143,7 @@ def erf(x: np.ndarray) -> np.ndarray:
 # coefficients of a sixth-degree R fitted to the exact function on |x| <= 6 (weighted minimax of the error in
 # x Φ(x); tools/fit_gelu.py refits them). This R has no real root, so it stays positive however far out x
 # lies: tanh goes to ±1 and x Φ(x) to x or 0, as it should. For |x| beyond about 1e4 (float32) R overflows
-# to inf on the way, which gives the same limits, and is not worth a warning.
+# to inf on the way (x² itself beyond 1.8e19), which gives the same limits and is not worth a warning.
 _GELU_R = (0.7978848152106356, 0.036333795269348976, -3.338206418516515e-05, -5.501533639217162e-05,
            3.918269629898687e-06, -1.291972120539343e-07, 1.690774110576946e-09)
 
@@ -165,8 +165,8 @@ def _gelu_coefficients(dtype: np.dtype) -> tuple:
 def _gelu_exact_chain(x: np.ndarray) -> None:
     real = x.dtype.type
     highest, *lower = _gelu_coefficients(x.dtype)
-    square = x * x  # x²; the one other temporary is the polynomial
-    with np.errstate(over="ignore"):  # R(x²) = inf far out: the right limits (see _GELU_R)
+    with np.errstate(over="ignore"):  # x² or R(x²) = inf far out: the right limits (see _GELU_R)
+        square = x * x  # the one other temporary is the polynomial
         poly = square * highest  # Horner in x²
         for coefficient in lower[:-1]:
             poly += coefficient
