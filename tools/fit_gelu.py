@@ -2,8 +2,9 @@
 
 ``R`` is the even function ``atanh(2 Φ(x) - 1) / x``. This script finds the polynomial of a given degree
 in ``s = x²`` that minimises the largest weighted error on ``0 < x <= x_max`` (a linear programme), then
-measures the error of the finished GELU in float64 and float32 the way the package computes it
-(``s`` held at ``x_max²``), and prints the coefficients for ``mha/feed_forward.py``.
+measures the error of the finished GELU in float64 and float32 the way the package computes it,
+checks that ``R`` has no real root (the package relies on it far outside the fit) and prints the
+coefficients for ``mha/feed_forward.py``.
 
 The weight is what an error in ``R`` does to ``x Φ(x)`` relative to ``|x|``: ``d(x Φ)/dR / x =
 x (1 - tanh²) / 2``, largest around ``|x| = 1`` and vanishing in both tails: the fit bounds the GELU's
@@ -49,10 +50,10 @@ def fit(degree: int, x_max: float, points: int = 6000) -> np.ndarray:
     return result.x[:-1] / (x_max * x_max) ** np.arange(degree + 1)
 
 
-def gelu(x: np.ndarray, coefficients: np.ndarray, x_max: float) -> np.ndarray:
+def gelu(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     """The package's evaluation order, in ``x``'s dtype."""
     real = x.dtype.type
-    square = np.minimum(x * x, real(x_max * x_max))
+    square = x * x
     poly = square * real(coefficients[-1])
     for c in coefficients[-2:0:-1]:
         poly = (poly + real(c)) * square
@@ -73,9 +74,11 @@ def main() -> None:
     for dtype in (np.float64, np.float32):
         xs = x.astype(dtype)
         exact = 0.5 * xs.astype(np.float64) * erfc(-xs.astype(np.float64) / math.sqrt(2.0))
-        error = np.abs(gelu(xs, coefficients, args.x_max) - exact) / np.maximum(1.0, np.abs(xs))
+        error = np.abs(gelu(xs, coefficients) - exact) / np.maximum(1.0, np.abs(xs))
         worst = xs[error.argmax()]
         print(f"{np.dtype(dtype).name}: largest error / max(1, |x|) {error.max():.2e} at x = {worst:.4f}")
+    real_roots = [r.real for r in np.roots(coefficients[::-1]) if abs(r.imag) < 1e-12 * max(1.0, abs(r))]
+    print("real roots of R:", real_roots or "none (R > 0 everywhere: usable far outside the fit)")
     print("_GELU_R = (" + ", ".join(repr(float(c)) for c in coefficients) + ")")
 
 
