@@ -26,7 +26,6 @@ One BERT layer, in the course's vocabulary (``x`` of shape ``(batch, seq, d_mode
 
 from __future__ import annotations
 
-import math
 import unicodedata
 import warnings
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ import numpy as np
 from mha._features import linear
 from mha._kernels import filled_vector
 from mha._validation import as_float_array, check_dtype_argument, check_finite
-from mha.attention import attend
+from mha.attention import split_heads
 from mha.block import TransformerBlock
 from mha.feed_forward import INPLACE_ACTIVATIONS
 from mha.pretrained.checkpoints import (
@@ -260,33 +259,23 @@ def _visible(text: str) -> bool:
 def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask, weights_out, queries_keys_out):
     """``block(x, mask=key_mask, head_mask=head_mask, return_weights=True)`` on trusted arrays.
 
-    The same steps as :meth:`mha.TransformerBlock.__call__` (post-norm, no dropout, an ungrouped fused
-    attention) without its input checks and with fewer NumPy calls: the encoder checked its inputs once,
-    and every array here is one it made. On a 16-token sentence a NumPy call's overhead costs about as much
-    as its arithmetic, so every call saved shows.
+    The same steps as :meth:`mha.TransformerBlock.__call__` (post-norm, no dropout) without its input
+    checks: the encoder checked its inputs once, and every array here is one it made.
 
     ``weights_out``, shape ``(batch, n_heads, seq, seq)`` and C-contiguous, receives the attention weights
     (None: not kept); ``queries_keys_out``, shape ``(2, batch, n_heads, seq, d_head)``, what the heads
-    compare (None: not kept). Returns the block's output, shape ``(batch, seq, d_model)``.
+    compare, taken from the block's own projection (None: not kept). Returns the block's output, shape
+    ``(batch, seq, d_model)``.
     """
     attention, ffn = block.attention, block.ffn
-    batch, seq, d_model = x.shape
-    n_heads, d_head = attention.n_heads, attention.d_head
-    qkv = linear(x, attention._W_qkv, attention._b_qkv)  # (batch, seq, 3 * d_model): [q | k | v]
-    q, k, v = qkv.reshape(batch, seq, 3, n_heads, d_head).transpose(2, 0, 3, 1, 4)
-    # q, k, v: (batch, n_heads, seq, d_head) each, views of qkv
+    q, k, v = attention._project(x)  # (batch, seq, d_model) each
     if queries_keys_out is not None:
-        queries_keys_out[0], queries_keys_out[1] = q, k
-    queries = qkv[..., :d_model]  # (batch, seq, d_model); q is a view of it
-    queries *= queries.dtype.type(1.0 / math.sqrt(d_head))  # as MultiHeadAttention scales them
-    context = np.empty((batch, seq, n_heads, d_head), x.dtype)  # merged heads: (batch, seq, d_model)
+        queries_keys_out[0] = split_heads(q, attention.n_heads)  # (batch, n_heads, seq, d_head)
+        queries_keys_out[1] = split_heads(k, attention.n_heads)
     # Weights are always normalised, kept or not: the same hidden states either way (the output would be
     # normalised instead, a rounding apart).
-    attend(q, k, v, key_mask, return_weights=True, scores_out=weights_out,
-           out=context.transpose(0, 2, 1, 3))  # out: (batch, n_heads, seq, d_head)
-    if head_mask is not None:
-        context *= head_mask[:, None]  # (n_heads, 1): each head's d_head outputs
-    attended = linear(context.reshape(batch, seq, d_model), attention.W_o, attention.b_o)
+    attended, _ = attention._attend_heads(q, k, v, key_mask, True, head_mask=head_mask,
+                                          scores_out=weights_out)
     attended += x  # the residual
     x = _layer_norm_inplace(attended, block.norm1.gamma, block.norm1.beta, block.norm1.eps)
     hidden = linear(x, ffn.W_1, ffn.b_1)  # (batch, seq, d_ff), a fresh array
