@@ -33,7 +33,8 @@ import numpy as np
 from machine import machine_line  # benchmarks/ is on sys.path when run
 
 import mha
-from mha._kernels import TILE_BYTES, worker_count
+from mha.fast import worker_count
+from mha.fast.tiles import TILE_BYTES
 
 TARGETS = {"float32": 0.65, "float64": 0.65}
 TORCH_TARGET = 0.8

@@ -19,7 +19,7 @@ import numpy as np
 from machine import machine_line  # benchmarks/ is on sys.path when run
 
 import mha
-from mha.grad import mha_backward, mha_forward
+from mha.grad import multi_head_backward
 from mha.lab import blas_threads
 from mha.lab.tasks import repeated_tokens
 from mha.lab.training import AttentionOnlyModel
@@ -54,10 +54,10 @@ def training_step_threads(repeat: int) -> None:
 def backward_over_forward(repeat: int) -> None:
     layer = mha.MultiHeadAttention(256, 8, rng=0, dtype=np.float32)
     x = np.random.default_rng(1).standard_normal((8, 64, 256)).astype(np.float32)
-    out, cache = mha_forward(layer, x, causal=True)
+    out, cache = layer.forward(x, causal=True)
     with blas_threads(1):
-        forward = statistics.median(seconds(lambda: mha_forward(layer, x, causal=True), repeat))
-        backward = statistics.median(seconds(lambda: mha_backward(out, cache), repeat))
+        forward = statistics.median(seconds(lambda: layer.forward(x, causal=True), repeat))
+        backward = statistics.median(seconds(lambda: multi_head_backward(out, cache), repeat))
     print(f"one layer (batch 8, 64 tokens, d_model 256): backward / forward = {backward / forward:.2f}")
 
 

@@ -5,20 +5,22 @@ The core library is flat, in the order the chapters teach it:
 ``attention``      softmax, scaled dot-product attention, split/merge heads
 ``masks``          causal and padding masks (True = may attend)
 ``layers``         :class:`MultiHeadAttention`, the layer with its four projections
-``efficient``      chunked (online-softmax) attention and the KV cache
-``positions``      sinusoidal, learned-bias, rotary and ALiBi positions
-``normalization``  layer norm
-``feed_forward``   the position-wise feed-forward network
-``block``          the transformer block and stacks of them
-``grad``           backward passes, checked against finite differences
-``block_grad``     backward passes for layer norm, feed-forward, embeddings and whole blocks
 ``cost``           parameters, FLOPs and bytes, and their formatting
-``frameworks``     weights to and from PyTorch's layouts (no PyTorch import)
+``positions``      sinusoidal, learned-bias, rotary and ALiBi positions
+``efficient``      chunked (online-softmax) attention and the KV cache
+``normalization``  layer norm
+``feed_forward``   the position-wise feed-forward network and its activations
+``block``          the transformer block and the decoder block
+``grad``           backward passes, by concept, consuming the forward passes' caches
+``frameworks``     weights to and from PyTorch's and Keras's layouts (no framework import)
+
+What every layer is built on: ``module`` (:class:`~mha.module.Module`, :class:`~mha.module.Parameter`,
+:func:`~mha.module.linear`), ``validation`` (the input checks) and ``extras`` (optional dependencies).
+Speed lives in one annex, :mod:`mha.fast`, behind one door in the code above.
 
 Around it, imported only when used: :mod:`mha.lab` (what the chapters run), :mod:`mha.plotting`
-(arrays in, figure out), :mod:`mha.explorers` (widgets), :mod:`mha.checks` (learner checks),
-:mod:`mha.pretrained` (a real model) and :mod:`mha.classroom` (the grader). ``import mha`` loads NumPy
-and nothing else.
+(arrays in, figure out), :mod:`mha.explorers` (widgets), :mod:`mha.checks` (learner checks) and
+:mod:`mha.pretrained` (a real model). ``import mha`` loads NumPy and nothing else.
 
 >>> import numpy as np, mha
 >>> layer = mha.MultiHeadAttention(d_model=512, n_heads=8, rng=0)
@@ -31,19 +33,22 @@ import importlib
 from mha import (
     attention,
     block,
-    block_grad,
     cost,
     efficient,
+    extras,
+    fast,
     feed_forward,
     frameworks,
     grad,
     layers,
     masks,
+    module,
     normalization,
     positions,
+    validation,
 )
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
-from mha.block import TransformerBlock, dropout
+from mha.block import DecoderBlock, TransformerBlock, dropout
 from mha.efficient import KVCache, chunked_attention
 from mha.feed_forward import FeedForward
 from mha.layers import MultiHeadAttention
@@ -76,18 +81,22 @@ __all__ = [
     "FeedForward",
     "dropout",
     "TransformerBlock",
+    "DecoderBlock",
     "attention",
     "masks",
     "layers",
-    "efficient",
+    "cost",
     "positions",
+    "efficient",
     "normalization",
     "feed_forward",
     "block",
     "grad",
-    "block_grad",
-    "cost",
     "frameworks",
+    "module",
+    "validation",
+    "extras",
+    "fast",
     *_SUBPACKAGES,
 ]
 

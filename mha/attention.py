@@ -3,7 +3,9 @@
 Shapes use the course's vocabulary: ``batch, seq_q, seq_k, d_model, n_heads, d_head``. Per-head arrays are
 ``(batch, n_heads, seq, d_head)``; scores and weights are ``(batch, n_heads, seq_q, seq_k)``.
 
-The public functions validate their input once; ``attend`` is the trusted fast path that the layers call.
+Each function checks its input, then computes on whole arrays, one step of the formula per line. A large
+problem that asks for no weights takes the annex's door (:mod:`mha.fast`): the same numbers, computed in
+cache-sized tiles over threads.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import math
 
 import numpy as np
 
-from mha._kernels import attend_tiles, filled_vector, use_tiles
-from mha._validation import (
+import mha.fast as fast
+from mha.validation import (
     as_float_array,
     check_bool_mask,
     check_broadcastable,
@@ -21,30 +23,33 @@ from mha._validation import (
     check_ndim,
     check_positive_int,
     check_score_bias,
-    check_score_maxima,
     result_float_dtype,
 )
 
-__all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads", "attend"]
+__all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads"]
 
 
-def softmax(x, axis: int = -1) -> np.ndarray:
+def softmax(x, axis: int = -1, *, out: np.ndarray | None = None) -> np.ndarray:
     """Turn scores into weights that are positive and sum to one along ``axis``.
 
-    The largest score of each slice is subtracted before exponentiating, so scores of ``±1e4`` neither
-    overflow nor produce NaN. Entries of ``-inf`` get weight zero (that is how masks enter); a slice that is
+    ``softmax(x)_i = exp(x_i - m) / Σ_j exp(x_j - m)`` with ``m`` the largest score of the slice: the
+    shift changes no weight, and keeps ``exp`` from overflowing, so scores of ``±1e4`` neither overflow
+    nor produce NaN. Entries of ``-inf`` get weight zero (that is how masks enter); a slice that is
     entirely ``-inf`` has no valid entry and gets all-zero weights instead of NaN.
 
     Parameters
     ----------
     x : array_like of float, any shape
-        Scores. NaN and ``+inf`` are rejected: they have no meaningful weight.
+        Scores. NaN and ``+inf`` are refused: they have no meaningful weight.
     axis : int, default -1
         The axis that sums to one.
+    out : ndarray, optional
+        Where to write the weights, e.g. ``x`` itself when the scores are not needed afterwards: a large
+        softmax then allocates no second array of its size.
 
     Returns
     -------
-    ndarray, same shape and float dtype as ``x`` (float32 stays float32)
+    ndarray, same shape and float dtype as ``x`` (float32 stays float32); ``out`` when given
 
     Examples
     --------
@@ -54,118 +59,31 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     array([1., 0., 0.])
     """
     x = as_float_array(x, "x")
-    check_finite(x, "softmax input", allow_neg_inf=True)
     if x.ndim == 0:
         raise ValueError("softmax needs at least one axis to normalise over, got a scalar")
     if isinstance(axis, bool) or not isinstance(axis, int | np.integer) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis must be an int in [{-x.ndim}, {x.ndim}) for x of shape {x.shape}, "
                          f"got {axis!r}")
-    rows_last = np.array(np.moveaxis(x, axis, -1), copy=True, order="C")  # (..., n), n = x.shape[axis]
-    shifted_exp_inplace(rows_last, normalize=True)
-    return np.moveaxis(rows_last, -1, axis)
+    if out is not None and (not isinstance(out, np.ndarray) or out.shape != x.shape or out.dtype != x.dtype):
+        raise ValueError(f"out must be an array of x's shape {x.shape} and dtype {x.dtype}, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {np.shape(out)}")
+    if x.size == 0:
+        return x.copy() if out is None else out
+    row_max = x.max(axis=axis, keepdims=True)  # (..., 1, ...); NaN anywhere in a slice makes its max NaN
+    _check_row_maxima(row_max, x)
+    row_max[np.isneginf(row_max)] = 0  # a slice of only -inf: exp(-inf - 0) = 0, where -inf - -inf is NaN
+    weights = np.subtract(x, row_max, out=out)  # x - row_max (into `out` when given)
+    np.exp(weights, out=weights)  # in (0, 1], the largest entry of each slice exactly 1
+    total = weights.sum(axis=axis, keepdims=True)
+    total[total == 0] = 1  # only all -inf slices sum to 0: their weights stay 0 instead of 0 / 0
+    weights /= total
+    return weights
 
 
-def _shifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> None:
-    """exp(row - max(row)) in place for a 2-D block of rows, writing each row's sum into ``sums``."""
-    row_max = rows.max(axis=1, keepdims=True)  # (n_rows, 1)
-    check_score_maxima(row_max)
-    row_max[np.isneginf(row_max)] = 0  # an all -inf row (fully masked) keeps exp(-inf) = 0, not NaN
-    rows -= row_max
-    np.exp(rows, out=rows)
-    np.sum(rows, axis=1, keepdims=True, out=sums)
-    sums[sums == 0] = 1  # only all -inf rows sum to 0: they stay all zeros
-    if normalize:
-        rows /= sums
-
-
-def _unshifted_range(dtype: np.dtype, n_cols: int) -> tuple[float, float]:
-    """Scores whose raw ``exp`` is safe in a softmax over ``n_cols`` columns: ``(low, high)``.
-
-    Above ``high`` a sum of ``n_cols`` exponentials could overflow; below ``low`` they would leave the
-    normal floating-point range and lose precision. Between (-85 to about 80 in float32, with a margin
-    of e² at both ends) every ``exp`` and every row sum is an ordinary float to full relative precision.
-    The tiled paths test row maxima against the narrower ±:data:`mha._kernels.EXP_HEADROOM` instead:
-    chunked attention keeps one shift across key blocks, and later blocks need room above it.
-    """
-    info = np.finfo(dtype)
-    return math.log(info.tiny) + 2.0, math.log(info.max) - math.log(max(n_cols, 1)) - 2.0
-
-
-def _unshifted_exp_rows(rows: np.ndarray, sums: np.ndarray, normalize: bool) -> bool:
-    """:func:`_shifted_exp_rows` without the shift when every score allows it; False (rows untouched) if not.
-
-    Softmax does not depend on the shift, which only keeps ``exp`` in range. When every score lies in
-    :func:`_unshifted_range` (so no ``-inf`` either: no row is masked out), the raw scores are
-    exponentiated: two whole-array reductions instead of a row-by-row maximum, a subtraction and two
-    fixes. That matters for the many short rows of small problems (a 16-token sentence has 16-wide rows).
-    """
-    low, high = _unshifted_range(rows.dtype, rows.shape[1])
-    if not (low <= rows.min() and rows.max() <= high):  # also not for NaN
-        return False
-    np.exp(rows, out=rows)
-    # Every term is a normal float: no zero sum. A product with ones sums short rows (16 keys) in a third
-    # of np.add.reduce's time: BLAS takes the rows at once, NumPy's loop starts again on each.
-    np.matmul(rows, filled_vector(rows.shape[1], 1.0, rows.dtype), out=sums[:, 0])  # sums[:, 0]: (n_rows,)
-    if normalize:
-        rows /= sums
-    return True
-
-
-def shifted_exp_inplace(scores: np.ndarray, *, normalize: bool) -> np.ndarray:
-    """Stable softmax numerator along the last axis of a C-contiguous array, in place.
-
-    Overwrites ``scores`` with ``exp(scores - c)`` (divided by the row sum when ``normalize``) and returns
-    the row sums, shape ``(..., 1)``. ``c`` is each row's maximum, or 0 when every score's raw ``exp`` is
-    safe: the normalised weights are the same. Rows that are entirely ``-inf`` become zeros with sum 1.
-    """
-    if not scores.flags.c_contiguous:
-        raise ValueError("shifted_exp_inplace needs a C-contiguous array (it works on a 2-D view of it)")
-    if scores.size == 0:  # no rows, or rows of no keys: nothing to normalise
-        return np.ones(scores.shape[:-1] + (1,), dtype=scores.dtype)
-    rows = scores.reshape(-1, scores.shape[-1])  # (n_rows, seq_k), a view of the contiguous scores
-    sums = np.empty((rows.shape[0], 1), dtype=scores.dtype)
-    if not _unshifted_exp_rows(rows, sums, normalize):  # the same weights, faster when allowed
-        _shifted_exp_rows(rows, sums, normalize)
-    return sums.reshape(scores.shape[:-1] + (1,))
-
-
-def attend(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None, out=None,
-           keep_scores=True):
-    """Trusted fast path of attention: no validation, ``q_scaled`` already multiplied by ``1/sqrt(d_head)``.
-
-    Shapes are those of :func:`scaled_dot_product_attention`; leading dimensions broadcast like ``np.matmul``
-    (grouped-query attention passes ``k`` and ``v`` with a size-1 group axis). ``mask`` must already be a
-    boolean array broadcastable to the scores, and all arrays share one dtype. ``scores_out``, a C-contiguous
-    array of the scores' shape, receives the scores (and, with ``return_weights``, the weights); ``out``,
-    an array or view of the output's shape, receives the output. Returns ``(output, weights_or_None)``.
-    ``keep_scores=False`` lets a large problem that returns no weights keep only a cache-sized tile of
-    scores per thread instead of the full score tensor the cost model counts (the layer's fast path).
-
-    Small problems run :func:`plain_attention` below on whole arrays. Large ones run the same steps tile by
-    tile, each tile's scores kept in cache and the tiles spread over threads (:mod:`mha._kernels`); tests
-    prove both give the same numbers.
-    """
-    lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
-    if use_tiles(lead, q_scaled.shape[-2], k.shape[-2]):
-        return attend_tiles(q_scaled, k, v, mask, bias, return_weights=return_weights, scores_out=scores_out,
-                            out=out, keep_scores=keep_scores)
-    return plain_attention(q_scaled, k, v, mask, bias, return_weights, out=out, weights_out=scores_out)
-
-
-def plain_attention(q_scaled, k, v, mask, bias, return_weights, out=None, weights_out=None):
-    """The algorithm on whole arrays; ``out``/``weights_out`` receive the results when given."""
-    scores = np.matmul(q_scaled, np.swapaxes(k, -1, -2), out=weights_out)  # (..., seq_q, seq_k)
-    if bias is not None:
-        scores += bias
-    if mask is not None:
-        np.copyto(scores, -np.inf, where=np.logical_not(mask))
-    row_sum = shifted_exp_inplace(scores, normalize=return_weights)  # (..., seq_q, 1)
-    if return_weights:
-        return np.matmul(scores, v, out=out), scores
-    # Normalise the (seq_q, d_v) output instead of the (seq_q, seq_k) weights: same numbers, fewer operations.
-    context = np.matmul(scores, v, out=out)  # (..., seq_q, d_v)
-    context /= row_sum
-    return context, None
+def _check_row_maxima(row_max: np.ndarray, x: np.ndarray) -> None:
+    """Refuse NaN and ``+inf``: a slice holding either has it (or NaN) as its maximum."""
+    if not (row_max < np.inf).all():  # False for +inf and NaN; -inf (a fully masked row) is fine
+        check_finite(x, "softmax input", allow_neg_inf=True)  # names how many of each
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, return_weights=False):
@@ -202,20 +120,50 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, return_weight
     >>> w.shape, float(w[0, 0].sum())
     ((2, 3, 5), 1.0)
     """
-    q, k, v = _check_qkv(q, k, v)
-    dtype = result_float_dtype(q, k, v)
-    scale = dtype.type(1.0 / math.sqrt(q.shape[-1]))
+    q, k, v = check_qkv(q, k, v)
     scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
     if mask is not None:
         mask = check_broadcastable(check_bool_mask(mask), scores_shape)
-    bias = check_score_bias(bias, scores_shape, dtype)
-    q_scaled = q.astype(dtype, copy=False) * scale  # scaling q is cheaper than scaling the scores
-    out, weights = attend(q_scaled, k.astype(dtype, copy=False), v.astype(dtype, copy=False),
-                          mask, bias, return_weights=return_weights)
-    return (out, weights) if return_weights else out
+    bias = check_score_bias(bias, scores_shape, q.dtype)
+    if not return_weights and fast.worth_it(math.prod(scores_shape)):
+        return fast.attention(q, k, v, mask, bias)  # large, no weights wanted: the same numbers in tiles
+    # Scaling q instead of the scores gives the same products for seq_k / d_head times fewer multiplications.
+    q = q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]))
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
+    if bias is not None:
+        scores += bias
+    if mask is not None:
+        np.copyto(scores, -np.inf, where=~mask)  # a masked key gets exp(-inf) = 0 weight
+    try:
+        weights = softmax(scores, out=scores)  # (..., seq_q, seq_k): rows sum to 1 (0 if fully masked)
+    except ValueError:
+        raise _overflow_error(scores.dtype) from None
+    output = weights @ v  # (..., seq_q, d_v)
+    return (output, weights) if return_weights else output
 
 
-def _check_qkv(q, k, v):
+def _overflow_error(dtype: np.dtype) -> ValueError:
+    """Finite queries and keys whose products are not: float32 values of about 1e20, say."""
+    return ValueError(
+        f"attention scores overflowed {dtype}: some q · k is inf or NaN, beyond the largest {dtype} "
+        f"({np.finfo(dtype).max:.2e}). Scale the queries and keys down (or the inputs and weights that make "
+        "them), or compute in float64."
+    )
+
+
+def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate queries, keys and values for attention; return them as arrays of one float dtype.
+
+    Examples
+    --------
+    >>> q, k, v = check_qkv(np.ones((3, 4), np.float32), np.ones((5, 4), np.float32), np.ones((5, 2)))
+    >>> q.dtype, v.dtype
+    (dtype('float64'), dtype('float64'))
+    >>> check_qkv(np.ones((3, 4)), np.ones((5, 8)), np.ones((5, 2)))
+    Traceback (most recent call last):
+    ...
+    ValueError: q and k must share their last dimension d_head: q has shape (3, 4), k has shape (5, 8)
+    """
     q = as_float_array(q, "q")
     k = as_float_array(k, "k")
     v = as_float_array(v, "v")
@@ -240,7 +188,8 @@ def _check_qkv(q, k, v):
         ) from None
     for name, arr in (("q", q), ("k", k), ("v", v)):
         check_finite(arr, name)
-    return q, k, v
+    dtype = result_float_dtype(q, k, v)
+    return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
 
 
 def split_heads(x, n_heads: int) -> np.ndarray:

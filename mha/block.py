@@ -1,34 +1,34 @@
 """The transformer block: multi-head attention and a feed-forward network, each wrapped in a residual
-connection and a layer norm.
+connection and a layer norm; and the decoder block of an encoder-decoder, which adds cross-attention.
 
 Two placements of the norm::
 
     pre-norm  (GPT-2 and most models since):  x = x + Attn(LN(x));   x = x + FFN(LN(x))
-    post-norm (the 2017 paper):               x = LN(x + Attn(x));   x = LN(x + FFN(x))
+    post-norm (the 2017 paper, BERT):         x = LN(x + Attn(x));   x = LN(x + FFN(x))
 
 Dropout, when enabled, zeroes random entries of each sub-layer's output before it joins the residual
 stream, during training only. Randomness always comes from a generator the caller passes in.
+
+Every block has ``forward``, which returns its output and the caches of its parts (what
+:func:`mha.grad.block_backward` needs); calling the block returns the output alone.
 """
 
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
-from mha._features import check_features
-from mha._parameters import Module
-from mha._validation import as_float_array, as_generator, check_positive_int
 from mha.cost import parameter_count as attention_parameter_count
+from mha.efficient import KVCache
 from mha.feed_forward import FeedForward
 from mha.layers import MultiHeadAttention
+from mha.module import Module
 from mha.normalization import LayerNorm
+from mha.validation import as_float_array, as_generator, check_features, check_positive_int
 
-__all__ = [
-    "dropout",
-    "TransformerBlock",
-    "block_parameter_count",
-]
+__all__ = ["dropout", "TransformerBlock", "DecoderBlock", "BlockCache", "block_parameter_count"]
 
 
 # ---------------------------------------------------------------------------------------- dropout
@@ -70,6 +70,11 @@ def dropout(x, rate: float, rng: np.random.Generator | None = None, *, training:
     x = as_float_array(x, "x")
     if not training or rate == 0:
         return x
+    return x * _dropout_scale(x, rate, rng)
+
+
+def _dropout_scale(x: np.ndarray, rate: float, rng) -> np.ndarray:
+    """What inverted dropout multiplies ``x`` by: 0 with probability ``rate``, else ``1 / (1 - rate)``."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             "dropout while training needs rng=numpy.random.Generator (create it once with "
@@ -77,7 +82,15 @@ def dropout(x, rate: float, rng: np.random.Generator | None = None, *, training:
         )
     dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
     keep = rng.random(x.shape, dtype=dtype) >= rate  # True with probability 1 - rate
-    return np.where(keep, x * x.dtype.type(1.0 / (1.0 - rate)), x.dtype.type(0))
+    return np.where(keep, x.dtype.type(1.0 / (1.0 - rate)), x.dtype.type(0))
+
+
+class BlockCache(NamedTuple):
+    """What :func:`mha.grad.block_backward` needs from a block's forward pass."""
+
+    norm: str  # "pre", "post" or "decoder"
+    parts: dict  # sub-layer name ("attention", "ffn", "norm1", ...) -> the cache of its forward pass
+    dropout: tuple  # what each sub-layer's output was multiplied by (dropout), or None when not training
 
 
 # ---------------------------------------------------------------------------------------- the block
@@ -161,27 +174,55 @@ class TransformerBlock(Module):
         output : ndarray, same shape as ``x``
         weights : ndarray, only with ``return_weights=True``
         """
+        x = check_features(x, "x", self.d_model)
+        unbatched = x.ndim == 2
+        out, cache = self.forward(x[None] if unbatched else x, mask=mask, causal=causal, bias=bias,
+                                  head_mask=head_mask, training=training, rng=rng)
+        weights = cache.parts["attention"].weights
+        if unbatched:
+            out, weights = out[0], weights[0]
+        return (out, weights) if return_weights else out
+
+    def forward(self, x, *, mask=None, causal: bool = False, bias=None, head_mask=None,
+                training: bool = False, rng: np.random.Generator | None = None):
+        """The block's output on batched ``x`` (batch, seq, d_model), and its parts' caches.
+
+        Takes the arguments of :meth:`__call__`; returns ``(output, BlockCache)``.
+
+        Examples
+        --------
+        >>> block = TransformerBlock(8, 2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((2, 5, 8))
+        >>> out, cache = block.forward(x, causal=True)
+        >>> np.allclose(out, block(x, causal=True)), sorted(cache.parts)
+        (True, ['attention', 'ffn', 'norm1', 'norm2'])
+        """
         if training and self.dropout > 0 and not isinstance(rng, np.random.Generator):
             raise TypeError("training with dropout > 0 needs rng=numpy.random.Generator to draw the masks, "
                             f"got {type(rng).__name__}")
+        parts, scales = {}, []
 
-        def drop(y):
-            return dropout(y, self.dropout, rng, training=training)
+        def drop(y):  # dropout on a sub-layer's output, remembering what it multiplied by
+            scale = _dropout_scale(y, self.dropout, rng) if training and self.dropout > 0 else None
+            scales.append(scale)
+            return y if scale is None else y * scale
 
         def attend(y):
-            return self.attention(y, mask=mask, causal=causal, bias=bias, head_mask=head_mask,
-                                  return_weights=True)
+            out, parts["attention"] = self.attention.forward(y, mask=mask, causal=causal, bias=bias,
+                                                             head_mask=head_mask)
+            return drop(out)
 
-        x = check_features(x, "x", self.d_model)
         if self.norm == "pre":
-            attended, weights = attend(self.norm1(x))
-            x = x + drop(attended)  # the residual stream itself is never normalised
-            x = x + drop(self.ffn(self.norm2(x)))
+            h, parts["norm1"] = self.norm1.forward(x)
+            x = x + attend(h)  # the residual stream itself is never normalised
+            h, parts["norm2"] = self.norm2.forward(x)
+            f, parts["ffn"] = self.ffn.forward(h)
+            out = x + drop(f)
         else:
-            attended, weights = attend(x)
-            x = self.norm1(x + drop(attended))
-            x = self.norm2(x + drop(self.ffn(x)))
-        return (x, weights) if return_weights else x
+            x, parts["norm1"] = self.norm1.forward(x + attend(x))
+            f, parts["ffn"] = self.ffn.forward(x)
+            out, parts["norm2"] = self.norm2.forward(x + drop(f))
+        return out, BlockCache(self.norm, parts, tuple(scales))
 
     def submodules(self) -> dict[str, Module]:
         """The block's parts; its parameters are named ``"<part>.<array>"``, e.g. ``"attention.W_q"``."""
@@ -191,6 +232,80 @@ class TransformerBlock(Module):
         return (f"TransformerBlock(d_model={self.d_model}, n_heads={self.attention.n_heads}, "
                 f"d_ff={self.d_ff}, norm={self.norm!r}, dropout={self.dropout}, "
                 f"activation={self.ffn.activation!r}, dtype={self.dtype.name})")
+
+
+class DecoderBlock(Module):
+    """Pre-norm decoder block: causal self-attention, cross-attention to the encoder, feed-forward.
+
+    ``x = x + SelfAttn(LN₁ x);  x = x + CrossAttn(LN₂ x, memory);  x = x + FFN(LN₃ x)``
+
+    Parameters
+    ----------
+    d_model, n_heads : int
+    d_ff : int, optional
+        Feed-forward width, ``4 * d_model`` by default.
+    activation : {"relu", "gelu", "gelu_exact"}, default "relu"
+    rng : numpy.random.Generator or int, optional
+    dtype : np.float32 or np.float64
+
+    Examples
+    --------
+    >>> block = DecoderBlock(8, 2, rng=0)
+    >>> out, cross = block(np.ones((2, 3, 8)), np.ones((2, 5, 8)), return_weights=True)
+    >>> out.shape, cross.shape
+    ((2, 3, 8), (2, 2, 3, 5))
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, *, activation: str = "relu",
+                 rng=None, dtype=np.float64):
+        rng = as_generator(rng)
+        d_model = check_positive_int(d_model, "d_model")
+        d_ff = 4 * d_model if d_ff is None else check_positive_int(d_ff, "d_ff")
+        self.d_model = d_model
+        self.self_attention = MultiHeadAttention(d_model, n_heads, rng=rng, dtype=dtype)
+        self.cross_attention = MultiHeadAttention(d_model, n_heads, rng=rng, dtype=dtype)
+        self.ffn = FeedForward(d_model, d_ff, activation=activation, rng=rng, dtype=dtype)
+        self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, dtype=dtype) for _ in range(3))
+
+    def submodules(self) -> dict[str, Module]:
+        """The parts, which name the parameters: ``self_attention.W_q``, ``norm3.gamma`` ..."""
+        return {"self_attention": self.self_attention, "cross_attention": self.cross_attention,
+                "ffn": self.ffn, "norm1": self.norm1, "norm2": self.norm2, "norm3": self.norm3}
+
+    def __call__(self, x, memory, *, memory_mask=None, return_weights: bool = False):
+        """The block on target tokens ``x`` (batch, seq_q, d_model), reading the encoder's ``memory``.
+
+        ``memory_mask``: True where a target position may read a source position (False on padding).
+        With ``return_weights`` also the cross-attention weights, ``(batch, n_heads, seq_q, seq_k)``.
+        """
+        out, cache = self.forward(x, memory, memory_mask=memory_mask)
+        return (out, cache.parts["cross_attention"].weights) if return_weights else out
+
+    def forward(self, x, memory, *, memory_mask=None, mask=None, causal: bool = True):
+        """The output and the parts' caches (:func:`mha.grad.decoder_block_backward`).
+
+        ``mask`` adds to the causal mask of the self-attention (e.g. target padding).
+        """
+        parts = {}
+        h, parts["norm1"] = self.norm1.forward(x)
+        attended, parts["self_attention"] = self.self_attention.forward(h, mask=mask, causal=causal)
+        x = x + attended
+        h, parts["norm2"] = self.norm2.forward(x)
+        attended, parts["cross_attention"] = self.cross_attention.forward(h, memory, mask=memory_mask)
+        x = x + attended
+        h, parts["norm3"] = self.norm3.forward(x)
+        f, parts["ffn"] = self.ffn.forward(h)
+        return x + f, BlockCache("decoder", parts, (None, None, None))
+
+    def decode(self, x_new, memory, cache: KVCache, *, memory_mask=None):
+        """One step for new target tokens; the keys and values of earlier ones come from ``cache``.
+
+        Returns the output for the new tokens and their cross-attention weights.
+        """
+        x = x_new + self.self_attention.decode(self.norm1(x_new), cache)
+        attended, cross = self.cross_attention(self.norm2(x), memory, mask=memory_mask, return_weights=True)
+        x = x + attended
+        return x + self.ffn(self.norm3(x)), cross
 
 
 def block_parameter_count(d_model: int, n_heads: int, d_ff: int | None = None, *, bias: bool = True,

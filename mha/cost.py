@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from mha._validation import check_positive_int
+from mha.validation import check_positive_int
 
 __all__ = [
     "SOFTMAX_FLOPS_PER_SCORE",

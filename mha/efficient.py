@@ -1,4 +1,8 @@
-"""Attention that saves memory or work: online-softmax (flash-style) tiling and a KV cache for decoding."""
+"""Attention that saves memory or work: online-softmax (flash-style) blocks, and a KV cache for decoding.
+
+:func:`chunked_attention` is the algorithm on blocks, written to be read; a large problem takes the annex's
+door (:mod:`mha.fast`), which runs the same online softmax on cache-sized tiles over threads.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,9 @@ import math
 
 import numpy as np
 
-from mha._kernels import chunked_tiles, use_tiles
-from mha._validation import (
+import mha.fast as fast
+from mha.attention import check_qkv
+from mha.validation import (
     as_float_array,
     cast_finite,
     check_bool_mask,
@@ -17,15 +22,13 @@ from mha._validation import (
     check_flag,
     check_positive_int,
     check_score_maxima,
-    result_float_dtype,
 )
-from mha.attention import _check_qkv
 
 __all__ = ["chunked_attention", "KVCache"]
 
 
 def chunked_attention(q, k, v, mask=None, *, causal=False, block_size: int = 256):
-    """Exact attention computed tile by tile, never holding the full score matrix.
+    """Exact attention computed block by block, never holding the full score matrix.
 
     Queries and keys are cut into blocks of ``block_size``. For each query block, key blocks are visited in
     turn while a running maximum, a running softmax denominator and a running weighted sum of values are
@@ -58,61 +61,46 @@ def chunked_attention(q, k, v, mask=None, *, causal=False, block_size: int = 256
     >>> np.allclose(chunked_attention(q, k, v, block_size=3), scaled_dot_product_attention(q, k, v))
     True
     """
-    q, k, v = _check_qkv(q, k, v)
+    q, k, v = check_qkv(q, k, v)
     causal = check_flag(causal, "causal")
     block_size = check_positive_int(block_size, "block_size")
-    dtype = result_float_dtype(q, k, v)
-    q = q.astype(dtype, copy=False) * dtype.type(1.0 / math.sqrt(q.shape[-1]))
-    k, v = k.astype(dtype, copy=False), v.astype(dtype, copy=False)
-    seq_q, seq_k = q.shape[-2], k.shape[-2]
-    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    seq_q, seq_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])  # (batch, n_heads) usually
     if mask is not None:
-        scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (seq_q, seq_k)
-        mask = check_broadcastable(check_bool_mask(mask), scores_shape)
-        mask = np.broadcast_to(mask, scores_shape)  # a view: blocks are sliced, never copied whole
-    if use_tiles(lead, seq_q, seq_k):  # large: the same steps per (batch, head) tile, over threads
-        return chunked_tiles(q, k, v, mask, causal=causal, block_size=block_size)
+        mask = check_broadcastable(check_bool_mask(mask), lead + (seq_q, seq_k))
+        mask = np.broadcast_to(mask, lead + (seq_q, seq_k))  # a view: blocks are sliced, never copied whole
+    if fast.worth_it(math.prod(lead) * seq_q * seq_k):
+        return fast.chunked_attention(q, k, v, mask, causal=causal, block_size=block_size)  # tiles, threads
+    q = q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]))  # the scale folded into the queries
     offset = seq_k - seq_q  # end alignment: query i sits at position i + offset
-    out = np.empty(lead + (seq_q, v.shape[-1]), dtype=dtype)  # (..., seq_q, d_v)
+    out = np.empty(lead + (seq_q, d_v), dtype=q.dtype)  # (..., seq_q, d_v)
     for i0 in range(0, seq_q, block_size):
         i1 = min(i0 + block_size, seq_q)
-        # causal: the last query of this block sees keys up to position (i1 - 1) + offset
-        last_key = min(seq_k, i1 + offset) if causal else seq_k
-        out[..., i0:i1, :] = _attend_query_block(
-            q[..., i0:i1, :], k, v, mask, i0, i1, last_key, causal, offset, block_size, lead
-        )
+        n_q = i1 - i0
+        run_max = np.full(lead + (n_q, 1), -np.inf, dtype=q.dtype)  # (..., n_q, 1): largest score so far
+        run_sum = np.zeros(lead + (n_q, 1), dtype=q.dtype)  # (..., n_q, 1): sum of exp(score - run_max)
+        acc = np.zeros(lead + (n_q, d_v), dtype=q.dtype)  # (..., n_q, d_v): those exps times the values
+        last_key = min(seq_k, i1 + offset) if causal else seq_k  # keys the block's last query may see
+        for j0 in range(0, last_key, block_size):
+            j1 = min(j0 + block_size, seq_k)
+            scores = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., n_q, n_k): block²
+            if mask is not None:
+                np.copyto(scores, -np.inf, where=~mask[..., i0:i1, j0:j1])
+            if causal and j1 - 1 > i0 + offset:  # this block reaches into some query's future
+                future = np.arange(j0, j1) > np.arange(i0, i1)[:, None] + offset  # (n_q, n_k)
+                np.copyto(scores, -np.inf, where=future)
+            block_max = scores.max(axis=-1, keepdims=True)  # (..., n_q, 1)
+            check_score_maxima(block_max)  # +inf or NaN: q · k overflowed the dtype
+            new_max = np.maximum(run_max, block_max)
+            shift = np.where(np.isneginf(new_max), 0, new_max)  # a query that has seen no key yet: 0
+            weights = np.exp(scores - shift)  # this block's unnormalised weights
+            rescale = np.exp(run_max - shift)  # shrinks the earlier sums when the maximum grew (0 at first)
+            run_sum = run_sum * rescale + weights.sum(axis=-1, keepdims=True)
+            acc = acc * rescale + weights @ v[..., j0:j1, :]
+            run_max = new_max
+        run_sum[run_sum == 0] = 1  # queries that saw no key keep a zero output
+        out[..., i0:i1, :] = acc / run_sum
     return out
-
-
-def _attend_query_block(q_blk, k, v, mask, i0, i1, last_key, causal, offset, block_size, lead):
-    """Online softmax of one query block over the key blocks it can see."""
-    n_q, seq_k, d_v, dtype = i1 - i0, k.shape[-2], v.shape[-1], q_blk.dtype
-    run_max = np.full(lead + (n_q, 1), -np.inf, dtype=dtype)  # (..., n_q, 1)
-    run_sum = np.zeros(lead + (n_q, 1), dtype=dtype)  # (..., n_q, 1)
-    acc = np.zeros(lead + (n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
-    for j0 in range(0, last_key, block_size):
-        j1 = min(j0 + block_size, seq_k)
-        scores = q_blk @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., n_q, n_k), at most block²
-        if mask is not None:
-            np.copyto(scores, -np.inf, where=np.logical_not(mask[..., i0:i1, j0:j1]))
-        if causal and j1 - 1 > i0 + offset:  # this block reaches into some query's future
-            future = np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None] + offset  # (n_q, n_k)
-            np.copyto(scores, -np.inf, where=future)
-        block_max = scores.max(axis=-1, keepdims=True)  # (..., n_q, 1)
-        check_score_maxima(block_max)  # +inf or NaN: q · k overflowed the dtype
-        new_max = np.maximum(run_max, block_max)
-        shift = np.where(np.isneginf(new_max), 0, new_max).astype(dtype, copy=False)
-        scores -= shift
-        np.exp(scores, out=scores)  # unnormalised weights of this block
-        rescale = np.exp(run_max - shift)  # shrinks earlier sums when the maximum grew; 0 when none yet
-        run_sum *= rescale
-        run_sum += scores.sum(axis=-1, keepdims=True)
-        acc *= rescale
-        acc += scores @ v[..., j0:j1, :]
-        run_max = new_max
-    run_sum[run_sum == 0] = 1  # queries that saw no key keep a zero output
-    acc /= run_sum
-    return acc
 
 
 class KVCache:

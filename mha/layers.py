@@ -1,32 +1,62 @@
 """The multi-head attention layer: projections, heads, attention, output projection.
 
-``MultiHeadAttention`` is a thin class around pure functions: it holds the weight arrays and calls
-:func:`mha.attention.attend`. Weights multiply on the right, as the lessons write them: ``q = x @ W_q + b_q``.
+``MultiHeadAttention`` is a thin class around pure functions: it holds the weight arrays, projects with
+:func:`mha.module.linear`, cuts heads with :func:`mha.split_heads` and attends with
+:func:`mha.scaled_dot_product_attention`. Weights multiply on the right: ``q = x @ W_q + b_q``.
 """
 
 from __future__ import annotations
 
-import math
-from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 
-from mha._features import linear
-from mha._kernels import split_batch
-from mha._layer_inputs import check_head_mask, check_inputs, combine_masks
-from mha._parameters import Module, Parameter, glorot_uniform
-from mha._validation import (
-    as_generator,
-    check_dtype_argument,
-    check_positive_int,
-    check_score_bias,
-)
-from mha.attention import attend
+import mha.fast as fast
+from mha.attention import merge_heads, scaled_dot_product_attention, split_heads
 from mha.efficient import KVCache
 from mha.frameworks import read_keras_weights, read_torch_state_dict, to_keras_weights, to_torch_state_dict
 from mha.masks import causal_mask
+from mha.module import Module, Parameter, glorot_uniform, linear
+from mha.validation import (
+    as_generator,
+    check_attention_mask,
+    check_dtype_argument,
+    check_flag,
+    check_head_mask,
+    check_layer_inputs,
+    check_positive_int,
+    check_score_bias,
+)
 
-__all__ = ["MultiHeadAttention"]
+__all__ = ["MultiHeadAttention", "LayerInputs", "LayerCache"]
+
+
+class LayerInputs(NamedTuple):
+    """A call's checked arguments, batched: what :meth:`MultiHeadAttention._forward` takes, in order."""
+
+    query: np.ndarray  # (batch, seq_q, d_model)
+    key: np.ndarray | None  # (batch, seq_k, kdim); None for self-attention
+    value: np.ndarray | None  # (batch, seq_k, vdim); None for self-attention
+    mask: np.ndarray | None  # bool, broadcastable to (batch, n_heads, seq_q, seq_k)
+    bias: np.ndarray | None  # broadcastable to (batch, n_heads, seq_q, seq_k)
+    head_mask: np.ndarray | None  # (n_heads,)
+
+    @property
+    def seq_k(self) -> int:
+        return self.query.shape[1] if self.key is None else self.key.shape[1]
+
+
+class LayerCache(NamedTuple):
+    """What a forward pass keeps for its backward pass (:func:`mha.grad.multi_head_backward`)."""
+
+    layer: MultiHeadAttention
+    inputs: tuple  # (query, key, value) as given to the forward; key and value None for self-attention
+    q: np.ndarray  # (batch, n_heads, seq_q, d_head), before the 1/√d_head scale
+    k: np.ndarray  # (batch, n_heads, seq_k, d_head), key/value heads repeated for their query heads
+    v: np.ndarray  # (batch, n_heads, seq_k, d_head)
+    weights: np.ndarray | None  # (batch, n_heads, seq_q, seq_k); None from the annex's tiles
+    head_mask: np.ndarray | None  # (n_heads,)
+    concat: np.ndarray  # (batch, seq_q, d_model): the heads' outputs side by side, head mask applied
 
 
 class MultiHeadAttention(Module):
@@ -175,34 +205,92 @@ class MultiHeadAttention(Module):
         weights : ndarray, shape (batch, n_heads, seq_q, seq_k) or (n_heads, seq_q, seq_k)
             Per-head attention weights, only with ``return_weights=True``.
         """
-        query, key, value, unbatched = check_inputs(self, query, key, value)
-        batch, seq_q = query.shape[:2]
-        seq_k = seq_q if key is None else key.shape[1]
-        mask = combine_masks(self, mask, causal, batch, seq_q, seq_k)
-        bias = check_score_bias(bias, (batch, self.n_heads, seq_q, seq_k), query.dtype)
-        head_mask = check_head_mask(self, head_mask, query.dtype)
-        mask4 = None if mask is None else mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
-        bias4 = None if bias is None else bias.reshape((1,) * (4 - bias.ndim) + bias.shape)
-        # Large inputs: whole examples spread over threads (see mha._kernels); the numbers do not change.
-        operands = {"query": query, "key": key, "value": None if value is key else value,
-                    "mask": mask4, "bias": bias4}  # value None: the same array as key
-        result = split_batch(partial(self._forward, head_mask=head_mask, return_weights=return_weights),
-                             batch, operands, (batch, seq_q, self.d_model),
-                             (batch, self.n_heads, seq_q, seq_k), query.dtype, return_weights)
-        if result is None:
-            result = self._forward(query, key, value, mask, bias, head_mask, return_weights)
-        out, weights = result
+        inputs, unbatched = self._checked(query, key, value, mask, causal, bias, head_mask)
+        batch, seq_q, seq_k = inputs.query.shape[0], inputs.query.shape[1], inputs.seq_k
+        if not return_weights and fast.worth_it(batch * self.n_heads * seq_q * seq_k):
+            # Large, and no weights wanted: the annex runs this layer's own _forward on whole examples,
+            # one thread each, with its attention step in cache-sized tiles (mha.fast): the same numbers.
+            out, weights = fast.per_example(self._forward, inputs), None
+        else:
+            out, cache = self._forward(*inputs)
+            weights = cache.weights
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
         return (out, weights) if return_weights else out
 
-    def project(self, query, key=None, value=None, *, fused=True):
+    def forward(self, query, key=None, value=None, *, mask=None, causal=False, bias=None, head_mask=None):
+        """The layer's output and all its backward pass needs (:func:`mha.grad.multi_head_backward`).
+
+        Takes the arguments of :meth:`__call__` with batched inputs; always the textbook computation.
+
+        Returns
+        -------
+        output : ndarray, shape (batch, seq_q, d_model)
+        cache : LayerCache
+            Its ``weights`` are the per-head attention weights, ``(batch, n_heads, seq_q, seq_k)``.
+
+        Examples
+        --------
+        >>> layer = MultiHeadAttention(8, 2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((2, 5, 8))
+        >>> out, cache = layer.forward(x, causal=True)
+        >>> np.allclose(out, layer(x, causal=True)), cache.weights.shape
+        (True, (2, 2, 5, 5))
+        """
+        inputs, unbatched = self._checked(query, key, value, mask, causal, bias, head_mask)
+        if unbatched:
+            raise ValueError(f"forward needs batched inputs (batch, seq, dim), got query of shape "
+                             f"{np.shape(query)}: add a batch axis with x[None]")
+        return self._forward(*inputs)
+
+    def _forward(self, query, key, value, mask, bias, head_mask, attend=None):
+        """Projections, heads, attention and output projection, on checked (batch, seq, dim) inputs.
+
+        ``attend(q, k, v, mask, bias) -> (context, weights)`` is the attention step; by default the
+        textbook :func:`mha.scaled_dot_product_attention` (the annex passes its tiled one).
+        """
+        q, k, v = self.project(query, key, value)  # (batch, seq_q, d_model), (batch, seq_k, kv_dim) twice
+        return self._attend(q, k, v, mask, bias, head_mask, attend, inputs=(query, key, value))
+
+    def _attend(self, q, k, v, mask, bias, head_mask, attend=None, *, inputs=None):
+        """Heads attend, each to its own slice; their outputs meet again in the output projection."""
+        q = split_heads(q, self.n_heads)  # (batch, n_heads, seq_q, d_head)
+        k = split_heads(k, self.n_kv_heads)  # (batch, n_kv_heads, seq_k, d_head)
+        v = split_heads(v, self.n_kv_heads)
+        if self.n_kv_heads < self.n_heads:  # grouped-query: query head h reads key/value head h // group
+            group = self.n_heads // self.n_kv_heads
+            k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)  # (batch, n_heads, seq_k, d_head)
+        if attend is None:
+            context, weights = scaled_dot_product_attention(q, k, v, mask, bias=bias, return_weights=True)
+        else:
+            context, weights = attend(q, k, v, mask, bias)
+        # context: (batch, n_heads, seq_q, d_head)
+        if head_mask is not None:
+            context = context * head_mask[:, None, None]  # scale (or switch off) each head's output
+        concat = merge_heads(context)  # (batch, seq_q, n_heads * d_head = d_model)
+        out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
+        return out, LayerCache(self, inputs, q, k, v, weights, head_mask, concat)
+
+    def _checked(self, query, key, value, mask, causal, bias, head_mask):
+        """Validate a call's arguments once; return them as :class:`LayerInputs` and whether unbatched."""
+        query, key, value, unbatched = check_layer_inputs(self, query, key, value)
+        batch, seq_q = query.shape[:2]
+        seq_k = seq_q if key is None else key.shape[1]
+        scores_shape = (batch, self.n_heads, seq_q, seq_k)
+        mask = check_attention_mask(mask, scores_shape)
+        if check_flag(causal, "causal"):
+            mask = causal_mask(seq_q, seq_k) if mask is None else mask & causal_mask(seq_q, seq_k)
+        bias = check_score_bias(bias, scores_shape, query.dtype)
+        head_mask = check_head_mask(head_mask, self.n_heads, query.dtype)
+        return LayerInputs(query, key, value, mask, bias, head_mask), unbatched
+
+    def project(self, query, key=None, value=None):
         """Project inputs to queries, keys and values (before splitting into heads).
 
-        With ``fused=True`` self-attention uses one matmul against ``[W_q | W_k | W_v]`` and a split, and
-        cross-attention with ``key is value`` one matmul against ``[W_k | W_v]``; ``fused=False`` does three
-        separate matmuls. Both give the same numbers.
+        Self-attention uses one matmul against ``[W_q | W_k | W_v]`` (one contiguous array, of which
+        ``W_q``, ``W_k`` and ``W_v`` are views) and a split; cross-attention with ``key is value`` one
+        matmul against ``[W_k | W_v]``. Same numbers as three separate products, fewer passes over x.
 
         Returns
         -------
@@ -214,65 +302,23 @@ class MultiHeadAttention(Module):
         --------
         >>> layer = MultiHeadAttention(8, 2, rng=0)
         >>> x = np.ones((4, 8))
-        >>> [np.allclose(a, b) for a, b in zip(layer.project(x), layer.project(x, fused=False))]
-        [True, True, True]
+        >>> q, k, v = layer.project(x)
+        >>> np.allclose(q, x @ layer.W_q + layer.b_q), np.allclose(v, x @ layer.W_v + layer.b_v)
+        (True, True)
         """
-        query, key, value, unbatched = check_inputs(self, query, key, value)
-        projections = self._project(query, key, value, fused=fused)
-        return tuple(p[0] for p in projections) if unbatched else projections
-
-    def _project(self, query, key=None, value=None, *, fused=True):
+        query, key, value, unbatched = check_layer_inputs(self, query, key, value)
         d, kv = self.d_model, self.kv_dim
-        if fused and self.fused and key is None and value is None:
+        if key is None:  # self-attention: one (d_model, d_model + 2 kv_dim) product, then a split
             qkv = linear(query, self._W_qkv, self._b_qkv)  # (batch, seq, d_model + 2 * kv_dim)
-            return qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
-        key = query if key is None else key
-        value = key if value is None else value
-        q = linear(query, self.W_q, self.b_q)
-        if fused and self.fused and key is value:
-            b_kv = self._b_qkv[d:] if self.bias else None
-            kv_out = linear(key, self._W_qkv[:, d:], b_kv)  # (batch, seq_k, 2 * kv_dim)
-            return q, kv_out[..., :kv], kv_out[..., kv:]
-        return q, linear(key, self.W_k, self.b_k), linear(value, self.W_v, self.b_v)
-
-    def _forward(self, query, key, value, mask, bias, head_mask, return_weights, scores_out=None):
-        """Projections, attention and output projection on validated (batch, seq, dim) inputs."""
-        q, k, v = self._project(query, key, value)
-        return self._attend_heads(q, k, v, mask, return_weights, bias=bias, head_mask=head_mask,
-                                  scores_out=scores_out)
-
-    def _attend_heads(self, q, k, v, mask, return_weights, *, bias=None, head_mask=None, scores_out=None):
-        """Heads attend in one batched matmul; grouped key/value heads broadcast, never copied."""
-        batch, seq_q, _ = q.shape
-        seq_k = k.shape[1]
-        n_kv, group, d_head = self.n_kv_heads, self.n_heads // self.n_kv_heads, self.d_head
-        q = q * q.dtype.type(1.0 / math.sqrt(d_head))  # fold the scale into q: seq_q * d_model multiplies
-        q5 = q.reshape(batch, seq_q, n_kv, group, d_head).transpose(0, 2, 3, 1, 4)
-        # q5: (batch, n_kv_heads, group, seq_q, d_head); query head h = kv_head * group + g
-        k5 = k.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
-        v5 = v.reshape(batch, seq_k, n_kv, 1, d_head).transpose(0, 2, 3, 1, 4)
-        # k5, v5: (batch, n_kv_heads, 1, seq_k, d_head), shared by the group's query heads
-        concat = np.empty((batch, seq_q, self.d_model), dtype=q.dtype)  # (batch, seq_q, n_heads * d_head)
-        heads_out = concat.reshape(batch, seq_q, n_kv, group, d_head).transpose(0, 2, 3, 1, 4)
-        # heads_out: (batch, n_kv_heads, group, seq_q, d_head), a view: each head writes its own columns
-        scores5 = None if scores_out is None else scores_out.reshape(batch, n_kv, group, seq_q, seq_k)
-        _, w5 = attend(q5, k5, v5, self._to_5d(mask), self._to_5d(bias), return_weights=return_weights,
-                       out=heads_out, scores_out=scores5, keep_scores=False)
-        if head_mask is not None:
-            heads_out *= head_mask.reshape(n_kv, group, 1, 1)  # scale each head's (seq_q, d_head) output
-        out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
-        weights = None if w5 is None else w5.reshape(batch, self.n_heads, seq_q, seq_k)
-        return out, weights
-
-    def _to_5d(self, mask):
-        """Reshape a (batch|1, n_heads|1, seq_q|1, seq_k|1) mask or bias to the grouped 5-D layout."""
-        if mask is None:
-            return None
-        m4 = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)  # (batch|1, n_heads|1, seq_q|1, seq_k|1)
-        if m4.shape[1] == 1:
-            return m4[:, :, None]  # (batch|1, 1, 1, seq_q|1, seq_k|1)
-        group = self.n_heads // self.n_kv_heads
-        return m4.reshape(m4.shape[0], self.n_kv_heads, group, *m4.shape[2:])
+            q, k, v = qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
+        elif value is key and self.fused:  # keys and values from one source: [W_k | W_v] in one product
+            q = linear(query, self.W_q, self.b_q)  # (batch, seq_q, d_model)
+            kv_out = linear(key, self._W_qkv[:, d:], None if self._b_qkv is None else self._b_qkv[d:])
+            k, v = kv_out[..., :kv], kv_out[..., kv:]  # (batch, seq_k, kv_dim) each
+        else:
+            q, k, v = linear(query, self.W_q, self.b_q), linear(key, self.W_k, self.b_k), \
+                linear(value, self.W_v, self.b_v)
+        return (q[0], k[0], v[0]) if unbatched else (q, k, v)
 
     # ------------------------------------------------------------------ decoding
     def new_cache(self, batch: int = 1, *, capacity: int = 16) -> KVCache:
@@ -314,61 +360,51 @@ class MultiHeadAttention(Module):
                 f"cache holds {cache.n_kv_heads} heads of size {cache.d_head}, this layer needs "
                 f"{self.n_kv_heads} of size {self.d_head}"
             )
-        x_new, _, _, unbatched = check_inputs(self, x_new, None, None)
+        x_new, _, _, unbatched = check_layer_inputs(self, x_new, None, None)
         if x_new.shape[0] != cache.batch:
             raise ValueError(f"x_new has batch {x_new.shape[0]} but the cache was made for {cache.batch}")
-        q, k, v = self._project(x_new)
-        cache._store(k, v)  # checked: they come from checked inputs
-        mask = causal_mask(q.shape[1], cache.length)  # end-aligned: new tokens come last
-        out, weights = self._attend_heads(q, cache.flat_keys, cache.flat_values, mask, return_weights)
+        q, k, v = self.project(x_new)
+        cache.append(k, v)
+        mask = causal_mask(q.shape[1], cache.length)  # end-aligned: the new tokens come last
+        out, layer_cache = self._attend(q, cache.flat_keys, cache.flat_values, mask, None, None)
+        weights = layer_cache.weights
         if unbatched:
-            out = out[0]
-            weights = None if weights is None else weights[0]
+            out, weights = out[0], weights[0]
         return (out, weights) if return_weights else out
 
-    # ------------------------------------------------------------------ PyTorch interchange
+    # ------------------------------------------------------------------ PyTorch and Keras weights
     @classmethod
     def from_torch_state_dict(cls, state_dict, n_heads: int) -> MultiHeadAttention:
-        """Build a layer from ``torch.nn.MultiheadAttention.state_dict()`` (NumPy arrays; no torch import).
+        """A layer (of ``cls``) from ``torch.nn.MultiheadAttention.state_dict()`` as NumPy arrays.
 
-        Returns an instance of ``cls``, so a subclass gets a subclass back. ``n_heads`` is not stored in a
-        state dict; it must divide ``d_model``. See :func:`mha.frameworks.read_torch_state_dict`.
+        ``n_heads`` is not stored in a state dict. See :func:`mha.frameworks.read_torch_state_dict`.
         """
         config, weights = read_torch_state_dict(state_dict)
-        layer = cls(n_heads=n_heads, rng=0, **config)
+        return cls._with_weights(weights, n_heads=n_heads, **config)
+
+    def to_torch_state_dict(self) -> dict[str, np.ndarray]:
+        """The weights as ``nn.MultiheadAttention.state_dict()`` has them (see :mod:`mha.frameworks`)."""
+        return to_torch_state_dict(self)
+
+    @classmethod
+    def from_keras_weights(cls, weights) -> MultiHeadAttention:
+        """A layer (of ``cls``) from Keras's ``MultiHeadAttention`` (or ``GroupQueryAttention``) weights.
+
+        Heads and widths are read off the kernels. See :func:`mha.frameworks.read_keras_weights`.
+        """
+        config, arrays = read_keras_weights(weights)
+        return cls._with_weights(arrays, **config)
+
+    def to_keras_weights(self) -> list[np.ndarray]:
+        """The weights as Keras's ``get_weights()`` lists them (:func:`mha.frameworks.to_keras_weights`)."""
+        return to_keras_weights(self)
+
+    @classmethod
+    def _with_weights(cls, weights: dict, **config) -> MultiHeadAttention:
+        layer = cls(rng=0, **config)
         for name, value in weights.items():
             setattr(layer, name, value)
         return layer
-
-    def to_torch_state_dict(self) -> dict[str, np.ndarray]:
-        """This layer's weights with the keys and layouts of ``nn.MultiheadAttention.state_dict()``.
-
-        See :func:`mha.frameworks.to_torch_state_dict`.
-        """
-        return to_torch_state_dict(self)
-
-    # ------------------------------------------------------------------ Keras interchange
-    @classmethod
-    def from_keras_weights(cls, weights) -> MultiHeadAttention:
-        """Build a layer from ``keras.layers.MultiHeadAttention.get_weights()`` (no Keras import).
-
-        ``n_heads``, ``n_kv_heads`` and the widths are read off the kernels, so the weights of
-        ``keras.layers.GroupQueryAttention`` give a grouped-query layer. See
-        :func:`mha.frameworks.read_keras_weights`.
-        """
-        config, arrays = read_keras_weights(weights)
-        layer = cls(rng=0, **config)
-        for name, value in arrays.items():
-            setattr(layer, name, value)
-        return layer
-
-    def to_keras_weights(self) -> list[np.ndarray]:
-        """This layer's weights as ``keras.layers.MultiHeadAttention.get_weights()`` lists them
-        (``keras.layers.GroupQueryAttention``'s for a grouped-query layer).
-
-        See :func:`mha.frameworks.to_keras_weights`.
-        """
-        return to_keras_weights(self)
 
     def __repr__(self) -> str:
         extra = ""
@@ -378,3 +414,4 @@ class MultiHeadAttention(Module):
             extra += f", kdim={self.kdim}, vdim={self.vdim}"
         return (f"MultiHeadAttention(d_model={self.d_model}, n_heads={self.n_heads}{extra}, "
                 f"bias={self.bias}, dtype={self.dtype.name})")
+

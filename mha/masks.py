@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha._validation import check_positive_int
+from mha.validation import check_positive_int
 
 __all__ = ["causal_mask", "padding_mask", "torch_masks_to_mask"]
 

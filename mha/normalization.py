@@ -8,14 +8,29 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
-from mha._features import check_features, promote
-from mha._parameters import Module, Parameter
-from mha._validation import as_float_array, check_dtype_argument, check_finite, check_positive_int
+from mha.module import Module, Parameter
+from mha.validation import (
+    as_float_array,
+    check_dtype_argument,
+    check_features,
+    check_finite,
+    check_positive_int,
+    promote,
+)
 
-__all__ = ["layer_norm", "LayerNorm"]
+__all__ = ["layer_norm", "LayerNorm", "LayerNormCache"]
+
+
+class LayerNormCache(NamedTuple):
+    """What :func:`mha.grad.layer_norm_backward` needs from a forward pass."""
+
+    normalised: np.ndarray  # (..., d_model): (x - mean) / std, before gamma and beta
+    inv_std: np.ndarray  # (..., 1): 1 / sqrt(var + eps)
+    gamma: np.ndarray | None  # (d_model,), or None for a scale of 1
 
 
 def _check_eps(eps) -> float:
@@ -24,7 +39,7 @@ def _check_eps(eps) -> float:
     return float(eps)
 
 
-def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
+def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, return_cache: bool = False):
     """Normalise each token's features to mean 0 and variance 1, then scale and shift.
 
     ``y = gamma * (x - mean) / sqrt(var + eps) + beta``, statistics over the last axis. The variance is
@@ -38,10 +53,14 @@ def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
         Scale (default 1) and shift (default 0).
     eps : float, default 1e-5
         Keeps a constant row (variance 0) finite: it comes out as ``beta``.
+    return_cache : bool, default False
+        Also return what the backward pass needs (:func:`mha.grad.layer_norm_backward`).
 
     Returns
     -------
-    ndarray, shape (..., d_model), dtype of ``x`` promoted with ``gamma``/``beta``
+    y : ndarray, shape (..., d_model), dtype of ``x`` promoted with ``gamma``/``beta``
+    cache : LayerNormCache
+        Only with ``return_cache=True``.
 
     Examples
     --------
@@ -57,24 +76,29 @@ def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
     if x.dtype.type(eps) == 0:  # a constant row would then be 0 / 0
         raise ValueError(f"eps = {eps!r} is 0 in {x.dtype}: "
                          f"use at least {np.finfo(x.dtype).smallest_subnormal:.1e}")
+    if gamma is not None:
+        gamma = check_features(gamma, "gamma", x.shape[-1])
+    if beta is not None:
+        beta = check_features(beta, "beta", x.shape[-1])
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     centred = x - mean
     with np.errstate(over="ignore"):  # an overflow is caught below, and taken the long way
         var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
     if np.isfinite(var).all():
-        y = centred / np.sqrt(var + x.dtype.type(eps))
-    else:  # squares beyond the dtype (|x| over 1e154 in float64, 256 in float16): divide by each row's peak
+        inv_std = 1.0 / np.sqrt(var + x.dtype.type(eps))  # (..., 1)
+        normalised = centred * inv_std
+    else:  # squares beyond the dtype (|x| over 1e154 in float64, 1.8e19 in float32): divide by the peak
         peak = np.abs(centred).max(axis=-1, keepdims=True)  # (..., 1), > 0 wherever var overflowed
         peak[peak == 0] = 1
         unit = centred / peak  # within [-1, 1]
-        with np.errstate(over="ignore"):  # eps / peak² may underflow to 0: it is negligible there anyway
-            tiny_eps = x.dtype.type(eps) / (peak * peak)
-        y = unit / np.sqrt(np.mean(unit * unit, axis=-1, keepdims=True) + tiny_eps)
-    if gamma is not None:
-        y = y * check_features(gamma, "gamma", x.shape[-1])
+        with np.errstate(over="ignore", under="ignore"):  # eps / peak² may underflow to 0: negligible there
+            rms = np.sqrt(np.mean(unit * unit, axis=-1, keepdims=True) + x.dtype.type(eps) / (peak * peak))
+            inv_std = 1.0 / (peak * rms)  # underflows to 0 for the largest rows: only the cache sees it
+        normalised = unit / rms
+    y = normalised if gamma is None else normalised * gamma
     if beta is not None:
-        y = y + check_features(beta, "beta", x.shape[-1])
-    return y
+        y = y + beta
+    return (y, LayerNormCache(normalised, inv_std, gamma)) if return_cache else y
 
 
 class LayerNorm(Module):
@@ -106,8 +130,12 @@ class LayerNorm(Module):
 
     def __call__(self, x) -> np.ndarray:
         """Normalise ``x`` of shape ``(..., d_model)``."""
+        return self.forward(x)[0]
+
+    def forward(self, x) -> tuple[np.ndarray, LayerNormCache]:
+        """Normalise ``x`` of shape ``(..., d_model)``, keeping what the backward pass needs."""
         x = promote(check_features(x, "x", self.d_model), self.dtype)
-        return layer_norm(x, self.gamma, self.beta, eps=self.eps)
+        return layer_norm(x, self.gamma, self.beta, eps=self.eps, return_cache=True)
 
     def __repr__(self) -> str:
         return f"LayerNorm({self.d_model}, eps={self.eps}, dtype={self.dtype.name})"

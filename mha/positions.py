@@ -21,8 +21,8 @@ import numbers
 
 import numpy as np
 
-from mha._parameters import Module, Parameter
-from mha._validation import (
+from mha.module import Module, Parameter
+from mha.validation import (
     as_float_array,
     as_generator,
     check_dtype_argument,

@@ -21,9 +21,9 @@ def record_calls(monkeypatch, module, name: str) -> list:
     calls = []
     original = getattr(module, name)
 
-    def recording(*args):
+    def recording(*args, **kwargs):
         calls.append(args)
-        return original(*args)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(module, name, recording)
     return calls

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mha
-from tests.factories import record_calls
 
 
 @settings(max_examples=40, deadline=None)
@@ -57,48 +56,6 @@ def test_chunked_attention_never_holds_the_full_score_matrix():
     tracemalloc.stop()
     inputs_and_output = 4 * q.nbytes
     assert peak < inputs_and_output + full_scores / 16  # the full matrix would be 32 MiB; we stay near 1 MiB
-
-
-@pytest.mark.parametrize("threads", ["1", "2"])
-@pytest.mark.parametrize(("seq_q", "seq_k", "block"), [(40, 40, 16), (23, 50, 7), (64, 30, 64)])
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("spread", [4.0, 0.5])  # scores in the tens (shifted) or near 0 (no shift needed)
-def test_tiled_chunked_attention_equals_full_attention(monkeypatch, threads, seq_q, seq_k, block, causal,
-                                                       spread):
-    """The tiled, threaded online softmax gives full attention's numbers to 1e-12 (float64)."""
-    from mha import _kernels
-    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)  # tiles even for a small problem
-    monkeypatch.setenv("MHA_NUM_THREADS", threads)
-    rng = np.random.default_rng(seq_q * seq_k + block)
-    q = rng.standard_normal((2, 3, seq_q, 8)) * spread  # (batch, n_heads, seq_q, d_head)
-    k = rng.standard_normal((2, 1, seq_k, 8)) * spread  # one key/value head, broadcast over the query heads
-    v = rng.standard_normal((2, 1, seq_k, 6))
-    mask = rng.random((2, 1, seq_q, seq_k)) < 0.6
-    mask[0, 0, 3] = False  # a fully masked query: zero output, never NaN
-    full_mask = mask & mha.causal_mask(seq_q, seq_k) if causal else mask
-    expected = mha.scaled_dot_product_attention(q, k, v, full_mask)
-    got = mha.chunked_attention(q, k, v, mask, causal=causal, block_size=block)
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
-    np.testing.assert_array_equal(got[0, :, 3], 0.0)
-    got32 = mha.chunked_attention(q.astype(np.float32), k.astype(np.float32), v.astype(np.float32),
-                                  causal=causal, block_size=block)
-    assert got32.dtype == np.float32
-    causal_only = mha.causal_mask(seq_q, seq_k) if causal else None
-    np.testing.assert_allclose(got32, mha.scaled_dot_product_attention(q, k, v, causal_only), atol=1e-5)
-
-
-def test_large_chunked_attention_keeps_memory_to_a_few_tiles():
-    """Above the tiling threshold memory still does not grow with the square of the sequence."""
-    seq, heads, d_head, block = 4096, 2, 16, 128
-    rng = np.random.default_rng(4)
-    q, k, v = (rng.standard_normal((heads, seq, d_head)).astype(np.float32) for _ in range(3))
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    mha.chunked_attention(q, k, v, block_size=block)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    full_scores = heads * seq * seq * 4  # 128 MiB
-    assert peak < 4 * q.nbytes + full_scores / 64
 
 
 def test_chunked_attention_errors():
@@ -163,57 +120,3 @@ def test_cache_errors():
     assert cache.length == 1 and cache.flat_keys.dtype == np.float32
 
 
-@pytest.mark.parametrize("threads", ["1", "2"])
-def test_tiled_chunked_attention_rescales_only_when_needed_and_still_exactly(monkeypatch, threads):
-    """The shift is raised lazily (only past e²⁰): scores that jump between key blocks, rows whose
-    first blocks are all masked and whose later scores sit near -1000 (a shift of 0 would underflow to
-    an all-zero row) and fully masked rows all give full attention's numbers."""
-    from mha import _kernels
-    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
-    monkeypatch.setenv("MHA_NUM_THREADS", threads)
-    rng = np.random.default_rng(31)
-    seq, d_head, block = 96, 8, 16
-    q = rng.standard_normal((2, 3, seq, d_head))
-    k = rng.standard_normal((2, 3, seq, d_head))
-    v = rng.standard_normal((2, 3, seq, d_head))
-    k[..., ::7, :] *= 40  # some keys score far above the rest, in later blocks too: the shift must rise
-    q[1, 2, :10] = k[1, 2, 0] * -3000 / (k[1, 2, 0] @ k[1, 2, 0])  # ...
-    k[1, 2, 1:] = k[1, 2, 0]  # ... these queries score -3000 / sqrt(d_head) against every key
-    mask = np.ones((2, 3, seq, seq), dtype=bool)
-    mask[1, 2, :10, :40] = False  # and see nothing in their first key blocks
-    mask[0, 1, 5] = False  # a query that sees nothing at all
-    full = mha.scaled_dot_product_attention(q, k, v, mask)
-    chunked = mha.chunked_attention(q, k, v, mask, block_size=block)
-    assert np.abs(full[1, 2, :10]).max() > 0.1  # the far-negative rows still attend somewhere
-    np.testing.assert_array_equal(chunked[0, 1, 5], 0.0)
-    np.testing.assert_allclose(chunked, full, rtol=1e-12, atol=1e-13)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_tiled_chunked_attention_trusts_raw_exp_only_when_the_sums_allow(monkeypatch, dtype):
-    """Key blocks are exponentiated before any maximum is known; a first block whose row sums fall
-    below the headroom (a row that sees nothing yet, so a shift of 0 could later underflow to an all-zero
-    row) goes the long way, and so does a later block that tops the shift. Same numbers either way."""
-    from mha import _kernels
-    monkeypatch.setattr(_kernels, "TILE_MIN_SCORES", 0)
-    monkeypatch.setenv("MHA_NUM_THREADS", "1")
-    first_blocks_with_maxima = record_calls(monkeypatch, _kernels, "_unshifted_is_safe")
-    rng = np.random.default_rng(8)
-    seq, d_head, block = 64, 8, 16
-    q = (rng.standard_normal((2, seq, d_head)) * 0.3).astype(dtype)  # (n_heads, seq, d_head)
-    k = (rng.standard_normal((2, seq, d_head)) * 0.3).astype(dtype)
-    v = rng.standard_normal((2, seq, d_head)).astype(dtype)
-    tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(mha.chunked_attention(q, k, v, block_size=block),
-                               mha.scaled_dot_product_attention(q, k, v), atol=tol)
-    assert not first_blocks_with_maxima  # scores near 0: every tile trusted its raw exp
-    k[1] = k[1, 0]  # head 1: every key the same...
-    q[1, 5] = -k[1, 0] * 900 / (k[1, 0] @ k[1, 0])  # ...and query 5 scores about -318 against each
-    mask = np.ones((2, seq, seq), dtype=bool)
-    mask[1, 5, :block] = False  # query 5 sees nothing in the first key block
-    k[0, 40] *= 200  # head 0: a key in a later block tops every row's shift
-    expected = mha.scaled_dot_product_attention(q, k, v, mask)
-    got = mha.chunked_attention(q, k, v, mask, block_size=block)
-    np.testing.assert_allclose(got, expected, atol=tol)
-    np.testing.assert_allclose(got[1, 5], v[1, block:].mean(axis=0), atol=tol * 10)  # not a zero row
-    assert first_blocks_with_maxima

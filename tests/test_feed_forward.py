@@ -40,7 +40,7 @@ def test_feed_forward_errors_and_no_bias():
 
 import math  # noqa: E402
 
-from mha.feed_forward import ACTIVATIONS, erf, gelu_exact, gelu_exact_inplace  # noqa: E402
+from mha.feed_forward import ACTIVATIONS, erf, gelu_exact, relu  # noqa: E402
 
 
 def math_erf(x):
@@ -102,38 +102,25 @@ def test_gelu_exact_is_x_times_the_normal_cdf():
                         np.geomspace(1e-8, 12.0, 500)])
     result = gelu_exact(x)
     assert result.dtype == np.float64
-    # The documented bound: 7.1e-8 * max(1, |x|), for both signs, through 0 and into both tails.
-    assert (np.abs(result - _x_phi(x)) / np.maximum(1.0, np.abs(x))).max() < 7.1e-8
+    # The documented bound: 7.5e-8 |x| (erf's 1.5e-7, halved), both signs, through 0, into both tails.
+    assert (np.abs(result - _x_phi(x)) / np.maximum(1e-300, np.abs(x))).max() < 7.5e-8
     x32 = x.astype(np.float32)
     result32 = gelu_exact(x32)
     assert result32.dtype == np.float32  # within float32's own rounding of values up to 12
     assert (np.abs(result32 - _x_phi(x32)) / np.maximum(1.0, np.abs(x32))).max() < 2e-7
     assert np.shape(gelu_exact(np.array(1.0))) == ()
     assert float(gelu_exact(np.array(1.0))) == pytest.approx(0.5 * (1 + math.erf(1 / math.sqrt(2))), abs=1e-7)
-    np.testing.assert_allclose(gelu_exact(np.arange(-2, 3)), exact_gelu(np.arange(-2, 3)), atol=1e-7)
+    np.testing.assert_allclose(gelu_exact(np.arange(-2, 3)), exact_gelu(np.arange(-2, 3)), atol=1.5e-7)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_gelu_exact_goes_to_its_limits_far_out(dtype):
-    """x Φ(x) is x far right and 0 far left: no NaN and no wrong sign from a polynomial past its fit."""
+    """x Φ(x) is x far right and 0 far left: no NaN, no overflow warning (x² is inf far out)."""
     x = np.array([20.0, 1e3, 1e6, 1e30, -20.0, -1e3, -1e6, -1e30], dtype=dtype)  # 1e30² overflows float32
     result = gelu_exact(x)
     np.testing.assert_array_equal(result[:4], x[:4])
     np.testing.assert_array_equal(result[4:], 0.0)
     assert np.isnan(gelu_exact(np.array([np.nan], dtype=dtype))).all()
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_gelu_exact_inplace_is_gelu_exact_written_into_its_input(dtype):
-    """The in-place form (the encoder's) is x Φ(x) to the same accuracy, for both signs."""
-    x = np.linspace(-12.0, 12.0, 24_001).astype(dtype)  # through 0, and far into both tails
-    expected = _x_phi(x)
-    work = x.copy()
-    result = gelu_exact_inplace(work)
-    assert result is work and result.dtype == dtype
-    assert np.abs(result - expected).max() < (1e-6 if dtype == np.float32 else 3e-7)
-    np.testing.assert_allclose(result, gelu_exact(x), atol=1e-6 if dtype == np.float32 else 1e-12)
-    assert result[0] <= 0 and result[-1] == x[-1]  # -12 Φ(-12) is about -4e-32; 12 Φ(12) is 12
 
 
 def test_gelu_exact_is_not_the_tanh_form():
@@ -177,28 +164,17 @@ def test_unknown_activation_lists_gelu_exact():
         FeedForward(4, 8, activation="gelu_erf")
 
 
-# --- in-place activations -----------------------------------------------------------------------------------
-
-from mha.feed_forward import INPLACE_ACTIVATIONS, relu  # noqa: E402
-
-
 def tanh_gelu_formula(x):
-    """GPT-2's tanh GELU exactly as written, term by term (the package evaluates it in place)."""
+    """GPT-2's tanh GELU exactly as written, term by term."""
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
-def test_inplace_activations_overwrite_their_input_with_the_same_numbers(name, dtype):
+def test_the_tanh_gelu_is_its_formula(dtype):
     x = np.random.default_rng(4).standard_normal((3, 7, 11)).astype(dtype) * 4
-    work = x.copy()
-    result = INPLACE_ACTIVATIONS[name](work)
-    assert result is work and result.dtype == dtype
-    np.testing.assert_array_equal(result, ACTIVATIONS[name](x))  # bit for bit: one implementation
-    if name == "gelu":  # the same operations in the same order as the formula
-        np.testing.assert_array_equal(result, tanh_gelu_formula(x))
-    if name == "relu":
-        np.testing.assert_array_equal(result, np.where(x > 0, x, 0))
+    np.testing.assert_allclose(gelu(x), tanh_gelu_formula(x), rtol=1e-6 if dtype == np.float32 else 1e-14,
+                               atol=1e-7 if dtype == np.float32 else 1e-15)
+    assert gelu(x).dtype == dtype
 
 
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
@@ -221,7 +197,7 @@ def test_gelus_refuse_what_is_not_a_real_number_with_a_clear_error(name, bad, wo
         function(bad)
 
 
-def test_feed_forward_applies_its_activation_in_place_to_its_own_hidden_array_only():
+def test_feed_forward_leaves_its_input_alone():
     for activation in sorted(ACTIVATIONS):
         ffn = FeedForward(5, 9, activation=activation, rng=5)
         x = np.random.default_rng(6).standard_normal((2, 4, 5))
@@ -235,15 +211,9 @@ def test_feed_forward_applies_its_activation_in_place_to_its_own_hidden_array_on
 @pytest.mark.parametrize("shape", [(3, 5), (2, 8193), (7,), (), (4, 0), (0, 3)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_is_max_with_zero_whatever_the_shape(shape, dtype):
-    """Short rows are compared with a cached row of zeros, long ones and scalars with 0: the same numbers."""
-    from mha.feed_forward import relu, relu_inplace
     x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
     if x.size:
         x.flat[0] = np.nan
     expected = np.where(np.isnan(x), x, np.where(x > 0, x, 0))
     np.testing.assert_array_equal(relu(x), expected)
     assert relu(x).dtype == dtype and relu(x).shape == shape
-    if x.ndim:
-        work = x.copy()
-        assert relu_inplace(work) is work
-        np.testing.assert_array_equal(work, expected)

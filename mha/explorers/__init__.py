@@ -6,7 +6,7 @@ model's head, model and query-key views are drawn in the browser instead
 (:mod:`mha.explorers.softmax_view`). Needs the ``widgets`` extra (matplotlib and ipywidgets).
 """
 
-from mha._extras import require
+from mha.extras import require
 
 require("mha.explorers", "widgets", "matplotlib", "ipywidgets")
 

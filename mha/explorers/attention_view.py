@@ -32,7 +32,7 @@ from importlib import resources
 
 import numpy as np
 
-from mha._validation import check_int, is_int
+from mha.validation import check_int, is_int
 
 __all__ = ["VIEWS", "AttentionView", "attention_view", "decode_sentence", "view_payload"]
 

@@ -66,7 +66,7 @@ from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, p
 from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.lab.residual import build_stack, residual_statistics, residual_stream, stack_statistics
 from mha.lab.scaling import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
-from mha.lab.seq2seq import DecoderBlock, Seq2Seq, greedy_decode
+from mha.lab.seq2seq import Seq2Seq, greedy_decode
 from mha.lab.seq2seq_tasks import Seq2SeqBatch, alignment_match
 from mha.lab.shapes import (
     ShapeStep,
@@ -117,5 +117,5 @@ __all__ = [
     "extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows", "bigram_loss",
     "unigram_loss", "TinyGPT", "sample_next", "generate", "per_position_loss",
     # a tiny encoder-decoder
-    "DecoderBlock", "Seq2Seq", "greedy_decode", "Seq2SeqBatch", "alignment_match",
+    "Seq2Seq", "greedy_decode", "Seq2SeqBatch", "alignment_match",
 ]  # fmt: skip

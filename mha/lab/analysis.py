@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validation import as_float_array, check_positive_int
 from mha.lab.scaling import entropy
+from mha.validation import as_float_array, check_positive_int
 
 __all__ = [
     "head_entropy",

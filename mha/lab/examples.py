@@ -13,8 +13,8 @@ import zlib
 
 import numpy as np
 
-from mha._validation import check_dtype_argument, check_positive_int
 from mha.layers import MultiHeadAttention
+from mha.validation import check_dtype_argument, check_positive_int
 
 __all__ = ["SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights"]
 

@@ -12,20 +12,12 @@ import math
 
 import numpy as np
 
-from mha._features import token_matmul
-from mha._parameters import Module
-from mha._validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
-from mha.block_grad import (
-    block_backward,
-    block_forward,
-    embedding_backward,
-    layer_norm_backward,
-    layer_norm_forward,
-)
-from mha.grad import cross_entropy
+from mha.grad import block_backward, cross_entropy, embedding_backward, layer_norm_backward
 from mha.lab.residual import build_stack
 from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
+from mha.module import Module, linear
 from mha.normalization import LayerNorm
+from mha.validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["TinyGPT", "sample_next", "generate", "per_position_loss"]
 
@@ -97,7 +89,7 @@ class TinyGPT(Module):
 
     def _readout(self, h):
         weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
-        return token_matmul(self.norm(h), weights)  # (batch, seq, vocab_size)
+        return linear(self.norm(h), weights)  # (batch, seq, vocab_size)
 
     def __call__(self, tokens, *, head_mask=None, return_weights=False):
         """Next-character logits at every position.
@@ -134,15 +126,15 @@ class TinyGPT(Module):
         h = self._embed(tokens)
         caches = []
         for block in self.blocks:
-            h, cache = block_forward(block, h, causal=True)
+            h, cache = block.forward(h, causal=True)
             caches.append(cache)
-        normed, norm_cache = layer_norm_forward(self.norm, h)
+        normed, norm_cache = self.norm.forward(h)
         weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
-        logits = token_matmul(normed, weights)  # (batch, seq, vocab_size)
+        logits = linear(normed, weights)  # (batch, seq, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
         d_readout = normed.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)
         grads = {}
-        norm_grads, d_h = layer_norm_backward(token_matmul(d_logits, weights.T), norm_cache)
+        norm_grads, d_h = layer_norm_backward(linear(d_logits, weights.T), norm_cache)
         grads.update({f"norm.{name}": g for name, g in norm_grads.items()})
         for i in reversed(range(self.n_layers)):
             block_grads, d_h = block_backward(d_h, caches[i])

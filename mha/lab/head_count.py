@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validation import as_generator, check_positive_int
 from mha.lab.training import AttentionOnlyModel, _progress_bar, logits_quality, train
+from mha.validation import as_generator, check_positive_int
 
 __all__ = ["RELATIONS", "CardBatch", "HeadCountSweep", "card_relations", "card_vocab_size",
            "head_count_sweep", "relation_accuracy"]

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha._kernels import blas_threads
-from mha._validation import as_float_array, as_generator, check_positive_int
-from mha.grad import mha_backward, mha_forward
+from mha.fast import blas_threads
+from mha.grad import multi_head_backward
 from mha.lab.training import Adam
 from mha.layers import MultiHeadAttention
+from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["pool_kv_heads", "relative_error", "fit_to_teacher"]
 
@@ -127,9 +127,9 @@ def fit_to_teacher(student: MultiHeadAttention, teacher: MultiHeadAttention, sam
         for step in range(steps):
             x = np.asarray(sample_inputs(rng), dtype=student.dtype)  # (batch, seq, d_model)
             target = teacher(x, causal=causal)
-            out, cache = mha_forward(student, x, causal=causal)
+            out, cache = student.forward(x, causal=causal)
             diff = out - target  # (batch, seq, d_model)
             losses[step] = float(np.mean(diff**2))
-            grads, _, _, _ = mha_backward(diff * diff.dtype.type(2.0 / diff.size), cache)
+            grads, _, _, _ = multi_head_backward(diff * diff.dtype.type(2.0 / diff.size), cache)
             optimizer.step(grads)
     return losses

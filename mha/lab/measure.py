@@ -16,8 +16,8 @@ from time import perf_counter
 
 import numpy as np
 
-from mha._kernels import blas_threads  # timing cells hold BLAS to one thread on a shared machine
-from mha._validation import check_positive_int
+from mha.fast import blas_threads  # timing cells hold BLAS to one thread on a shared machine
+from mha.validation import check_positive_int
 
 __all__ = ["median_seconds", "interleaved_seconds", "peak_bytes", "blas_threads"]
 

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from mha._validation import as_float_array, as_generator, check_finite, check_positive_int
 from mha.block import TransformerBlock
+from mha.validation import as_float_array, as_generator, check_finite, check_positive_int
 
 __all__ = ["build_stack", "residual_stream", "residual_statistics", "stack_statistics"]
 

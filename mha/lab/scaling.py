@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validation import as_float_array, as_generator, check_positive_int
 from mha.attention import softmax
+from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["sample_scores", "sentence_scores", "entropy", "ScalingCurves", "scaling_curves"]
 

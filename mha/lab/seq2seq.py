@@ -2,7 +2,7 @@
 
 The encoder is pre-norm :class:`mha.TransformerBlock` s over the source; each decoder block adds
 cross-attention between its causal self-attention and its feed-forward network
-(:class:`DecoderBlock`). Source padding is masked in the encoder and in every cross-attention. The
+(:class:`mha.DecoderBlock`). Source padding is masked in the encoder and in every cross-attention. The
 tasks (:mod:`mha.lab.seq2seq_tasks`) say, for every target token, which source token it comes from, so a
 learned cross-attention map can be scored against the right answer.
 """
@@ -11,66 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha._features import token_matmul
-from mha._parameters import Module
-from mha._validation import as_generator, check_dtype_argument, check_positive_int
-from mha.block_grad import (
+from mha.block import DecoderBlock
+from mha.grad import (
     block_backward,
-    block_forward,
+    cross_entropy,
     decoder_block_backward,
-    decoder_block_forward,
     embedding_backward,
     layer_norm_backward,
-    layer_norm_forward,
 )
-from mha.feed_forward import FeedForward
-from mha.grad import cross_entropy
 from mha.lab.residual import build_stack
-from mha.layers import MultiHeadAttention
+from mha.module import Module, linear
 from mha.normalization import LayerNorm
+from mha.validation import as_generator, check_dtype_argument, check_positive_int
 
-__all__ = ["DecoderBlock", "Seq2Seq", "greedy_decode"]
-
-_PARTS = ("self_attention", "cross_attention", "ffn", "norm1", "norm2", "norm3")
-
-
-class DecoderBlock(Module):
-    """Pre-norm decoder block: causal self-attention, cross-attention to the encoder, feed-forward.
-
-    ``x = x + SelfAttn(LN₁ x);  x = x + CrossAttn(LN₂ x, memory);  x = x + FFN(LN₃ x)``
-
-    Examples
-    --------
-    >>> block = DecoderBlock(8, 2, rng=0)
-    >>> out, cross = block(np.ones((2, 3, 8)), np.ones((2, 5, 8)), return_weights=True)
-    >>> out.shape, cross.shape
-    ((2, 3, 8), (2, 2, 3, 5))
-    """
-
-    def __init__(self, d_model, n_heads, d_ff=None, *, activation="relu", rng=None, dtype=np.float64):
-        rng = as_generator(rng)
-        d_ff = 4 * d_model if d_ff is None else d_ff
-        self.self_attention = MultiHeadAttention(d_model, n_heads, rng=rng, dtype=dtype)
-        self.cross_attention = MultiHeadAttention(d_model, n_heads, rng=rng, dtype=dtype)
-        self.ffn = FeedForward(d_model, d_ff, activation=activation, rng=rng, dtype=dtype)
-        self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, dtype=dtype) for _ in range(3))
-
-    def submodules(self) -> dict[str, Module]:
-        return {part: getattr(self, part) for part in _PARTS}
-
-    def __call__(self, x, memory, *, memory_mask=None, return_weights=False):
-        x = x + self.self_attention(self.norm1(x), causal=True)
-        attended, cross = self.cross_attention(self.norm2(x), memory, mask=memory_mask, return_weights=True)
-        x = x + attended
-        x = x + self.ffn(self.norm3(x))
-        return (x, cross) if return_weights else x
-
-    def decode(self, x_new, memory, cache, *, memory_mask=None):
-        """One step for new target tokens, keys and values of earlier ones from ``cache``."""
-        x = x_new + self.self_attention.decode(self.norm1(x_new), cache)
-        attended, cross = self.cross_attention(self.norm2(x), memory, mask=memory_mask, return_weights=True)
-        x = x + attended
-        return x + self.ffn(self.norm3(x)), cross
+__all__ = ["Seq2Seq", "greedy_decode"]
 
 
 class Seq2Seq(Module):
@@ -154,7 +108,7 @@ class Seq2Seq(Module):
         return self.encoder_norm(h)
 
     def _readout(self, h):
-        return token_matmul(self.decoder_norm(h), self.token_embedding.T)  # (batch, seq_q, vocab_size)
+        return linear(self.decoder_norm(h), self.token_embedding.T)  # (batch, seq_q, vocab_size)
 
     def __call__(self, source, source_mask, tokens, *, return_weights=False):
         """Next-token logits for decoder input ``tokens`` (batch, seq_q), reading ``source`` (batch, seq_k).
@@ -179,15 +133,15 @@ class Seq2Seq(Module):
         h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
         enc_caches, dec_caches = [], []
         for block in self.encoder:
-            h, cache = block_forward(block, h, mask=key_mask)
+            h, cache = block.forward(h, mask=key_mask)
             enc_caches.append(cache)
-        memory, memory_cache = layer_norm_forward(self.encoder_norm, h)
+        memory, memory_cache = self.encoder_norm.forward(h)
         x = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
         for block in self.decoder:
-            x, cache = decoder_block_forward(block, x, memory, memory_mask=key_mask)
+            x, cache = block.forward(x, memory, memory_mask=key_mask)
             dec_caches.append(cache)
-        normed, norm_cache = layer_norm_forward(self.decoder_norm, x)
-        logits = token_matmul(normed, self.token_embedding.T)  # (batch, seq_q, vocab_size)
+        normed, norm_cache = self.decoder_norm.forward(x)
+        logits = linear(normed, self.token_embedding.T)  # (batch, seq_q, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
         grads = {}
 
@@ -195,7 +149,7 @@ class Seq2Seq(Module):
             grads.update({f"{prefix}.{name}": arr for name, arr in g.items()})
 
         d_table = d_logits.reshape(-1, self.vocab_size).T @ normed.reshape(-1, self.d_model)  # tied readout
-        g, d_x = layer_norm_backward(token_matmul(d_logits, self.token_embedding), norm_cache)
+        g, d_x = layer_norm_backward(linear(d_logits, self.token_embedding), norm_cache)
         named("decoder_norm", g)
         d_memory = np.zeros_like(memory)
         for i in reversed(range(len(self.decoder))):

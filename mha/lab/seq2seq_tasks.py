@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validation import as_generator, check_positive_int
+from mha.validation import as_generator, check_positive_int
 
 __all__ = ["VOCABULARY", "PAD", "BOS", "EOS", "TASKS", "Seq2SeqBatch", "make_batch", "alignment_match",
            "words"]

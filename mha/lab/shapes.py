@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mha._validation import as_float_array, as_generator, check_positive_int
 from mha.attention import softmax
+from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["ShapeStep", "trace_layer", "trace_shapes", "head_assignment", "token_influence",
            "seeded_head_weights"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validation import as_float_array, as_generator, check_positive_int
+from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["Batch", "repeated_tokens", "token_names"]
 

@@ -12,8 +12,8 @@ from importlib import resources
 
 import numpy as np
 
-from mha._validation import as_generator, check_positive_int
 from mha.lab.tasks import Batch
+from mha.validation import as_generator, check_positive_int
 
 __all__ = ["extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows",
            "bigram_loss", "unigram_loss"]

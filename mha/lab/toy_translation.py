@@ -37,9 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validation import check_dtype_argument, check_positive_int
 from mha.lab.examples import toy_embeddings
 from mha.layers import MultiHeadAttention
+from mha.validation import check_dtype_argument, check_positive_int
 
 __all__ = [
     "DICTIONARY",

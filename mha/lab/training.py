@@ -3,7 +3,8 @@
 The model is embeddings, a stack of causal :class:`~mha.MultiHeadAttention` layers added to a residual
 stream, and a linear readout to next-token logits. There is no MLP and no layer norm, so everything the
 model learns to do, its attention heads do. Inference and ablation go through the package's layers
-(``layer(h, causal=True, head_mask=...)``); training uses the same weights through :mod:`mha.grad`.
+(``layer(h, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
+passes of :mod:`mha.grad`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mha._kernels import blas_threads as blas_threads_limit
-from mha._parameters import Module
-from mha._validation import as_generator, check_dtype_argument, check_positive_int
-from mha.grad import cross_entropy, mha_backward, mha_forward
+from mha.fast import blas_threads as blas_threads_limit
+from mha.grad import cross_entropy, multi_head_backward
 from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
 from mha.layers import MultiHeadAttention
+from mha.module import Module
+from mha.validation import as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
 
@@ -127,10 +128,9 @@ class AttentionOnlyModel(Module):
         """:meth:`loss_and_grads` and the logits ``(batch, seq, vocab_size)`` of the same forward pass."""
         tokens = self.check_tokens(batch.tokens)
         h = self._embed(tokens)
-        caches, inputs = [], []
+        caches = []
         for layer in self.layers:
-            out, cache = mha_forward(layer, h, causal=True)
-            inputs.append(h)
+            out, cache = layer.forward(h, causal=True)
             caches.append(cache)
             h = h + out
         logits = h @ self.unembedding  # (batch, seq, vocab_size)
@@ -138,7 +138,7 @@ class AttentionOnlyModel(Module):
         grads = {"unembedding": h.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
         d_h = d_logits @ self.unembedding.T  # (batch, seq, d_model)
         for i in reversed(range(self.n_layers)):
-            layer_grads, d_input, _, _ = mha_backward(d_h, caches[i])
+            layer_grads, d_input, _, _ = multi_head_backward(d_h, caches[i])
             grads.update({f"layers.{i}.{name}": g for name, g in layer_grads.items()})
             d_h = d_h + d_input  # the residual path and the path through the layer
         d_tokens = np.zeros_like(self.token_embedding)
@@ -320,6 +320,9 @@ def learning_rates(lr: float, steps: int, warmup: int = 50) -> np.ndarray:
 
 class _NoBar(contextlib.nullcontext):
     """Stands in for a tqdm bar when tqdm is missing (e.g. in a browser kernel): trains silently."""
+
+    def __enter__(self) -> _NoBar:  # nullcontext would hand out None, which has no update()
+        return self
 
     def update(self, n: int = 1) -> None:
         pass

@@ -7,7 +7,7 @@ white background (readable on the site's dark theme), labelled axes, titled head
 colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
 """
 
-from mha._extras import require
+from mha.extras import require
 
 require("mha.plotting", "plot", "matplotlib")
 

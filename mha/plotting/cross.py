@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mha._validation import as_float_array
 from mha.plotting._style import SERIES_COLORS, new_figure
 from mha.plotting.heads import plot_heads
+from mha.validation import as_float_array
 
 __all__ = ["plot_alignment", "plot_links", "draw_links"]
 

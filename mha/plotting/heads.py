@@ -11,8 +11,8 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
-from mha._validation import as_float_array
 from mha.plotting._style import WEIGHTS_CMAP, new_figure
+from mha.validation import as_float_array
 
 __all__ = ["plot_attention", "plot_heads", "draw_weights", "HeadPanel"]
 

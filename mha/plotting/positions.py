@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mha._validation import as_float_array
 from mha.plotting.charts import plot_curves, plot_matrix
+from mha.validation import as_float_array
 
 __all__ = ["plot_encoding", "plot_bias_tables", "plot_scores_by_offset"]
 

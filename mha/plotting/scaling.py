@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from mha._validation import as_float_array
 from mha.plotting._style import SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
 from mha.plotting.heads import draw_weights
+from mha.validation import as_float_array
 
 __all__ = ["plot_scores_and_weights", "plot_score_variance", "plot_saturation", "plot_scaling_frame"]
 

@@ -32,12 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mha._features import linear
-from mha._kernels import filled_vector
-from mha._validation import as_float_array, check_dtype_argument, check_finite
-from mha.attention import split_heads
 from mha.block import TransformerBlock
-from mha.feed_forward import INPLACE_ACTIVATIONS
+from mha.normalization import layer_norm
 from mha.pretrained.checkpoints import (
     EncoderConfig,
     checked_weights,
@@ -46,8 +42,9 @@ from mha.pretrained.checkpoints import (
     read_config,
 )
 from mha.pretrained.encodings import BatchEncoding, Encoding
+from mha.validation import as_float_array, check_dtype_argument, check_finite
 
-__all__ = ["Encoder", "load_encoder"]
+__all__ = ["Encoder", "load_encoder", "bert_block"]
 
 
 # ---------------------------------------------------------------------------------------- the encoder
@@ -86,27 +83,7 @@ class Encoder:
                            "position": get("embeddings.position_embeddings.weight"),
                            "token_type": get("embeddings.token_type_embeddings.weight"),
                            "norm_scale": get(scale), "norm_shift": get(shift)}
-        self.blocks = [self._block(weights, i, get) for i in range(config.n_layers)]
-
-    def _block(self, weights, i: int, get) -> TransformerBlock:
-        """Layer ``i`` as a post-norm TransformerBlock; PyTorch's (out, in) matrices become (in, out)."""
-        c, p = self.config, f"encoder.layer.{i}"
-        block = TransformerBlock(c.d_model, c.n_heads, c.d_ff, norm="post", activation=c.activation,
-                                 eps=c.eps, rng=0, dtype=self.dtype)
-        attention = block.attention
-        for ours, theirs in (("q", "query"), ("k", "key"), ("v", "value")):
-            setattr(attention, f"W_{ours}", get(f"{p}.attention.self.{theirs}.weight").T)
-            setattr(attention, f"b_{ours}", get(f"{p}.attention.self.{theirs}.bias"))
-        attention.W_o = get(f"{p}.attention.output.dense.weight").T
-        attention.b_o = get(f"{p}.attention.output.dense.bias")
-        block.ffn.W_1 = get(f"{p}.intermediate.dense.weight").T
-        block.ffn.b_1 = get(f"{p}.intermediate.dense.bias")
-        block.ffn.W_2 = get(f"{p}.output.dense.weight").T
-        block.ffn.b_2 = get(f"{p}.output.dense.bias")
-        for norm, name in ((block.norm1, "attention.output.LayerNorm"), (block.norm2, "output.LayerNorm")):
-            scale, shift = layer_norm_names(f"{p}.{name}", weights.keys())
-            norm.gamma, norm.beta = get(scale), get(shift)
-        return block
+        self.blocks = [bert_block(weights, i, config, self.dtype) for i in range(config.n_layers)]
 
     # ------------------------------------------------------------------ text in
     def tokenize(self, texts: Sequence[str]) -> tuple[list[list[str]], np.ndarray, np.ndarray, np.ndarray]:
@@ -204,22 +181,22 @@ class Encoder:
         head_masks = self._check_head_mask(head_mask)
         e = self.embeddings
         x = e["word"][ids] + e["position"][:seq] + e["token_type"][token_types]  # (batch, seq, d_model)
-        x = _layer_norm_inplace(x, e["norm_scale"], e["norm_shift"], c.eps)
-        attentions = None
-        if return_attentions:  # layer by layer, each layer's weights one contiguous block
-            attentions = np.empty((c.n_layers, batch, c.n_heads, seq, seq), self.dtype)
-        queries_keys = None
-        if return_queries_keys:  # (n_layers, 2, batch, n_heads, seq, d_head): queries, then keys
-            d_head = c.d_model // c.n_heads
-            queries_keys = np.empty((c.n_layers, 2, batch, c.n_heads, seq, d_head), self.dtype)
+        x = layer_norm(x, e["norm_scale"], e["norm_shift"], eps=c.eps)
+        attentions = np.empty((batch, c.n_layers, c.n_heads, seq, seq), self.dtype) if return_attentions \
+            else None
+        d_head = c.d_model // c.n_heads
+        queries = np.empty((batch, c.n_layers, c.n_heads, seq, d_head), self.dtype) if return_queries_keys \
+            else None
+        keys = np.empty_like(queries) if return_queries_keys else None
         for i, block in enumerate(self.blocks):
-            x = _post_norm_block(block, x, key_mask, head_masks[i],
-                                 None if attentions is None else attentions[i],
-                                 None if queries_keys is None else queries_keys[i])
-        if attentions is not None:  # (batch, n_layers, n_heads, seq, seq); no copy for one text
-            attentions = np.ascontiguousarray(attentions.swapaxes(0, 1))
-        if return_queries_keys:  # (2, batch, n_layers, n_heads, seq, d_head)
-            return x, attentions, *np.ascontiguousarray(queries_keys.transpose(1, 2, 0, 3, 4, 5))
+            x, cache = block.forward(x, mask=key_mask, head_mask=head_masks[i])
+            heads = cache.parts["attention"]  # what the block's attention computed on the way
+            if return_attentions:
+                attentions[:, i] = heads.weights  # (batch, n_heads, seq, seq)
+            if return_queries_keys:
+                queries[:, i], keys[:, i] = heads.q, heads.k  # (batch, n_heads, seq, d_head), biases included
+        if return_queries_keys:
+            return x, attentions, queries, keys
         return x, attentions
 
     @staticmethod
@@ -256,53 +233,31 @@ def _visible(text: str) -> bool:
     return any(not (c.isspace() or unicodedata.category(c) in ("Cf", "Cc")) for c in text)
 
 
-def _post_norm_block(block: TransformerBlock, x, key_mask, head_mask, weights_out, queries_keys_out):
-    """``block(x, mask=key_mask, head_mask=head_mask, return_weights=True)`` on trusted arrays.
+def bert_block(weights: dict, i: int, config: EncoderConfig, dtype) -> TransformerBlock:
+    """Layer ``i`` of a BERT checkpoint as a post-norm :class:`mha.TransformerBlock`.
 
-    The same steps as :meth:`mha.TransformerBlock.__call__` (post-norm, no dropout) without its input
-    checks: the encoder checked its inputs once, and every array here is one it made.
-
-    ``weights_out``, shape ``(batch, n_heads, seq, seq)`` and C-contiguous, receives the attention weights
-    (None: not kept); ``queries_keys_out``, shape ``(2, batch, n_heads, seq, d_head)``, what the heads
-    compare, taken from the block's own projection (None: not kept). Returns the block's output, shape
-    ``(batch, seq, d_model)``.
+    PyTorch stores each projection as ``(out, in)`` and computes ``x @ W.T``; the course's layers
+    compute ``x @ W``, so every matrix is transposed on the way in. ``weights`` maps the checkpoint's
+    names (``encoder.layer.{i}.attention.self.query.weight`` ...) to arrays.
     """
-    attention, ffn = block.attention, block.ffn
-    q, k, v = attention._project(x)  # (batch, seq, d_model) each
-    if queries_keys_out is not None:
-        queries_keys_out[0] = split_heads(q, attention.n_heads)  # (batch, n_heads, seq, d_head)
-        queries_keys_out[1] = split_heads(k, attention.n_heads)
-    # Weights are always normalised, kept or not: the same hidden states either way (the output would be
-    # normalised instead, a rounding apart).
-    attended, _ = attention._attend_heads(q, k, v, key_mask, True, head_mask=head_mask,
-                                          scores_out=weights_out)
-    attended += x  # the residual
-    x = _layer_norm_inplace(attended, block.norm1.gamma, block.norm1.beta, block.norm1.eps)
-    hidden = linear(x, ffn.W_1, ffn.b_1)  # (batch, seq, d_ff), a fresh array
-    hidden = INPLACE_ACTIVATIONS[ffn.activation](hidden)
-    out = linear(hidden, ffn.W_2, ffn.b_2)  # (batch, seq, d_model)
-    out += x
-    return _layer_norm_inplace(out, block.norm2.gamma, block.norm2.beta, block.norm2.eps)
+    p = f"encoder.layer.{i}"
 
+    def get(name):
+        return np.ascontiguousarray(weights[f"{p}.{name}"], dtype=dtype)
 
-def _layer_norm_inplace(x, gamma, beta, eps: float):
-    """:func:`mha.layer_norm` (two passes: mean, then variance of the centred values) overwriting ``x``.
-
-    Written for a few tokens, where a NumPy call costs as much as its arithmetic: the means come from one
-    BLAS product with a vector of ``1/d_model`` (no summing loop per row, no scaling call), and ``x`` is
-    multiplied by one reciprocal per token instead of divided (about 1.3 of 10.5 µs on 16 tokens).
-    """
-    d_model = x.shape[-1]
-    mean = np.matmul(x.reshape(-1, d_model), filled_vector(d_model, 1.0 / d_model, x.dtype))  # (tokens,)
-    x -= mean.reshape(*x.shape[:-1], 1)  # (..., d_model), centred
-    var = np.vecdot(x, x)  # (...,): sum of squares
-    var *= x.dtype.type(1.0 / d_model)
-    var += x.dtype.type(eps)
-    np.sqrt(var, out=var)
-    x *= np.reciprocal(var, out=var)[..., None]  # 1 / standard deviation, per token
-    x *= gamma
-    x += beta
-    return x
+    block = TransformerBlock(config.d_model, config.n_heads, config.d_ff, norm="post",
+                             activation=config.activation, eps=config.eps, rng=0, dtype=dtype)
+    attention = block.attention
+    attention.W_q, attention.b_q = get("attention.self.query.weight").T, get("attention.self.query.bias")
+    attention.W_k, attention.b_k = get("attention.self.key.weight").T, get("attention.self.key.bias")
+    attention.W_v, attention.b_v = get("attention.self.value.weight").T, get("attention.self.value.bias")
+    attention.W_o, attention.b_o = get("attention.output.dense.weight").T, get("attention.output.dense.bias")
+    block.ffn.W_1, block.ffn.b_1 = get("intermediate.dense.weight").T, get("intermediate.dense.bias")
+    block.ffn.W_2, block.ffn.b_2 = get("output.dense.weight").T, get("output.dense.bias")
+    for norm, name in ((block.norm1, "attention.output.LayerNorm"), (block.norm2, "output.LayerNorm")):
+        scale, shift = layer_norm_names(f"{p}.{name}", weights.keys())
+        norm.gamma, norm.beta = weights[scale], weights[shift]
+    return block
 
 
 def load_encoder(path=None, *, dtype=np.float32) -> Encoder:

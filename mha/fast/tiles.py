@@ -1,8 +1,9 @@
 """Attention computed tile by tile: the same numbers as :mod:`mha.attention`, with the scores kept in cache.
 
-Nothing here changes a number; it changes where and when the work happens. :mod:`mha.attention` shows the
-algorithm on whole arrays; :func:`attend_tiles` and :func:`chunked_tiles` run the same steps on tiles of
-the scores sized to the core's cache, spread over threads (:mod:`mha._threads`):
+Nothing here changes a number; it changes where and when the work happens. :mod:`mha.attention` and
+:mod:`mha.efficient` show the algorithms on whole arrays and blocks; :func:`attend_tiles` and
+:func:`chunked_tiles` run the same steps on tiles of the scores sized to the core's cache, spread over
+threads (:mod:`mha.fast.threads`), and :func:`split_batch` hands whole examples of a layer to threads:
 
 - **Tiles.** Several passes touch every score (the product ``q kᵀ``, ``exp``, the row sums, the weighted
   sum of values, and the row maxima where a shift is needed). On whole arrays each pass streams the full
@@ -22,10 +23,10 @@ import math
 
 import numpy as np
 
-from mha._threads import blas_threads, run_tiles, worker_count, workers_for_tiles
-from mha._validation import check_score_maxima
+from mha.fast.threads import run_tiles, workers_for_tiles
+from mha.validation import check_score_maxima
 
-__all__ = ["blas_threads", "worker_count", "use_tiles", "attend_tiles", "chunked_tiles", "split_batch"]
+__all__ = ["TILE_MIN_SCORES", "attend_tiles", "chunked_tiles", "split_batch"]
 
 #: Below this many scores a problem runs on whole arrays: tiles and threads cost more than they save.
 TILE_MIN_SCORES = 1 << 20
@@ -34,41 +35,27 @@ TILE_MIN_SCORES = 1 << 20
 TILE_BYTES = 1 << 20
 
 
-def split_batch(forward, batch: int, operands: dict, out_shape: tuple, scores_shape: tuple, dtype,
-                return_weights: bool):
-    """Run ``forward`` on slices of the batch, one thread per slice in turn; None when not worth it.
+def split_batch(forward, operands: tuple, out_shape: tuple, dtype) -> np.ndarray:
+    """Run ``forward`` on one example of the batch at a time, the examples spread over threads.
 
-    ``forward(**sliced_operands, scores_out=...)`` returns ``(output, weights)`` for its rows of the batch;
-    ``operands`` are arrays whose first axis is the batch (size 1 broadcasts; None stays None). Each thread
-    runs whole examples end to end (projections, attention tiles, output projection) with BLAS on one
-    thread: one meeting point per call instead of one per matrix product, which keeps both cores busy
-    even when other work on the machine preempts one of them. With ``return_weights`` the weights fill one
-    array of ``scores_shape``, example by example; without, each example's scores live only in its
-    thread's cache-sized tiles. Returns ``(output, weights)``, weights None unless ``return_weights``.
+    ``forward(*sliced_operands)`` returns the output for its slice of the batch; ``operands`` are arrays
+    whose first axis is the batch (size 1 broadcasts; None stays None). Each thread runs whole examples
+    end to end (projections, attention tiles, output projection) with BLAS on one thread: one meeting
+    point per call instead of one per matrix product, which keeps both cores busy even when other work on
+    the machine preempts one of them. Returns the output, shape ``out_shape``.
     """
-    if math.prod(scores_shape) < TILE_MIN_SCORES or batch < 2:
-        return None
-    workers = workers_for_tiles()
-    if workers < 2:
-        return None
+    batch = out_shape[0]
     out = np.empty(out_shape, dtype=dtype)  # (batch, ...)
-    scores = np.empty(scores_shape, dtype=dtype) if return_weights else None  # (batch, ...)
 
     def run_one(rows, scratch):
-        sliced = {name: arr if arr is None or arr.shape[0] == 1 else arr[rows]
-                  for name, arr in operands.items()}
-        out[rows], _ = forward(**sliced, scores_out=None if scores is None else scores[rows])
+        sliced = [arr if arr is None or arr.shape[0] == 1 else arr[rows] for arr in operands]
+        out[rows] = forward(*sliced)
 
-    run_tiles(run_one, [slice(i, i + 1) for i in range(batch)], workers)
-    return out, (scores if return_weights else None)
+    run_tiles(run_one, [slice(i, i + 1) for i in range(batch)], workers_for_tiles() if batch > 1 else 1)
+    return out
 
 
 # ---------------------------------------------------------------------------------------- tiles
-def use_tiles(lead: tuple, seq_q: int, seq_k: int) -> bool:
-    """Whether a problem is large enough for :func:`attend_tiles` to pay for its bookkeeping."""
-    return math.prod(lead) * seq_q * seq_k >= TILE_MIN_SCORES
-
-
 def _part(arr, lead_index, heads: slice, rows: slice, cols: slice | None = None):
     """The piece of ``arr`` (aligned to ``lead + (rows, cols)``) that one tile needs; size-1 axes broadcast.
 
@@ -178,30 +165,26 @@ def _exp_and_sum(block: np.ndarray, least_sum: float) -> np.ndarray | None:
     return None
 
 
-def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, scores_out=None,
-                 out=None, keep_scores=True):
-    """:func:`mha.attention.attend` tile by tile: same arguments, same results.
+def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, keep_scores=True) -> np.ndarray:
+    """Attention on trusted input (``q_scaled`` already times ``1/√d_head``), tile by tile.
 
     Each tile is a block of query rows of one or a few (batch, head) items against all their keys: its
     scores are computed, shifted, exponentiated, summed and multiplied by the values while they sit in
-    cache. With ``keep_scores`` (or ``return_weights``, or a ``scores_out``) each tile is written into its
-    place of the full score tensor, allocated as the cost model says (:func:`mha.cost.memory_bytes`).
+    cache. With ``keep_scores`` each tile is written into its place of the full score tensor, allocated
+    as the cost model says (:func:`mha.cost.memory_bytes`): full attention, every score in memory once.
     Without, each thread reuses one tile-sized buffer: the scores never exist all at once, and none of
-    them leaves the cache (what the layer does when no weights are asked for). ``out``, an array (or
-    view) of the output's shape, receives the output when given.
+    them leaves the cache (what the layer does when no weights are asked for). Returns the output,
+    shape ``(..., seq_q, d_v)``.
     """
-    lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2]) or (1,)
+    in_lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
+    lead = in_lead or (1,)
     ndim = len(lead) + 2
     q_scaled, k, v, mask, bias = (_aligned(a, ndim) for a in (q_scaled, k, v, mask, bias))
     seq_q, seq_k, d_v, dtype = q_scaled.shape[-2], k.shape[-2], v.shape[-1], q_scaled.dtype
-    result = np.empty(lead + (seq_q, d_v), dtype=dtype) if out is None else _aligned(out, ndim)
-    in_place = keep_scores or return_weights or scores_out is not None
-    scores = None
-    if in_place:
-        scores = (np.empty(lead + (seq_q, seq_k), dtype=dtype) if scores_out is None
-                  else _aligned(scores_out, ndim))  # (..., seq_q, seq_k)
+    result = np.empty(lead + (seq_q, d_v), dtype=dtype)  # (..., seq_q, d_v)
+    scores = np.empty(lead + (seq_q, seq_k), dtype=dtype) if keep_scores else None  # (..., seq_q, seq_k)
     key_t = np.swapaxes(k, -1, -2)  # (..., d_head, seq_k), a view
-    tiles = _plan(lead, seq_q, seq_k, dtype.itemsize, whole_items=in_place)
+    tiles = _plan(lead, seq_q, seq_k, dtype.itemsize, whole_items=keep_scores)
     tile_size = math.prod(cut.stop - cut.start for cut in tiles[0][1:]) * seq_k  # the first is the largest
 
     def tile_scores(block, lead_index, heads, rows):
@@ -216,7 +199,7 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
 
     def run_one(tile, scratch):
         lead_index, heads, rows = tile
-        if in_place:
+        if keep_scores:
             block = _part(scores, lead_index, heads, rows)  # (heads, rows, seq_k), a view of the scores
         else:  # this thread's buffer, reused by every tile it runs
             n_h, n_q = heads.stop - heads.start, rows.stop - rows.start
@@ -231,15 +214,12 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, return_weights=False, 
             row_sum = _row_sums(block)  # (heads, rows, 1)
             row_sum[row_sum == 0] = 1  # only fully masked rows sum to 0: they stay all zeros
         context = _part(result, lead_index, heads, rows)  # (heads, rows, d_v)
-        if return_weights:
-            block /= row_sum
-            np.matmul(block, _part(v, lead_index, heads, slice(None)), out=context)
-        else:  # normalise the (rows, d_v) output instead of the (rows, seq_k) weights: fewer divisions
-            np.matmul(block, _part(v, lead_index, heads, slice(None)), out=context)
-            context /= row_sum
+        # Normalise the (rows, d_v) output instead of the (rows, seq_k) weights: fewer divisions.
+        np.matmul(block, _part(v, lead_index, heads, slice(None)), out=context)
+        context /= row_sum
 
     run_tiles(run_one, tiles, workers_for_tiles())
-    return result, (scores if return_weights else None)
+    return result.reshape(in_lead + (seq_q, d_v))
 
 
 def _raise_shift(run_max, block_max, run_sum, acc):

@@ -20,7 +20,7 @@ def require(part: str, extra: str, *modules: str) -> None:
     >>> require("mha.widgets", "widgets", "surely_not_installed_module")
     Traceback (most recent call last):
     ...
-    mha._extras.MissingExtra: mha.widgets needs surely_not_installed_module: pip install "mha-course[widgets]"
+    mha.extras.MissingExtra: mha.widgets needs surely_not_installed_module: pip install "mha-course[widgets]"
     """
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if missing:

@@ -1,7 +1,15 @@
-"""Input checks shared by the public functions.
+"""Input checks shared by the package's public functions, and by code built on it.
 
-Every public entry point validates its arguments once, here, and raises an error a learner can act on:
-it names the argument, what was expected and what arrived. The fast paths behind the checks trust them.
+Every public entry point validates its arguments once, with these helpers, and raises an error a learner
+can act on: it names the argument, what was expected and what arrived. They are public so that code built
+on the package (the course's lab, its plots, your own layers) refuses bad input the same way.
+
+>>> check_positive_int(8, "n_heads")
+8
+>>> check_positive_int(0, "n_heads")
+Traceback (most recent call last):
+...
+ValueError: n_heads must be >= 1, got 0
 """
 
 from __future__ import annotations
@@ -155,6 +163,41 @@ def check_score_bias(bias, scores_shape: tuple[int, ...], dtype) -> np.ndarray |
     return cast_finite(bias, dtype, f"bias (as {np.dtype(dtype)})", allow_neg_inf=True)
 
 
+def check_features(x, name: str, d_model: int) -> np.ndarray:
+    """``x`` as a float array of shape ``(..., d_model)`` with finite entries, or a clear error."""
+    x = as_float_array(x, name)
+    if x.ndim < 1 or x.shape[-1] != d_model:
+        raise ValueError(f"{name} must have shape (..., {d_model}), got {x.shape}")
+    check_finite(x, name)
+    return x
+
+
+def promote(x: np.ndarray, dtype) -> np.ndarray:
+    """``x`` in NumPy's promotion of its dtype with ``dtype``: float32 input and weights stay float32."""
+    return x.astype(np.result_type(x, dtype), copy=False)
+
+
+def check_attention_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray | None:
+    """``mask`` as a boolean array broadcastable to ``scores_shape`` with at most 4 dimensions, or None."""
+    if mask is None:
+        return None
+    mask = check_broadcastable(check_bool_mask(mask), scores_shape)
+    if mask.ndim > 4:
+        raise ValueError(f"mask must have at most 4 dimensions, got shape {mask.shape}")
+    return mask
+
+
+def check_head_mask(head_mask, n_heads: int, dtype) -> np.ndarray | None:
+    """``head_mask`` as a finite ``(n_heads,)`` array of ``dtype``, or None."""
+    if head_mask is None:
+        return None
+    head_mask = as_float_array(head_mask, "head_mask")
+    if head_mask.shape != (n_heads,):
+        raise ValueError(f"head_mask must have shape (n_heads,) = ({n_heads},), got {head_mask.shape}")
+    check_finite(head_mask, "head_mask")
+    return head_mask.astype(dtype, copy=False)
+
+
 def result_float_dtype(*arrays: np.ndarray) -> np.dtype:
     """The floating dtype NumPy would compute in for these arrays (float32 stays float32)."""
     return np.result_type(*arrays)
@@ -180,3 +223,51 @@ def as_generator(rng) -> np.random.Generator:
     raise TypeError(
         f"rng must be a numpy.random.Generator, an integer seed or None, got {type(rng).__name__}"
     )
+
+
+def check_layer_inputs(layer, query, key, value):
+    """Validate an attention layer's inputs: ``(query, key, value, unbatched)``, batched and promoted.
+
+    ``layer`` tells the widths (``d_model``, ``kdim``, ``vdim``), whether it can attend to its own input
+    (``fused``: ``kdim == vdim == d_model``) and its ``dtype``. ``key`` and ``value`` come back None for
+    self-attention. ``unbatched`` says the inputs were ``(seq, dim)`` and got a batch axis of 1.
+    """
+    if key is None and value is not None:
+        raise ValueError("value was given without key; pass key too (or neither for self-attention)")
+    query = _check_layer_input(query, "query", layer.d_model)
+    unbatched = query.ndim == 2
+    if key is None and not layer.fused:
+        raise ValueError(f"this layer expects keys of width kdim={layer.kdim} and values of width "
+                         f"vdim={layer.vdim}: pass key and value (self-attention needs kdim == vdim == "
+                         "d_model)")
+    if key is None:
+        return promote(query[None] if unbatched else query, layer.dtype), None, None, unbatched
+    same = value is None or value is key
+    key = _check_layer_input(key, "key", layer.kdim)
+    value = key if same else _check_layer_input(value, "value", layer.vdim)
+    if same and layer.kdim != layer.vdim:
+        raise ValueError(f"value must be given: kdim={layer.kdim} differs from vdim={layer.vdim}")
+    for name, arr in (("key", key), ("value", value)):
+        if (arr.ndim == 2) != unbatched:
+            raise ValueError(f"query has shape {query.shape} but {name} has shape {arr.shape}: pass all "
+                             "inputs batched (batch, seq, dim) or all unbatched (seq, dim)")
+    if key.shape[:-1] != value.shape[:-1]:
+        raise ValueError(f"key {key.shape} and value {value.shape} must share (batch, seq_k)")
+    if not unbatched and key.shape[0] != query.shape[0]:
+        raise ValueError(f"query has batch {query.shape[0]} but key has batch {key.shape[0]}")
+    if unbatched:
+        query, key, value = query[None], key[None], value[None]
+    # One dtype for all three, by NumPy's promotion with the weights: a float64 key makes a float32 layer
+    # compute in float64 throughout, so its output and its weights agree.
+    dtype = np.result_type(query, key, value, layer.dtype)
+    query, key = query.astype(dtype, copy=False), key.astype(dtype, copy=False)
+    return query, key, key if same else value.astype(dtype, copy=False), unbatched
+
+
+def _check_layer_input(x, name: str, dim: int) -> np.ndarray:
+    x = as_float_array(x, name)
+    if x.ndim not in (2, 3) or x.shape[-1] != dim or x.shape[-2] == 0:
+        raise ValueError(f"{name} must have shape (batch, seq, {dim}) or (seq, {dim}) with seq >= 1, "
+                         f"got {x.shape}")
+    check_finite(x, name)
+    return x

@@ -1,12 +1,11 @@
-"""Threads for speed: a small shared pool, BLAS thread limits, and element-wise chains run part by part.
+"""Threads for the annex: a small shared pool that takes tiles in turn, and BLAS thread limits.
 
 Nothing here changes a number; it changes where the work happens. NumPy's element-wise loops (``exp``,
-``max``, a GELU's dozen passes) use one core, and BLAS brings its own threads only to matrix products.
-:mod:`mha._kernels` hands attention tiles to a pool of threads (NumPy releases the GIL inside its loops),
-each running its products with BLAS held to one thread; :func:`elementwise_inplace` splits a long
-element-wise chain over the same pool, each thread working through cache-sized blocks of its part.
-``threadpoolctl`` holds BLAS; without it tiles run in the calling thread. Where threads cannot start
-(in a browser kernel), everything runs in the calling thread.
+``max``) use one core, and BLAS brings its own threads only to matrix products. :mod:`mha.fast.tiles`
+hands attention tiles to a pool of threads (NumPy releases the GIL inside its loops), each running its
+products with BLAS held to one thread. ``threadpoolctl`` holds BLAS; without it tiles run in the calling
+thread. Where threads cannot start (in a browser kernel), everything runs in the calling thread. The pool
+starts on first use, never at import.
 
 Set the environment variable ``MHA_NUM_THREADS`` to cap the pool (``1`` turns it off).
 """
@@ -19,24 +18,12 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
+from mha.validation import check_positive_int
 
-from mha._validation import check_positive_int
-
-__all__ = ["blas_threads", "worker_count", "elementwise_inplace"]
+__all__ = ["blas_threads", "worker_count", "workers_for_tiles", "run_tiles"]
 
 _pool: ThreadPoolExecutor | None = None
 _THREAD_PREFIX = "mha-worker"
-
-#: Below this many elements an element-wise chain runs whole, in the calling thread: handing parts to
-#: threads costs more than it saves (measured on the course's machine: a GELU on 96 x 1536 float32
-#: values took as long in two threads as in one; on 240 x 1536, 0.6 of the time).
-SPLIT_MIN_ELEMENTS = 1 << 18
-#: Elements per block of an element-wise chain (512 KiB of float32). Smaller blocks would stay in L1 or
-#: L2 cache, but every NumPy call takes the GIL, and two threads calling on small blocks queue for it:
-#: 16K-element blocks made a large GELU slower than one thread did on the whole array; 128K measured
-#: best (a GELU on 4096 x 2048 float32 values: 21 ms, against 74 ms in one thread, whole).
-BLOCK_ELEMENTS = 1 << 17
 
 
 def worker_count() -> int:
@@ -149,32 +136,3 @@ def run_tiles(run_one, tiles: list, n_workers: int) -> None:
     with blas_threads(1):  # every core runs its own tiles end to end: products, exp and sums
         for done in [pool.submit(worker) for _ in range(min(n_workers, len(tiles)))]:
             done.result()
-
-
-def elementwise_inplace(chain, x: np.ndarray) -> np.ndarray:
-    """``chain(x)`` for an in-place element-wise ``chain``, run in parts on threads when ``x`` is large.
-
-    ``chain(view)`` must overwrite ``view`` with its result, each element's depending on that element
-    alone (a GELU's passes, say). A C-contiguous array of at least :data:`SPLIT_MIN_ELEMENTS` is cut into
-    one contiguous part per thread; each thread runs the chain on blocks of :data:`BLOCK_ELEMENTS` of its
-    part, so every pass reads from cache instead of memory. Anything smaller, or not contiguous, is handed
-    to ``chain`` whole. Returns ``x``, overwritten.
-    """
-    if x.size < SPLIT_MIN_ELEMENTS or not x.flags.c_contiguous:
-        chain(x)
-        return x
-    flat = x.reshape(-1)  # (size,), a view
-    workers = _pool_workers()
-    pool = _thread_pool(workers) if workers > 1 else None
-    bounds = np.linspace(0, flat.size, workers + 1).astype(int)
-
-    def run_part(start: int, stop: int) -> None:
-        for i in range(start, stop, BLOCK_ELEMENTS):
-            chain(flat[i:min(i + BLOCK_ELEMENTS, stop)])
-
-    parts = list(zip(bounds[:-1], bounds[1:], strict=True))  # (start, stop) of each thread's part
-    others = [pool.submit(run_part, *part) for part in parts[1:]]  # none without a pool
-    run_part(*parts[0])  # the calling thread takes the first part
-    for done in others:
-        done.result()
-    return x

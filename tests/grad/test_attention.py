@@ -1,10 +1,9 @@
-"""Every backward pass in mha.grad against central finite differences of the package's own forward passes.
+"""mha.grad.attention against central finite differences of the package's own forward passes.
 
 The numerical side never calls mha.grad: it differentiates ``mha.softmax``,
 ``mha.scaled_dot_product_attention`` and ``MultiHeadAttention.__call__``, so the two sides are independent.
 """
 
-import math
 
 import numpy as np
 import pytest
@@ -12,14 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mha
-from mha.grad import (
-    attention_backward,
-    attention_forward,
-    cross_entropy,
-    mha_backward,
-    mha_forward,
-    softmax_backward,
-)
+from mha.grad import attention_backward, multi_head_backward, softmax_backward
 from tests.factories import random_layer
 from tests.gradcheck import assert_gradients_match, numerical_gradient
 
@@ -76,13 +68,12 @@ def test_attention_backward_matches_finite_differences(masked):
     def loss():
         return float(np.sum(mha.scaled_dot_product_attention(q, k, v, mask) * upstream))
 
-    out, cache = attention_forward(q, k, v, mask)
-    np.testing.assert_allclose(out, mha.scaled_dot_product_attention(q, k, v, mask), rtol=1e-13)
-    for name, analytic, arr in zip("qkv", attention_backward(upstream, cache), (q, k, v), strict=True):
+    out, weights = mha.scaled_dot_product_attention(q, k, v, mask, return_weights=True)
+    grads = attention_backward(upstream, q, k, v, weights)
+    for name, analytic, arr in zip("qkv", grads, (q, k, v), strict=True):
         assert_gradients_match(analytic, numerical_gradient(loss, arr), name)
     if masked:
-        dq = attention_backward(upstream, cache)[0]
-        assert np.all(dq[0, 1] == 0)
+        assert np.all(grads[0][0, 1] == 0)
 
 
 LAYER_CASES = {
@@ -122,21 +113,22 @@ def _layer_case(case):
 
 
 @pytest.mark.parametrize("case", list(LAYER_CASES))
-def test_mha_forward_equals_the_layer(case):
+def test_the_layers_forward_equals_its_call(case):
     layer, inputs, call, _ = _layer_case(case)
-    out, _ = mha_forward(layer, *inputs, **call)
-    np.testing.assert_allclose(out, layer(*inputs, **call), rtol=1e-12, atol=1e-13)
+    out, cache = layer.forward(*inputs, **call)
+    np.testing.assert_array_equal(out, layer(*inputs, **call))
+    np.testing.assert_array_equal(cache.weights, layer(*inputs, **call, return_weights=True)[1])
 
 
 @pytest.mark.parametrize("case", list(LAYER_CASES))
-def test_mha_backward_matches_finite_differences_for_every_weight_and_input(case):
+def test_multi_head_backward_matches_finite_differences_for_every_weight_and_input(case):
     layer, inputs, call, upstream = _layer_case(case)
 
     def loss():
         return float(np.sum(layer(*inputs, **call) * upstream))
 
-    out, cache = mha_forward(layer, *inputs, **call)
-    grads, *d_inputs = mha_backward(upstream, cache)
+    out, cache = layer.forward(*inputs, **call)
+    grads, *d_inputs = multi_head_backward(upstream, cache)
     assert sorted(grads) == sorted(layer.parameters())
     for name, arr in layer.parameters().items():
         assert_gradients_match(grads[name], numerical_gradient(loss, arr), name)
@@ -148,7 +140,7 @@ def test_mha_backward_matches_finite_differences_for_every_weight_and_input(case
 
 def test_switched_off_head_gets_no_gradient_in_its_own_weights():
     layer, inputs, call, upstream = _layer_case("head-mask")  # head 1 is switched off
-    grads, *_ = mha_backward(upstream, mha_forward(layer, *inputs, **call)[1])
+    grads, *_ = multi_head_backward(upstream, layer.forward(*inputs, **call)[1])
     d_head = layer.d_head
     off = slice(1 * d_head, 2 * d_head)
     assert np.all(grads["W_q"][:, off] == 0) and np.all(grads["W_o"][off] == 0)
@@ -158,77 +150,37 @@ def test_switched_off_head_gets_no_gradient_in_its_own_weights():
 def test_float32_stays_float32():
     layer = mha.MultiHeadAttention(8, 2, rng=0, dtype=np.float32)
     x = np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32)
-    out, cache = mha_forward(layer, x, causal=True)
-    grads, dx, _, _ = mha_backward(np.ones_like(out), cache)
+    out, cache = layer.forward(x, causal=True)
+    grads, dx, _, _ = multi_head_backward(np.ones_like(out), cache)
     assert out.dtype == dx.dtype == np.float32
     assert {g.dtype for g in grads.values()} == {np.dtype(np.float32)}
     q = x.reshape(2, 4, 2, 4)
-    dq, dk, dv = attention_backward(np.ones_like(q), attention_forward(q, q, q)[1])
+    _, weights = mha.scaled_dot_product_attention(q, q, q, return_weights=True)
+    dq, dk, dv = attention_backward(np.ones_like(q), q, q, q, weights)
     assert dq.dtype == dk.dtype == dv.dtype == np.float32
 
 
-def test_mha_forward_rejects_unbatched_or_mismatched_inputs():
+def test_the_layers_forward_refuses_unbatched_or_mismatched_inputs():
     layer = mha.MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"query must have shape \(batch, seq, 8\)"):
-        mha_forward(layer, np.ones((4, 8)))
-    with pytest.raises(ValueError, match="must share batch"):
-        mha_forward(layer, np.ones((2, 4, 8)), np.ones((3, 4, 8)))
+    with pytest.raises(ValueError, match=r"forward needs batched inputs \(batch, seq, dim\)"):
+        layer.forward(np.ones((4, 8)))
+    with pytest.raises(ValueError, match="query has batch 2 but key has batch 3"):
+        layer.forward(np.ones((2, 4, 8)), np.ones((3, 4, 8)))
     with pytest.raises(ValueError, match="head_mask must have shape"):
-        mha_forward(layer, np.ones((2, 4, 8)), head_mask=np.ones(3))
+        layer.forward(np.ones((2, 4, 8)), head_mask=np.ones(3))
     with pytest.raises(ValueError, match="value was given without key"):
-        mha_forward(layer, np.ones((2, 4, 8)), value=np.ones((2, 4, 8)))
+        layer.forward(np.ones((2, 4, 8)), value=np.ones((2, 4, 8)))
 
 
-def test_attention_forward_rejects_broadcast_leading_dimensions():
+def test_attention_backward_refuses_broadcast_leading_dimensions():
+    q, kv = np.ones((2, 3, 4)), np.ones((1, 3, 4))
     with pytest.raises(ValueError, match="equal leading"):
-        attention_forward(np.ones((2, 3, 4)), np.ones((1, 3, 4)), np.ones((1, 3, 4)))
+        attention_backward(q, q, kv, kv, np.ones((2, 3, 3)))
 
 
-def test_cross_entropy_equals_a_loop_and_its_gradient_matches_finite_differences():
-    rng = np.random.default_rng(6)
-    logits = rng.standard_normal((2, 3, 5)) * 2
-    targets = rng.integers(0, 5, size=(2, 3))
-    loss_mask = np.array([[True, False, True], [True, True, False]])
-    expected, count = 0.0, 0
-    for b in range(2):
-        for t in range(3):
-            if loss_mask[b, t]:
-                row = logits[b, t]
-                expected -= row[targets[b, t]] - math.log(sum(math.exp(x) for x in row))
-                count += 1
-    loss, d_logits = cross_entropy(logits, targets, loss_mask)
-    assert loss == pytest.approx(expected / count, rel=1e-12)
-    numeric = numerical_gradient(lambda: cross_entropy(logits, targets, loss_mask)[0], logits)
-    assert_gradients_match(d_logits, numeric, "logits")
-    assert np.all(d_logits[0, 1] == 0)  # an unselected position gets no gradient
-
-
-def test_cross_entropy_is_stable_for_huge_logits():
-    loss, d = cross_entropy(np.array([[1e4, 0.0, -1e4]]), np.array([0]))
-    assert loss == pytest.approx(0.0, abs=1e-12)
-    assert np.isfinite(d).all()
-
-
-@pytest.mark.parametrize(
-    ("targets", "loss_mask", "message"),
-    [
-        (np.array([0.0, 1.0]), None, "targets must be integers"),
-        (np.array([0, 4]), None, r"targets must lie in \[0, 4\)"),
-        (np.array([0, 1]), np.array([False, False]), "selects no position"),
-        (np.array([0, 1]), np.array([1, 0]), "boolean"),
-    ],
-)
-def test_cross_entropy_rejects_bad_targets(targets, loss_mask, message):
-    with pytest.raises((ValueError, TypeError), match=message):
-        cross_entropy(np.zeros((2, 4)), targets, loss_mask)
-
-
-@pytest.mark.parametrize(("q", "k", "v", "words"), [
-    (np.ones(4), np.ones(4), np.ones(4), "expected q"),  # 1-D: no sequence axis
-    (np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 2)), "seq_k, d_head, d_v >= 1"),  # no keys at all
-    (np.ones((3, 0)), np.ones((3, 0)), np.ones((3, 2)), "seq_k, d_head, d_v >= 1"),  # d_head 0
-    (np.array([[np.inf, 1.0]]), np.ones((1, 2)), np.ones((1, 2)), "q must hold finite values"),
-])
-def test_attention_forward_checks_its_inputs_like_the_public_attention(q, k, v, words):
-    with pytest.raises(ValueError, match=words):
-        attention_forward(q, k, v)
+def test_a_cache_from_the_annex_cannot_go_backward(small_tiles):
+    layer = mha.MultiHeadAttention(8, 2, rng=0)
+    x = np.ones((2, 4, 8))
+    _, cache = layer._forward(x, None, None, None, None, None, attend=small_tiles.tiled_heads)
+    with pytest.raises(ValueError, match="keeps no attention weights"):
+        multi_head_backward(np.ones((2, 4, 8)), cache)

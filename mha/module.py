@@ -1,5 +1,10 @@
-"""The small base every layer shares (named parameters, their count, a copy), the weight attribute that
-keeps shared storage in sync, and the initialiser."""
+"""What every layer shares: a base class, the weight attribute, the initialiser and the affine map.
+
+:class:`Module` gives a layer its named ``parameters()``, their count and a ``copy()``; :class:`Parameter`
+is the attribute that checks a weight's shape when it is assigned; :func:`glorot_uniform` draws initial
+weights; :func:`linear` is the ``x @ W + b`` that every projection in the package is. Build your own layers
+on them (the course's lab does) and they behave like the package's.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ import math
 
 import numpy as np
 
-from mha._validation import as_float_array, cast_finite, check_finite
+from mha.validation import as_float_array, cast_finite, check_finite
+
+__all__ = ["Module", "Parameter", "glorot_uniform", "linear"]
 
 
 class Module:
@@ -65,6 +72,33 @@ class Parameter:
             raise ValueError(f"{self.name} must have shape {target.shape}, got {value.shape}")
         check_finite(value, self.name)
         target[...] = cast_finite(value, target.dtype, f"{self.name} (as the layer's {target.dtype})")
+
+
+def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """The affine map ``x @ W + b`` of every token: ``(..., d_in)`` to ``(..., d_out)``.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., d_in)
+    W : ndarray, shape (d_in, d_out)
+        Weights multiply on the right, as the course writes them.
+    b : ndarray, shape (d_out,), optional
+
+    Returns
+    -------
+    ndarray, shape (..., d_out)
+
+    Examples
+    --------
+    >>> linear(np.ones((2, 3, 4)), np.ones((4, 5)), np.arange(5.0))[0, 0]
+    array([4., 5., 6., 7., 8.])
+    """
+    # NumPy multiplies a stack (batch, seq, d_in) @ (d_in, d_out) as `batch` separate products; one
+    # (batch * seq, d_in) matrix is a single, faster BLAS call with the same numbers.
+    y = (x.reshape(-1, x.shape[-1]) @ W).reshape(*x.shape[:-1], W.shape[-1])  # (..., d_out)
+    if b is not None:
+        y += b
+    return y
 
 
 def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int, dtype) -> np.ndarray:

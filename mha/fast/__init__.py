@@ -1,0 +1,124 @@
+"""The annex: the same attention, computed faster. Nothing a chapter needs to read, except the one on speed.
+
+The textbook code (:mod:`mha.attention`, :mod:`mha.layers`, :mod:`mha.efficient`) is written to be read:
+whole arrays, one step per line, the formula in the function you call. On a large problem that code
+streams every score through memory several times and keeps one core busy while the other waits. This
+annex computes the same numbers another way (scores in cache-sized tiles, tiles and whole examples spread
+over threads, no pass the result does not need) and the textbook code opens one door to it, in the style
+of nanoGPT's ``if self.flash: ... else: <the lesson>``::
+
+    if not return_weights and fast.worth_it(n_scores):   # large, and nobody asked for the weights
+        return fast.attention(q, k, v, mask, bias)        # same numbers, tile by tile
+    scores = ...                                          # the lesson
+
+The door opens only when no attention weights are asked for (weights need every score in memory, which
+is the textbook's way anyway) and the problem has at least :data:`TILE_MIN_SCORES` scores. The tests hold
+the annex's results to the textbook's to rounding. Close the door to time or trace the textbook path on a
+large problem::
+
+    with mha.fast.disabled():
+        layer(x)
+
+or set the environment variable ``MHA_FAST=0``. ``MHA_NUM_THREADS`` caps the threads (``1``: none).
+
+``import mha`` starts no thread: the pool starts the first time the door opens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+
+import numpy as np
+
+from mha.fast.threads import blas_threads, worker_count
+from mha.fast.tiles import TILE_MIN_SCORES, attend_tiles, chunked_tiles, split_batch
+
+__all__ = ["worth_it", "disabled", "attention", "chunked_attention", "per_example", "blas_threads",
+           "worker_count", "TILE_MIN_SCORES"]
+
+#: Whether the door may open at all (``MHA_FAST=0`` closes it for the whole process).
+_enabled = os.environ.get("MHA_FAST", "1") != "0"
+
+
+def worth_it(n_scores: int) -> bool:
+    """Whether a problem with ``n_scores`` attention scores takes the annex: large enough to pay for tiles.
+
+    Examples
+    --------
+    >>> worth_it(16), worth_it(8 * 8 * 512 * 512)
+    (False, True)
+    """
+    return _enabled and n_scores >= TILE_MIN_SCORES
+
+
+@contextlib.contextmanager
+def disabled():
+    """Close the door inside a ``with`` block: every call runs the textbook code, whatever its size.
+
+    Examples
+    --------
+    >>> with disabled():
+    ...     worth_it(10**9)
+    False
+    """
+    global _enabled
+    before, _enabled = _enabled, False
+    try:
+        yield
+    finally:
+        _enabled = before
+
+
+def attention(q, k, v, mask=None, bias=None) -> np.ndarray:
+    """:func:`mha.scaled_dot_product_attention`'s output (no weights), tile by tile over threads.
+
+    Inputs are trusted: checked by the caller, of one float dtype, ``mask`` a boolean array broadcastable
+    to the scores. Every score is written to memory once, as full attention and the cost model have it;
+    :func:`per_example` (the layer) and :func:`chunked_attention` keep them in cache instead.
+    """
+    return attend_tiles(_scaled(q), k, v, mask, bias, keep_scores=True)
+
+
+def chunked_attention(q, k, v, mask=None, *, causal: bool, block_size: int) -> np.ndarray:
+    """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads."""
+    return chunked_tiles(_scaled(q), k, v, mask, causal=causal, block_size=block_size)
+
+
+def tiled_heads(q, k, v, mask=None, bias=None):
+    """The attention step of :class:`mha.MultiHeadAttention`, tile by tile, scores never all in memory.
+
+    Takes and returns what the layer's ``attend`` step does: per-head ``q, k, v`` in, ``(context, None)``
+    out (no weights).
+    """
+    return attend_tiles(_scaled(q), k, v, mask, bias, keep_scores=False), None
+
+
+def per_example(forward, inputs) -> np.ndarray:
+    """Run a layer's own forward pass on one example at a time, the examples spread over threads.
+
+    ``forward(query, key, value, mask, bias, head_mask, attend=...)`` is the layer's textbook forward
+    (:meth:`mha.MultiHeadAttention._forward`, returning ``(output, cache)``); this hands it
+    :func:`tiled_heads` as its attention step, so projections, heads and output projection are the
+    layer's own code. ``inputs`` are its checked arguments (:class:`mha.layers.LayerInputs`): query, key
+    and value with the batch first; mask and bias broadcastable to ``(batch, n_heads, seq_q, seq_k)``.
+    Returns the output, shaped and typed like the query.
+    """
+    query, key, value, mask, bias, head_mask = inputs
+    batched = (query, key, value, _four_d(mask), _four_d(bias))  # batch first (or 1: shared by all)
+
+    def one_example(query, key, value, mask, bias):
+        return forward(query, key, value, mask, bias, head_mask, attend=tiled_heads)[0]
+
+    return split_batch(one_example, batched, query.shape, query.dtype)
+
+
+def _four_d(arr):
+    """A mask or bias with leading axes of 1 up to (batch, n_heads, seq_q, seq_k); None stays None."""
+    return None if arr is None else arr.reshape((1,) * (4 - arr.ndim) + arr.shape)
+
+
+def _scaled(q: np.ndarray) -> np.ndarray:
+    """``q / √d_head`` in q's dtype: the scale folded into the queries, as the textbook code does."""
+    return q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]))

@@ -1,0 +1,236 @@
+"""The layout a learner reads: the textbook code first, speed behind one door, arrows pointing inward.
+
+Static checks on the sources (``ast``), so they hold for code nobody has run yet:
+
+- no import cycles in the package (a package's facade counts: ``from mha.lab import x`` runs
+  ``mha/lab/__init__.py``), none upward (the core never imports the course layers built on it, the
+  lab never imports the plots, ...), and no module imports an underscore module of another package;
+- the functions a chapter teaches compute in their own module, and reach the annex through one door;
+- every ``literalinclude`` a chapter shows is public code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Layers from the bottom up: a module may import its own layer or lower ones, never a higher one.
+LAYERS = [
+    ("mha.validation", "mha.extras", "mha.module"),  # what every layer is built on
+    ("mha.fast",),  # the annex: tiles and threads, knows nothing of the textbook modules
+    ("mha",),  # the textbook core: attention, masks, layers, cost, positions, efficient, block ...
+    ("mha.grad", "=mha"),  # backward passes over the core's forward caches; the facade gathers the core
+    ("mha.lab", "mha.checks", "mha.pretrained"),  # what the chapters run, on the core
+    ("mha.plotting",),  # arrays in, figure out
+    ("mha.explorers",),  # widgets around the plots
+    ("mha_classroom",),  # the grader, a package of its own
+]
+PACKAGES = ["mha", "mha_classroom"]
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the packages, by dotted name (a package by its own name: its ``__init__``)."""
+    found = {}
+    for package in PACKAGES:
+        for base in (ROOT, ROOT / "classroom"):
+            for path in sorted((base / package).rglob("*.py")) if (base / package).is_dir() else []:
+                parts = list(path.relative_to(base).with_suffix("").parts)
+                if parts[-1] == "__init__":
+                    parts.pop()
+                found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The modules of the packages that ``name`` imports, at module level or inside functions."""
+    imported = set()
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names if alias.name in MODULES}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from the module's own package upwards
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                source = ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source in MODULES:
+                imported.add(source)  # a package's facade runs whatever is taken from it
+            imported |= {f"{source}.{a.name}" for a in node.names if f"{source}.{a.name}" in MODULES}
+    imported.discard(name)  # a facade naming its own submodules is not a cycle
+    return imported
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _layer(module: str) -> int:
+    """The index in LAYERS of the most specific prefix that names ``module``."""
+    best, best_len = None, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if prefix.startswith("="):  # this module exactly (a facade), before any prefix
+                if module == prefix[1:]:
+                    return index
+            elif (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = index, len(prefix)
+    assert best is not None, f"{module} belongs to no layer"
+    return best
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm, iteratively)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], 0
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_the_checker_sees_the_whole_package():
+    assert {"mha", "mha.attention", "mha.layers", "mha.fast", "mha.fast.tiles", "mha.grad.block",
+            "mha.lab", "mha.plotting", "mha.explorers", "mha.checks", "mha.pretrained"} <= set(MODULES)
+    assert "mha.attention" in GRAPH["mha.layers"] and "mha.fast" in GRAPH["mha.attention"]
+
+
+def test_the_cycle_finder_finds_a_facade_loop():
+    """What it must catch: a package's facade importing a module that imports the facade back."""
+    graph = {"pkg": {"pkg.grade"}, "pkg.grade": {"pkg"}, "pkg.wire": set()}
+    assert _cycles(graph) == [["pkg", "pkg.grade"]]
+
+
+def test_no_import_cycles():
+    assert _cycles(GRAPH) == []
+
+
+def test_no_upward_imports():
+    upward = [(module, imported) for module, imports in GRAPH.items() for imported in imports
+              if _layer(imported) > _layer(module)]
+    assert upward == []
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
+
+
+def _source_files() -> list[Path]:
+    """The code that is not a test: the packages, the book's extensions, the benchmarks, the tools."""
+    files = list(MODULES.values())
+    for folder in ("book", "benchmarks", "tools"):
+        files += sorted((ROOT / folder).rglob("*.py")) if (ROOT / folder).is_dir() else []
+    return files
+
+
+def test_no_private_module_is_imported_from_another_package():
+    crossings = []
+    for path in _source_files():
+        tree = ast.parse(path.read_text(encoding="utf8"))
+        names = [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+        names += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+                  and not node.level]
+        importer = next((name for name, p in MODULES.items() if p == path), str(path.relative_to(ROOT)))
+        for imported in names:
+            if not imported.startswith(tuple(PACKAGES)) or not _private(imported):
+                continue
+            owner = imported.rsplit(".", 1)[0]  # the package the private module belongs to
+            if not (importer == owner or importer.startswith(owner + ".")):
+                crossings.append((str(path.relative_to(ROOT)), imported))
+    assert crossings == []
+
+
+def test_the_core_has_no_private_modules():
+    core = [p.name for p in (ROOT / "mha").glob("_*.py") if p.name != "__init__.py"]
+    assert core == []
+
+
+# ------------------------------------------------------------------------------------------ the textbook
+def _function_source(path: Path, qualname: str) -> str:
+    tree = ast.parse(path.read_text(encoding="utf8"))
+    scopes = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    first, *rest = qualname.split(".")
+    node = scopes[first]
+    for part in rest:
+        node = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == part)
+    return ast.get_source_segment(path.read_text(encoding="utf8"), node)
+
+
+@pytest.mark.parametrize(("module", "function", "arithmetic"), [
+    ("attention", "softmax", ["np.exp(", "x.max("]),
+    ("attention", "scaled_dot_product_attention", ["q @ np.swapaxes(k, -1, -2)", "softmax(", "weights @ v"]),
+    ("attention", "split_heads", ["reshape(", "swapaxes("]),
+    ("efficient", "chunked_attention", ["np.exp(", "@ v[", "rescale"]),
+    ("layers", "MultiHeadAttention._attend",
+     ["split_heads(", "scaled_dot_product_attention(", "merge_heads("]),
+    ("layers", "MultiHeadAttention.project", ["self._W_qkv", "linear("]),
+])
+def test_the_function_a_learner_calls_holds_its_arithmetic(module, function, arithmetic):
+    source = _function_source(ROOT / "mha" / f"{module}.py", function)
+    missing = [piece for piece in arithmetic if piece not in source]
+    assert missing == [], f"{module}.{function} no longer shows {missing}"
+
+
+@pytest.mark.parametrize(("module", "doors"), [("attention", 1), ("efficient", 1), ("layers", 1)])
+def test_the_textbook_reaches_the_annex_through_one_door_per_module(module, doors):
+    """One ``fast.worth_it`` test per module, and nothing else of the annex but what the door leads to."""
+    source = (ROOT / "mha" / f"{module}.py").read_text(encoding="utf8")
+    assert source.count("fast.worth_it(") == doors
+    uses = set(re.findall(r"\bfast\.(\w+)", source))
+    assert uses <= {"worth_it", "attention", "chunked_attention", "per_example"}, uses
+
+
+def test_chapters_show_only_public_code():
+    shown = []
+    for chapter in sorted((ROOT / "chapters").glob("*.md")):
+        text = chapter.read_text(encoding="utf8")
+        for match in re.finditer(r"```\{literalinclude\} (\S+)\n((?::[^\n]*\n)*)", text):
+            target, options = match.group(1), match.group(2)
+            pyobject = re.search(r":pyobject: (\S+)", options)
+            module = Path(target).with_suffix("").parts
+            names = list(module) + (pyobject.group(1).split(".") if pyobject else [])
+            shown.append((chapter.name, target, pyobject.group(1) if pyobject else None))
+            private = [n for n in names if n.startswith("_") and not n.startswith("__") and n != ".."]
+            assert private == [], f"{chapter.name} shows private code: {target} {options}"
+    assert len(shown) >= 8  # the check looked at the chapters' listings
+
+
+def test_every_core_module_stays_short_enough_to_read():
+    long = {p.name: n for p in (ROOT / "mha").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf8").splitlines())) > 430}
+    assert long == {}
