@@ -19,8 +19,8 @@ import numpy as np
 from machine import machine_line  # benchmarks/ is on sys.path when run
 
 from mha.lab import blas_threads
-from mha.lab.gpt import TinyGPT, generate
 from mha.lab.text import text_batch
+from mha.lab.tiny_gpt import TinyGPT, generate
 
 
 def _seconds(fn) -> float:

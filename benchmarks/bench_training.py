@@ -65,7 +65,7 @@ def widget_frames(repeat: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from mha.explorers._frames import figure_to_png
+    from mha.explorers.frames import figure_to_png
     from mha.lab.analysis import pruning_curve
     from mha.plotting import plot_heads, plot_online_softmax, plot_pruning
 

@@ -1,6 +1,6 @@
 """Median redraw time of a widget render callable: render one frame and encode it as PNG.
 
-A frame explorer (mha.explorers._frames) calls its render function once per slider combination, so a
+A frame explorer (mha.explorers.frames) calls its render function once per slider combination, so a
 chapter's build time and a live notebook's responsiveness both scale with this number. The
 course budget is a median under 150 ms for 8 heads x 32 tokens.
 
@@ -11,7 +11,7 @@ Usage (from the repository root):
         --values n_heads=8 seq_len=32 --repeat 15 --check
 
 ``--render`` names any importable ``module:function`` that takes the ``--values`` as keywords and
-returns a matplotlib Figure or an HTML string (the mha.explorers._frames render contract). ``--check`` exits
+returns a matplotlib Figure or an HTML string (the mha.explorers.frames render contract). ``--check`` exits
 with status 1 when the median exceeds the budget.
 
 ``--live`` times what a reader in a running kernel waits for: an explorer in live mode, one control
@@ -89,11 +89,11 @@ def parse_values(pairs: list[str]) -> dict[str, Any]:
 
 
 def redraw_times(render: Callable[..., Any], values: dict[str, Any], repeat: int) -> list[float]:
-    """Seconds per redraw (render + PNG encoding, as mha.explorers._frames does it), ``repeat`` times."""
+    """Seconds per redraw (render + PNG encoding, as mha.explorers.frames does it), ``repeat`` times."""
     import matplotlib
 
     matplotlib.use("Agg")
-    from mha.explorers._frames import render_frames
+    from mha.explorers.frames import render_frames
 
     controls = {name: [value] for name, value in values.items()}
     render_frames(render, controls)  # warm-up: imports, font cache
@@ -112,7 +112,7 @@ def live_redraw_times(explorer_spec: str, values: dict[str, Any], other: dict[st
     import matplotlib
 
     matplotlib.use("Agg")
-    from mha.explorers._frames import figure_to_png
+    from mha.explorers.frames import figure_to_png
 
     explorer = load_render(explorer_spec)()
     explorer.go_live()

@@ -1,7 +1,7 @@
 """Sphinx extension: give notebook figures their alt text.
 
 Figures from ``mha.plotting`` store a description in their PNG (the ``Description`` text chunk, see
-``mha.plotting._style``). myst-nb writes notebook images without alt text unless a cell sets
+``mha.plotting.style``). myst-nb writes notebook images without alt text unless a cell sets
 ``mystnb: {image: {alt: ...}}``; this extension reads the description back for every image node that
 has none, so screen readers and the alt-text test get words, not a file name.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from docutils import nodes
 
-from mha.plotting._style import png_description
+from mha.plotting.style import png_description
 
 
 def _image_path(app, docname: str, uri: str) -> Path:

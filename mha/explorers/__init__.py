@@ -1,5 +1,5 @@
 """The course's widgets: each one a thin wrapper that hands a pure plot function from :mod:`mha.plotting`
-and its slider values to the frame machinery of :mod:`mha.explorers._frames` (live mode in a running kernel:
+and its slider values to the frame machinery of :mod:`mha.explorers.frames` (live mode in a running kernel:
 :mod:`mha.explorers._live`). One module per topic; the data they show comes from :mod:`mha.lab`. The real
 model's head, model and query-key views are drawn in the browser instead
 (:mod:`mha.explorers.attention_view`), and so is the temperature view
@@ -10,19 +10,19 @@ from mha.extras import require
 
 require("mha.explorers", "widgets", "matplotlib", "ipywidgets")
 
-from mha.explorers._frames import FrameExplorer, frame_explorer
-from mha.explorers.block import stack_explorer
 from mha.explorers.cost import cost_explorer
-from mha.explorers.cross import alignment_explorer
+from mha.explorers.cross_attention import alignment_explorer
 from mha.explorers.diagram import diagram_explorer
-from mha.explorers.efficient import kv_sharing_explorer, online_softmax_explorer
-from mha.explorers.heads import head_explorer, render_heads
+from mha.explorers.efficient_attention import kv_sharing_explorer, online_softmax_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.multi_head import head_explorer, render_heads
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
 from mha.explorers.real_heads import head_view, model_view, query_key_view, sentence_explorer
-from mha.explorers.scaling import scaling_explorer
+from mha.explorers.self_attention import scaling_explorer
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.softmax_view import softmax_view
 from mha.explorers.training import pruning_explorer, training_explorer
+from mha.explorers.transformer_block import stack_explorer
 from mha.explorers.writing import learned_alignment_explorer, sampling_explorer
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Live mode of a frame explorer: in a running kernel, controls take any value and the figure is recomputed.
 
-A frame explorer (:func:`mha.explorers._frames.frame_explorer`) always carries its pre-rendered frames,
+A frame explorer (:func:`mha.explorers.frames.frame_explorer`) always carries its pre-rendered frames,
 linked to its sliders in the browser: that is what the static website shows. Given ``live=`` controls it also
 carries a second set of controls (any integer in a range, any float, a text box ...) and one output
 that :class:`LiveView` redraws from the package's plot functions whenever a control moves.

@@ -1,6 +1,6 @@
 """Matplotlib figures as small PNG frames: white background, alt text inside, optional palette.
 
-The frame explorers (:mod:`mha.explorers._frames`) embed every frame in the page, so a frame's bytes are
+The frame explorers (:mod:`mha.explorers.frames`) embed every frame in the page, so a frame's bytes are
 the page's weight; the book's site script reads each PNG's ``Description`` back as its alt text.
 """
 

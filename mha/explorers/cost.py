@@ -9,8 +9,8 @@ from functools import partial
 import numpy as np
 
 from mha import cost
-from mha.explorers._frames import frame_explorer
 from mha.explorers._live import live_int
+from mha.explorers.frames import frame_explorer
 from mha.plotting.cost import plot_cost_breakdown
 
 __all__ = ["render_cost", "cost_explorer"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mha.explorers._frames import frame_explorer
+from mha.explorers.frames import frame_explorer
 from mha.lab.shapes import seeded_head_weights
 from mha.plotting.diagrams import plot_mha_diagram
 

@@ -1,20 +1,20 @@
 """Widgets of the positions chapter: a relative position bias at work, and RoPE's rotation speeds.
 
 Each explorer hands a pure ``render_*`` function (also usable on its own, e.g. by
-``benchmarks/bench_widgets.py``) and its slider values to :func:`~mha.explorers._frames.frame_explorer`.
+``benchmarks/bench_widgets.py``) and its slider values to :func:`~mha.explorers.frames.frame_explorer`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mha.explorers._frames import frame_explorer
 from mha.explorers._live import live_float, live_int, live_log_float
-from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
-from mha.plotting._style import new_figure
+from mha.explorers.frames import frame_explorer
+from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.plotting.charts import draw_curves
 from mha.plotting.heads import plot_heads
 from mha.plotting.positions import OFFSET_LABEL
+from mha.plotting.style import new_figure
 from mha.positions import alibi_slopes, apply_rotary, rope_frequencies
 
 __all__ = [

@@ -4,8 +4,8 @@ table of every intermediate array (shape, strides, view or copy) and a picture o
 
 from __future__ import annotations
 
-from mha.explorers._frames import frame_explorer
 from mha.explorers._live import live_int
+from mha.explorers.frames import frame_explorer
 from mha.lab.shapes import trace_shapes
 from mha.plotting.shapes import memory_layout_html, shape_table_html
 
@@ -37,7 +37,7 @@ def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts
 
     Returns
     -------
-    mha.explorers._frames.FrameExplorer
+    mha.explorers.frames.FrameExplorer
 
     Examples
     --------

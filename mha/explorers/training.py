@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mha.explorers._frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.plotting.heads import plot_heads
 from mha.plotting.training import plot_pruning
 

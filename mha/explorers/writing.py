@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-from mha.explorers._frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer
 
 __all__ = ["sampling_explorer", "learned_alignment_explorer"]
 
@@ -78,7 +78,7 @@ def learned_alignment_explorer(maps: Mapping[tuple[str, str], tuple]) -> FrameEx
     >>> len(learned_alignment_explorer(maps).frames)
     4
     """
-    from mha.plotting.cross import plot_alignment
+    from mha.plotting.cross_attention import plot_alignment
 
     tasks = list(dict.fromkeys(task for task, _ in maps))
     stages = list(dict.fromkeys(stage for _, stage in maps))

@@ -30,8 +30,8 @@ __all__ = ["TILE_MIN_SCORES", "attend_tiles", "chunked_tiles", "split_batch"]
 
 #: Below this many scores a problem runs on whole arrays: tiles and threads cost more than they save.
 TILE_MIN_SCORES = 1 << 20
-#: Bytes of scores in one tile: a good part of one core's L2 cache (1 or 2 MiB on the machines the course
-#: has run on; 1 and 2 MiB tiles measured the same on the second), leaving room for queries, keys, values.
+#: Bytes of scores in one tile: a good part of one core's L2 cache, leaving room for the tile's queries,
+#: keys and values (see benchmarks/bench_forward.py to try another size on your machine).
 TILE_BYTES = 1 << 20
 
 
@@ -140,10 +140,9 @@ def filled_vector(n: int, value: float, dtype: np.dtype) -> np.ndarray:
 
 
 def _row_sums(block: np.ndarray) -> np.ndarray:
-    """``block.sum(axis=-1, keepdims=True)`` as a product with a vector of ones: BLAS reads a row of 512
-    float32 scores four times faster than NumPy's summing loop does. The terms are positive, so another
-    order of additions moves a sum only by rounding (the tests hold 16k-term sums within 1e-6 of the
-    exact sum in float32, 1e-15 in float64)."""
+    """``block.sum(axis=-1, keepdims=True)`` as a product with a vector of ones: BLAS reads the rows of a
+    tile several times faster than NumPy's summing loop does. The terms are positive, so another order of
+    additions moves a sum only by rounding (the tests hold long sums to the exact one)."""
     return np.matmul(block, filled_vector(block.shape[-1], 1.0, block.dtype))[..., None]  # (..., rows, 1)
 
 

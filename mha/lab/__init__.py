@@ -1,43 +1,44 @@
 """The course's lab: the experiments, toy data and measurements the chapters run on the core library.
 
 Nothing here is part of the attention library a learner studies (that is :mod:`mha`, flat); these
-modules *use* it:
+modules *use* it. A module named after a chapter holds what that chapter alone runs; the others are shared:
 
-``examples``           the course's sentences and deterministic toy embeddings
-``shapes``             a trace of every array shape inside a layer
-``scaling``            why scores are divided by sqrt(d_head): entropy and saturation against d_head
-``toy_translation``    a hand-built cross-attention alignment between two word orders
-``position_examples``  what a relative bias or ALiBi does to attention
-``tasks``, ``training``  synthetic tasks and a small attention-only model trained with Adam
-``analysis``, ``head_survey``  what trained (and pretrained) heads attend to, and pruning them
-``head_count``         how the number of heads affects quality: one model per head count, several seeds
-``kv_sharing``         pooling key/value heads (multi-query and grouped-query attention)
-``residual``           the residual stream through stacks of random blocks
-``measure``            timing and peak memory, for the cost chapters
-``text``, ``gpt``      the course's prose as characters, and a tiny GPT trained on it that writes
-``seq2seq``, ``seq2seq_tasks``  a tiny encoder-decoder, and tasks whose alignment is known
+``self_attention``       why scores are divided by sqrt(d_head): entropy and saturation against d_head
+``shapes``               a trace of every array shape inside a layer
+``cross_attention``      a hand-built cross-attention alignment between two word orders (a toy translation)
+``positions``            what a relative bias or ALiBi does to attention
+``heads_that_learn``     how the number of heads affects quality: one model per head count, several seeds
+``efficient_attention``  pooling key/value heads (multi-query and grouped-query attention)
+``transformer_block``    stacks of blocks, and the residual stream through them
+``tiny_gpt``             a tiny GPT trained on the course's prose (``text``: that prose as characters)
+``encoder_decoder``      a tiny encoder-decoder (``seq2seq_tasks``: tasks whose alignment is known)
+``real_heads``           kinds of heads in a pretrained model, surveyed
+
+Shared: ``examples`` (the course's sentences and deterministic toy embeddings), ``tasks`` and ``training``
+(synthetic tasks and a small attention-only model trained with Adam), ``analysis`` (what trained heads
+attend to, and pruning them) and ``measure`` (timing and peak memory).
 
 Chapters import from here: ``from mha.lab import toy_embeddings, trace_shapes``.
 """
 
 from mha.lab import (
     analysis,
+    cross_attention,
+    efficient_attention,
+    encoder_decoder,
     examples,
-    gpt,
-    head_count,
-    head_survey,
-    kv_sharing,
+    heads_that_learn,
     measure,
-    position_examples,
-    residual,
-    scaling,
-    seq2seq,
+    positions,
+    real_heads,
+    self_attention,
     seq2seq_tasks,
     shapes,
     tasks,
     text,
-    toy_translation,
+    tiny_gpt,
     training,
+    transformer_block,
 )
 from mha.lab.analysis import (
     PruningCurve,
@@ -49,9 +50,10 @@ from mha.lab.analysis import (
     weight_at_offset,
     weight_on,
 )
+from mha.lab.efficient_attention import fit_to_teacher, pool_kv_heads, relative_error
+from mha.lab.encoder_decoder import Seq2Seq, greedy_decode
 from mha.lab.examples import LONG_TOKENS, PARAPHRASE_PAIRS, SENTENCES, head_weights, tokenize, toy_embeddings
-from mha.lab.gpt import TinyGPT, generate, per_position_loss, sample_next
-from mha.lab.head_count import (
+from mha.lab.heads_that_learn import (
     RELATIONS,
     CardBatch,
     HeadCountSweep,
@@ -60,13 +62,10 @@ from mha.lab.head_count import (
     head_count_sweep,
     relation_accuracy,
 )
-from mha.lab.head_survey import KINDS, PATTERN_SCORES, HeadSurvey, survey_heads
-from mha.lab.kv_sharing import fit_to_teacher, pool_kv_heads, relative_error
 from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
-from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
-from mha.lab.residual import build_stack, residual_statistics, residual_stream, stack_statistics
-from mha.lab.scaling import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
-from mha.lab.seq2seq import Seq2Seq, greedy_decode
+from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
+from mha.lab.real_heads import KINDS, PATTERN_SCORES, HeadSurvey, survey_heads
+from mha.lab.self_attention import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
 from mha.lab.seq2seq_tasks import Seq2SeqBatch, alignment_match
 from mha.lab.shapes import (
     ShapeStep,
@@ -86,13 +85,15 @@ from mha.lab.text import (
     text_windows,
     unigram_loss,
 )
+from mha.lab.tiny_gpt import TinyGPT, generate, per_position_loss, sample_next
 from mha.lab.training import Adam, AttentionOnlyModel, TrainingHistory, evaluate, learning_rates, train
+from mha.lab.transformer_block import build_stack, residual_statistics, residual_stream, stack_statistics
 
 __all__ = [
     # modules
-    "analysis", "examples", "head_count", "head_survey", "kv_sharing", "measure", "position_examples",
-    "residual", "scaling", "shapes", "tasks", "toy_translation", "training", "text", "gpt", "seq2seq",
-    "seq2seq_tasks",
+    "self_attention", "shapes", "cross_attention", "positions", "heads_that_learn", "efficient_attention",
+    "transformer_block", "tiny_gpt", "encoder_decoder", "real_heads", "examples", "tasks", "training",
+    "analysis", "measure", "text", "seq2seq_tasks",
     # examples
     "SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights",
     # shapes and scaling

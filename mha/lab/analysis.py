@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.lab.scaling import entropy
+from mha.lab.self_attention import entropy
 from mha.validation import as_float_array, check_positive_int
 
 __all__ = [
@@ -70,8 +70,8 @@ def _mean_per_head(values: np.ndarray, counted: np.ndarray) -> np.ndarray:
 def head_entropy(weights, query_mask=None) -> np.ndarray:
     """Mean entropy of each head's attention rows, in nats: 0 when every query looks at one key.
 
-    Each row's entropy is :func:`mha.lab.scaling.entropy`: a query spreading its weight evenly over ``n``
-    keys has entropy ``log(n)``, and zero weights contribute nothing (``0 log 0 = 0``).
+    Each row's entropy is :func:`mha.lab.self_attention.entropy`: a query spreading its weight evenly
+    over ``n`` keys has entropy ``log(n)``, and zero weights contribute nothing (``0 log 0 = 0``).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Pure plotting functions: arrays in, a ``matplotlib.figure.Figure`` out.
 
-Figures are :class:`~mha.plotting._style.CourseFigure` objects built without ``pyplot``, so nothing is
+Figures are :class:`~mha.plotting.style.CourseFigure` objects built without ``pyplot``, so nothing is
 shown twice in a notebook and nothing needs closing; a notebook cell displays the returned figure, with
 its alt text. Every figure has a
 white background (readable on the site's dark theme), labelled axes, titled heads and a perceptual
@@ -11,18 +11,22 @@ from mha.extras import require
 
 require("mha.plotting", "plot", "matplotlib")
 
-from mha.plotting._style import CourseFigure, register_ipython_display
-from mha.plotting.block import plot_stack_statistics, plot_token_statistics
 from mha.plotting.charts import plot_curves, plot_matrix
 from mha.plotting.cost import loglog_slope, plot_cost_breakdown, plot_growth, plot_heads_tradeoff
-from mha.plotting.cross import plot_alignment, plot_links
+from mha.plotting.cross_attention import plot_alignment, plot_links
 from mha.plotting.diagrams import plot_head_split, plot_mha_diagram, plot_soft_lookup
-from mha.plotting.efficient import plot_decode_cost, plot_kv_tradeoff, plot_memory, plot_online_softmax
-from mha.plotting.head_count import plot_head_count_sweep
+from mha.plotting.efficient_attention import (
+    plot_decode_cost,
+    plot_kv_tradeoff,
+    plot_memory,
+    plot_online_softmax,
+)
 from mha.plotting.heads import plot_attention, plot_heads
+from mha.plotting.heads_that_learn import plot_head_count_sweep
+from mha.plotting.multi_head import plot_pattern_tradeoff
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
-from mha.plotting.scaling import (
+from mha.plotting.self_attention import (
     plot_saturation,
     plot_scaling_frame,
     plot_score_variance,
@@ -35,8 +39,9 @@ from mha.plotting.shapes import (
     plot_masks,
     shape_table_html,
 )
-from mha.plotting.tradeoff import plot_pattern_tradeoff
+from mha.plotting.style import CourseFigure, register_ipython_display
 from mha.plotting.training import plot_head_scores, plot_pruning, plot_training_curve
+from mha.plotting.transformer_block import plot_stack_statistics, plot_token_statistics
 
 register_ipython_display()
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mha.plotting._style import SERIES_COLORS, SIGNED_CMAP, new_figure
+from mha.plotting.style import SERIES_COLORS, SIGNED_CMAP, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_curves", "draw_curves", "describe_curves", "plot_matrix"]

@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from mha.cost import format_bytes, format_flops
-from mha.plotting._style import SERIES_COLORS, new_figure
+from mha.plotting.style import SERIES_COLORS, new_figure
 from mha.validation import as_float_array
 
 __all__ = [

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha.plotting._style import SIGNED_CMAP, WEIGHTS_CMAP, new_figure
 from mha.plotting.shapes import _text_color, head_colors
+from mha.plotting.style import SIGNED_CMAP, WEIGHTS_CMAP, new_figure
 
 __all__ = ["plot_mha_diagram", "plot_soft_lookup", "plot_head_split"]
 

@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
-from mha.plotting._style import WEIGHTS_CMAP, new_figure
+from mha.plotting.style import WEIGHTS_CMAP, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_attention", "plot_heads", "draw_weights", "HeadPanel"]
@@ -104,8 +104,8 @@ class HeadPanel:
     """Where one head's map sits on a :func:`plot_heads` figure, and what was drawn there.
 
     The panels share one canvas Axes whose data coordinates are inches from the figure's bottom-left
-    corner (one Axes for all heads: each extra matplotlib Axes costs ~15 ms to build, and a live widget
-    redraws the whole figure on every slider move).
+    corner (one Axes for all heads: every matplotlib Axes is slow to build, and a live widget redraws the
+    whole figure on every slider move).
 
     Attributes
     ----------
@@ -150,7 +150,7 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
 
     Token labels go on the left column and bottom row when there are at most ``MAX_HEAD_LABELS`` tokens;
     longer sequences show positions instead. All panels are drawn on one canvas laid out by hand (see
-    :class:`HeadPanel`), so that a live widget redraws 8 heads of 32 tokens within 150 ms;
+    :class:`HeadPanel`), so that a live widget redraws many heads while the slider still moves;
     ``fig.head_panels`` lists the panels in head order.
 
     Parameters

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mha.plotting._style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
-from mha.plotting.cross import MIN_LINK_WEIGHT, draw_links
+from mha.plotting.cross_attention import MIN_LINK_WEIGHT, draw_links
 from mha.plotting.heads import _check_tokens, _check_weights
+from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_head_view", "plot_model_view", "plot_head_kinds", "plot_grouped_bars", "MIN_LINE_WEIGHT"]

@@ -10,7 +10,7 @@ import html
 
 import numpy as np
 
-from mha.plotting._style import WEIGHTS_CMAP, new_figure
+from mha.plotting.style import WEIGHTS_CMAP, new_figure
 
 __all__ = ["shape_table_html", "memory_layout_html", "plot_head_assignment", "plot_influence", "plot_masks",
            "head_colors"]

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mha.plotting._style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["head_label", "plot_training_curve", "plot_head_scores", "plot_pruning"]

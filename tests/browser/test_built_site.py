@@ -222,7 +222,7 @@ def test_lite_serves_the_mha_wheel(lite):
     wheel_path = lite / "pypi" / wheel["filename"]
     with zipfile.ZipFile(wheel_path) as archive:
         names = set(archive.namelist())
-    assert "mha/__init__.py" in names and "mha/explorers/_frames.py" in names
+    assert "mha/__init__.py" in names and "mha/explorers/frames.py" in names
     assert "mha/explorers/static/attention_view.js" in names  # the head view's script, for live notebooks
     assert hashlib.sha256(wheel_path.read_bytes()).hexdigest() == wheel["digests"]["sha256"]
 

@@ -1,4 +1,4 @@
-"""mha.explorers._frames: frames pre-rendered per slider combination, linked in the browser."""
+"""mha.explorers.frames: frames pre-rendered per slider combination, linked in the browser."""
 
 import io
 import itertools
@@ -11,13 +11,13 @@ matplotlib.use("Agg")
 import ipywidgets as widgets  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mha.explorers._frames import (  # noqa: E402
+from mha.explorers._png import figure_to_png  # noqa: E402
+from mha.explorers.frames import (  # noqa: E402
     MAX_FRAMES,
     FrameExplorer,
     frame_explorer,
     render_frames,
 )
-from mha.explorers._png import figure_to_png  # noqa: E402
 from tests.bench_loader import load_benchmark  # noqa: E402
 
 CONTROLS = {"n_heads": [1, 2, 4], "seq_len": [4, 8]}
@@ -225,7 +225,7 @@ def _bench_module():
 
 def test_benchmark_loads_render_by_name_and_parses_values():
     bench = _bench_module()
-    assert bench.load_render("mha.explorers._frames:frame_explorer") is frame_explorer
+    assert bench.load_render("mha.explorers.frames:frame_explorer") is frame_explorer
     assert bench.parse_values(["n_heads=8", "label=heads", "sizes=(1, 2)"]) == {
         "n_heads": 8, "label": "heads", "sizes": (1, 2)}
     with pytest.raises(ValueError, match="module:function"):
@@ -328,7 +328,7 @@ def test_every_head_of_a_6_by_12_model_fits_but_not_more_than_max_frames():
 
 
 def test_frames_carry_alt_text_naming_their_control_values():
-    from mha.plotting._style import png_description
+    from mha.plotting.style import png_description
 
     explorer = frame_explorer(render_bars, CONTROLS, title="Heads and tokens")
     assert png_description(explorer.frames[(4, 8)]) == "Heads and tokens (n_heads = 4, seq_len = 8)"
@@ -337,7 +337,7 @@ def test_frames_carry_alt_text_naming_their_control_values():
 
 
 def test_a_figure_that_describes_itself_keeps_its_words_in_frame_alt_text():
-    from mha.plotting._style import new_figure, png_description
+    from mha.plotting.style import new_figure, png_description
 
     def render(d_k):
         fig = new_figure(2, 1, alt_text=f"Histogram of scores for d_k {d_k}")

@@ -25,12 +25,12 @@ from mha.explorers import (  # noqa: E402
     shape_explorer,
     stack_explorer,
 )
-from mha.explorers._frames import frame_explorer  # noqa: E402
-from mha.explorers.block import render_stack  # noqa: E402
-from mha.explorers.heads import render_heads  # noqa: E402
+from mha.explorers.frames import frame_explorer  # noqa: E402
+from mha.explorers.multi_head import render_heads  # noqa: E402
 from mha.explorers.positions import render_alibi, render_relative_bias, render_rotary  # noqa: E402
-from mha.explorers.scaling import render_scaling  # noqa: E402
+from mha.explorers.self_attention import render_scaling  # noqa: E402
 from mha.explorers.shapes import render_shapes  # noqa: E402
+from mha.explorers.transformer_block import render_stack  # noqa: E402
 
 
 def pixels(png: bytes) -> np.ndarray:
@@ -38,7 +38,7 @@ def pixels(png: bytes) -> np.ndarray:
 
 
 def same_picture(png: bytes, fig) -> bool:
-    from mha.explorers._frames import figure_to_png
+    from mha.explorers.frames import figure_to_png
 
     a, b = pixels(png), pixels(figure_to_png(fig))
     return a.shape == b.shape and bool(np.array_equal(a, b))

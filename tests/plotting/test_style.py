@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from mha.plotting import CourseFigure, plot_heads
-from mha.plotting._style import new_figure, png_description, register_ipython_display
+from mha.plotting.style import new_figure, png_description, register_ipython_display
 
 
 def test_alt_text_travels_inside_the_png_including_non_latin_text():
@@ -45,7 +45,7 @@ def test_a_title_wider_than_its_panel_is_wrapped_not_clipped():
     import matplotlib
 
     matplotlib.use("Agg")
-    from mha.plotting._style import new_figure
+    from mha.plotting.style import new_figure
 
     long = "Peak memory of attention, 8 heads of 64, block_size = 256, measured and modelled"
     fig = new_figure(4.8, 3.6)

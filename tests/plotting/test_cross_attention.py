@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402
 
 from mha.explorers import alignment_explorer  # noqa: E402
-from mha.explorers.cross import render_alignment  # noqa: E402
+from mha.explorers.cross_attention import render_alignment  # noqa: E402
 from mha.plotting import plot_alignment, plot_links  # noqa: E402
 
 

@@ -1,11 +1,11 @@
-"""mha.lab.scaling: score variance grows like d_k, the 1/sqrt(d_k) scale undoes it, saturation follows."""
+"""mha.lab.self_attention: score variance grows like d_k, 1/sqrt(d_k) undoes it, saturation follows."""
 
 import math
 
 import numpy as np
 import pytest
 
-from mha.lab.scaling import QUERIES_PER_KEY_SET, entropy, sample_scores, scaling_curves
+from mha.lab.self_attention import QUERIES_PER_KEY_SET, entropy, sample_scores, scaling_curves
 from tests.reference import softmax_row
 
 
@@ -136,7 +136,7 @@ def test_curves_reject_bad_widths(bad, error):
 
 def test_sentence_scores_are_the_projected_words_against_each_other():
     from mha.lab.examples import tokenize, toy_embeddings
-    from mha.lab.scaling import sentence_scores
+    from mha.lab.self_attention import sentence_scores
     from mha.layers import MultiHeadAttention
 
     text, d_k = "the cat sat on the mat", 64

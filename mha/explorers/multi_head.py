@@ -7,8 +7,8 @@ more, narrower heads: what changes between frames is only how the columns are gr
 
 from __future__ import annotations
 
-from mha.explorers._frames import frame_explorer
 from mha.explorers._live import live_int, live_text
+from mha.explorers.frames import frame_explorer
 from mha.lab.examples import LONG_TOKENS, head_weights
 from mha.plotting.heads import plot_heads
 
@@ -46,7 +46,7 @@ def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COU
 
     Returns
     -------
-    mha.explorers._frames.FrameExplorer
+    mha.explorers.frames.FrameExplorer
 
     Examples
     --------

@@ -5,7 +5,7 @@ import pytest
 
 from mha.grad import cross_entropy
 from mha.lab import train
-from mha.lab.seq2seq import Seq2Seq, greedy_decode
+from mha.lab.encoder_decoder import Seq2Seq, greedy_decode
 from mha.lab.seq2seq_tasks import (
     BOS,
     EOS,

@@ -1,11 +1,11 @@
-"""mha.lab.head_survey: scores and kinds of hand-made heads, pooled over word queries only."""
+"""mha.lab.real_heads: scores and kinds of hand-made heads, pooled over word queries only."""
 
 import math
 
 import numpy as np
 import pytest
 
-from mha.lab.head_survey import PATTERN_SCORES, HeadSurvey, survey_heads
+from mha.lab.real_heads import PATTERN_SCORES, HeadSurvey, survey_heads
 from mha.pretrained import BatchEncoding
 
 KINDS = (*PATTERN_SCORES, "broad", "mixed")

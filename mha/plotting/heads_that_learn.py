@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mha.plotting._style import SERIES_COLORS, new_figure
+from mha.plotting.style import SERIES_COLORS, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_head_count_sweep"]

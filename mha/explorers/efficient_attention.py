@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from mha.cost import format_bytes
-from mha.explorers._frames import FrameExplorer, frame_explorer
-from mha.plotting.efficient import plot_online_softmax
+from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.plotting.efficient_attention import plot_online_softmax
 from mha.plotting.heads import plot_heads
 
 __all__ = ["online_softmax_explorer", "kv_sharing_explorer"]

@@ -1,15 +1,15 @@
 """Widget of the transformer-block chapter: the residual stream through a deep stack of random blocks.
 
 :func:`render_stack` is pure (usable on its own, e.g. by ``benchmarks/bench_widgets.py``); the statistics
-behind it (:func:`mha.lab.residual.stack_statistics`) are cached, so the frames share them.
+behind it (:func:`mha.lab.transformer_block.stack_statistics`) are cached, so the frames share them.
 """
 
 from __future__ import annotations
 
-from mha.explorers._frames import frame_explorer
 from mha.explorers._live import live_int
-from mha.lab.residual import stack_statistics
-from mha.plotting.block import plot_stack_statistics
+from mha.explorers.frames import frame_explorer
+from mha.lab.transformer_block import stack_statistics
+from mha.plotting.transformer_block import plot_stack_statistics
 
 __all__ = ["render_stack", "stack_explorer"]
 

@@ -1,12 +1,12 @@
-"""mha.explorers.block: the residual-stream explorer."""
+"""mha.explorers.transformer_block: the residual-stream explorer."""
 
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 
-from mha.explorers.block import render_stack, stack_explorer  # noqa: E402
-from mha.lab.residual import stack_statistics  # noqa: E402
+from mha.explorers.transformer_block import render_stack, stack_explorer  # noqa: E402
+from mha.lab.transformer_block import stack_statistics  # noqa: E402
 
 
 def test_stack_widget_statistics_are_cached_read_only_and_rendered():

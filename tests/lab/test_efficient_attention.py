@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mha
-from mha.lab.kv_sharing import fit_to_teacher, pool_kv_heads, relative_error
+from mha.lab.efficient_attention import fit_to_teacher, pool_kv_heads, relative_error
 from tests import factories
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha.plotting._style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_pattern_tradeoff"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from mha.explorers._frames import frame_explorer
 from mha.explorers._live import live_int, live_text
-from mha.lab.scaling import sample_scores, sentence_scores
-from mha.plotting.scaling import plot_scaling_frame
+from mha.explorers.frames import frame_explorer
+from mha.lab.self_attention import sample_scores, sentence_scores
+from mha.plotting.self_attention import plot_scaling_frame
 
 __all__ = ["D_K_VALUES", "render_scaling", "scaling_explorer"]
 
@@ -21,7 +21,7 @@ def render_scaling(d_k: int, scaled: bool, *, seed: int = 0, text: str = ""):
     """One frame: random queries and keys of width ``d_k``, scores with or without the scale.
 
     With ``text`` (the reader's own sentence, in a running kernel) the scores are the sentence's words
-    against each other instead (:func:`mha.lab.scaling.sentence_scores`).
+    against each other instead (:func:`mha.lab.self_attention.sentence_scores`).
 
     The same seed draws the same queries and keys for both settings of ``scaled``, so two frames
     differ only by the division. The histogram's range is fixed by the largest slider value.
@@ -51,7 +51,7 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
 
     Returns
     -------
-    mha.explorers._frames.FrameExplorer
+    mha.explorers.frames.FrameExplorer
 
     Examples
     --------

@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from mha.grad import block_backward, cross_entropy, embedding_backward, layer_norm_backward
-from mha.lab.residual import build_stack
 from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
+from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
 from mha.validation import as_float_array, as_generator, check_dtype_argument, check_positive_int

@@ -1,10 +1,10 @@
-"""mha.lab.position_examples: what a relative bias and ALiBi do to attention."""
+"""mha.lab.positions: what a relative bias and ALiBi do to attention."""
 
 import numpy as np
 
 import mha
 from mha.lab.examples import toy_embeddings
-from mha.lab.position_examples import BIAS_HEADS, alibi_weights, relative_bias_weights
+from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.positions import alibi_bias
 
 

@@ -1,4 +1,4 @@
-"""mha.lab.toy_translation: a hand-built cross-attention whose heads align a toy translation."""
+"""mha.lab.cross_attention: a hand-built cross-attention whose heads align a toy translation."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mha.attention import softmax
-from mha.lab import toy_translation as tt
+from mha.lab import cross_attention as tt  # the toy translation
 
 # Written by hand from the sentences (which English word each French word translates), not from the code.
 EXPECTED_ALIGNMENTS = {

@@ -1,4 +1,4 @@
-"""mha.explorers.scaling: one frame per (d_k, scaled), each showing that setting's scores."""
+"""mha.explorers.self_attention: one frame per (d_k, scaled), each showing that setting's scores."""
 
 import matplotlib
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mha.explorers.scaling import D_K_VALUES, N_QUERIES, SEQ_K, render_scaling, scaling_explorer  # noqa: E402
-from mha.lab.scaling import sample_scores  # noqa: E402
+from mha.explorers.self_attention import D_K_VALUES, N_QUERIES, SEQ_K, render_scaling, scaling_explorer  # noqa: E402
+from mha.lab.self_attention import sample_scores  # noqa: E402
 
 
 def histogram_total(fig):

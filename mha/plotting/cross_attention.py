@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mha.plotting._style import SERIES_COLORS, new_figure
 from mha.plotting.heads import plot_heads
+from mha.plotting.style import SERIES_COLORS, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_alignment", "plot_links", "draw_links"]

@@ -1,4 +1,4 @@
-"""mha.lab.head_count: the card task's answers, per-relation accuracy, and a seeded sweep over head counts."""
+"""mha.lab.heads_that_learn: the card task's answers, per-relation accuracy, a sweep over head counts."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mha.lab import AttentionOnlyModel
-from mha.lab.head_count import (
+from mha.lab.heads_that_learn import (
     RELATIONS,
     HeadCountSweep,
     card_relations,

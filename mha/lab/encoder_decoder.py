@@ -19,7 +19,7 @@ from mha.grad import (
     embedding_backward,
     layer_norm_backward,
 )
-from mha.lab.residual import build_stack
+from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
 from mha.validation import as_generator, check_dtype_argument, check_positive_int

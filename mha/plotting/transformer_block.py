@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mha.plotting._style import new_figure
 from mha.plotting.charts import draw_curves
+from mha.plotting.style import new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_token_statistics", "plot_stack_statistics", "draw_stack_statistics"]

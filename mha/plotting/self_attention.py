@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from mha.plotting._style import SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
 from mha.plotting.heads import draw_weights
+from mha.plotting.style import SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_scores_and_weights", "plot_score_variance", "plot_saturation", "plot_scaling_frame"]
@@ -90,7 +90,7 @@ def plot_score_variance(curves):
 
     Parameters
     ----------
-    curves : mha.lab.scaling.ScalingCurves
+    curves : mha.lab.self_attention.ScalingCurves
 
     Returns
     -------
@@ -98,7 +98,7 @@ def plot_score_variance(curves):
 
     Examples
     --------
-    >>> from mha.lab.scaling import scaling_curves
+    >>> from mha.lab.self_attention import scaling_curves
     >>> fig = plot_score_variance(scaling_curves([1, 16, 256], n_queries=200, rng=0))
     >>> fig.axes[0].get_xscale(), fig.axes[0].get_xlabel()
     ('log', 'd_k (width of queries and keys)')
@@ -120,7 +120,7 @@ def plot_saturation(curves):
 
     Parameters
     ----------
-    curves : mha.lab.scaling.ScalingCurves
+    curves : mha.lab.self_attention.ScalingCurves
 
     Returns
     -------
@@ -129,7 +129,7 @@ def plot_saturation(curves):
 
     Examples
     --------
-    >>> from mha.lab.scaling import scaling_curves
+    >>> from mha.lab.self_attention import scaling_curves
     >>> fig = plot_saturation(scaling_curves([1, 16, 256], n_queries=200, rng=0))
     >>> [ax.get_ylabel() for ax in fig.axes]
     ['mean largest weight', 'mean entropy (nats)']
@@ -161,7 +161,7 @@ def plot_scaling_frame(scores, *, d_k: int, scaled: bool, score_limit: float, ro
     Parameters
     ----------
     scores : array_like, shape (n_queries, seq_k)
-        Scores of random queries against random keys (see :func:`mha.lab.scaling.sample_scores`).
+        Scores of random queries against random keys (see :func:`mha.lab.self_attention.sample_scores`).
     d_k : int
         Width the scores were computed at (for the titles).
     scaled : bool
@@ -183,7 +183,7 @@ def plot_scaling_frame(scores, *, d_k: int, scaled: bool, score_limit: float, ro
     ('score', 'query')
     """
     from mha.attention import softmax
-    from mha.lab.scaling import entropy
+    from mha.lab.self_attention import entropy
 
     scores = as_float_array(scores, "scores")
     if scores.ndim != 2 or scores.shape[0] < 1:

@@ -4,7 +4,8 @@ Draw queries and keys with independent standard-normal entries, as a freshly ini
 produces. Then a dot product ``q · k`` is a sum of ``d_k`` independent terms of variance 1, so its variance
 is ``d_k``: the wider the heads, the larger the scores. Large scores push the softmax into saturation (one
 weight near 1, the rest near 0), where its gradient vanishes. Dividing by ``√d_k`` brings the variance back
-to 1 whatever ``d_k`` is. The functions here measure both effects; :mod:`mha.plotting.scaling` draws them.
+to 1 whatever ``d_k`` is. The functions here measure both effects; :mod:`mha.plotting.self_attention`
+draws them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mha.explorers.heads: per-head maps of a seeded layer, one frame per (n_heads, seq_len)."""
+"""mha.explorers.multi_head: per-head maps of a seeded layer, one frame per (n_heads, seq_len)."""
 
 import matplotlib
 import numpy as np
@@ -6,7 +6,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mha.explorers.heads import HEAD_COUNTS, SEQ_LENS, head_explorer, render_heads  # noqa: E402
+from mha.explorers.multi_head import HEAD_COUNTS, SEQ_LENS, head_explorer, render_heads  # noqa: E402
 from mha.lab.examples import LONG_TOKENS, head_weights  # noqa: E402
 
 

@@ -1,11 +1,11 @@
-"""mha.lab.residual: stacks of random blocks and the statistics of their residual stream."""
+"""mha.lab.transformer_block: stacks of random blocks and the statistics of their residual stream."""
 
 import math
 
 import numpy as np
 import pytest
 
-from mha.lab.residual import build_stack, residual_statistics, residual_stream
+from mha.lab.transformer_block import build_stack, residual_statistics, residual_stream
 
 
 def test_pre_norm_stream_is_the_input_plus_every_block_update():

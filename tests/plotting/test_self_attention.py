@@ -1,4 +1,4 @@
-"""mha.plotting.scaling: the figures of the scaling story carry the data they are given."""
+"""mha.plotting.self_attention: the figures of the scaling story carry the data they are given."""
 
 import math
 
@@ -10,8 +10,8 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 from mha.attention import softmax  # noqa: E402
-from mha.lab.scaling import ScalingCurves, entropy  # noqa: E402
-from mha.plotting.scaling import (  # noqa: E402
+from mha.lab.self_attention import ScalingCurves, entropy  # noqa: E402
+from mha.plotting.self_attention import (  # noqa: E402
     plot_saturation,
     plot_scaling_frame,
     plot_score_variance,

@@ -1,4 +1,4 @@
-"""mha.plotting.tradeoff: the single-head points, the two-head point and the a + b = 1 bound."""
+"""mha.plotting.multi_head: the single-head points, the two-head point and the a + b = 1 bound."""
 
 import matplotlib
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 matplotlib.use("Agg")
 from matplotlib.collections import PathCollection  # noqa: E402
 
-from mha.plotting.tradeoff import plot_pattern_tradeoff  # noqa: E402
+from mha.plotting.multi_head import plot_pattern_tradeoff  # noqa: E402
 
 
 def test_points_are_drawn_where_the_masses_say():

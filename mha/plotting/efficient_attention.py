@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from mha.cost import format_bytes
-from mha.plotting._style import SERIES_COLORS, new_figure
+from mha.plotting.style import SERIES_COLORS, new_figure
 from mha.validation import as_float_array
 
 __all__ = ["plot_online_softmax", "plot_memory", "plot_decode_cost", "plot_kv_tradeoff"]

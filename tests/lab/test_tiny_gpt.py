@@ -5,7 +5,6 @@ import pytest
 
 import mha
 from mha.lab import train
-from mha.lab.gpt import TinyGPT, generate, per_position_loss, sample_next
 from mha.lab.text import (
     CharVocabulary,
     bigram_loss,
@@ -15,6 +14,7 @@ from mha.lab.text import (
     text_windows,
     unigram_loss,
 )
+from mha.lab.tiny_gpt import TinyGPT, generate, per_position_loss, sample_next
 from tests.gradcheck import assert_gradients_match, numerical_gradient
 
 

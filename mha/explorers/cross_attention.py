@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mha.explorers._frames import frame_explorer
 from mha.explorers._live import live_int
-from mha.lab import toy_translation
-from mha.plotting.cross import plot_alignment
+from mha.explorers.frames import frame_explorer
+from mha.lab import cross_attention as toy_translation
+from mha.plotting.cross_attention import plot_alignment
 
 __all__ = ["render_alignment", "alignment_explorer"]
 
