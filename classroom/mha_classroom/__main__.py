@@ -1,4 +1,4 @@
-"""Command line: ``python -m mha.classroom {release,grade,validate,nbgrader} --help``."""
+"""Command line: ``python -m mha_classroom {release,grade,validate,nbgrader} --help``."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ import sys
 import time
 from pathlib import Path
 
-from mha.classroom.grade import grade_folder
-from mha.classroom.release import export_nbgrader, release
-from mha.classroom.reports import write_reports
-from mha.classroom.sandbox import Limits, SandboxUnavailable, get_sandbox
-from mha.classroom.source import AssignmentError, MissingExtra, load_assignment
-from mha.classroom.validate import validate
+from mha_classroom.grade import grade_folder
+from mha_classroom.release import export_nbgrader, release
+from mha_classroom.reports import write_reports
+from mha_classroom.sandbox import Limits, SandboxUnavailable, get_sandbox
+from mha_classroom.source import AssignmentError, MissingExtra, load_assignment
+from mha_classroom.validate import validate
 
 EPILOG = """\
 examples:
-  python -m mha.classroom release assignments/*.md --out release/
-  python -m mha.classroom grade assignments/01-self-attention.md submitted/ --out grades/
-  python -m mha.classroom validate assignments/*.md
-  python -m mha.classroom nbgrader assignments/*.md --out source/
+  python -m mha_classroom release assignments/*.md --out release/
+  python -m mha_classroom grade assignments/01-self-attention.md submitted/ --out grades/
+  python -m mha_classroom validate assignments/*.md
+  python -m mha_classroom nbgrader assignments/*.md --out source/
 
 The assignment format (nbgrader markers, '# grade_id: <id>  points: <n>' test headers) is described
 in the teachers' guide: chapters/teachers.md.
@@ -28,7 +28,7 @@ in the teachers' guide: chapters/teachers.md.
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m mha.classroom", epilog=EPILOG,
+        prog="python -m mha_classroom", epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Release and grade the course's assignments (nbgrader markers, no nbgrader).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

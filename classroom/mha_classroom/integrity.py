@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 CORE_MODULES = ("mha.attention", "mha.masks", "mha.layers", "mha.efficient", "mha.cost")
-#: True while the grader records or replays tests (set by :mod:`mha.classroom.probes`).
+#: True while the grader records or replays tests (set by :mod:`mha_classroom.probes`).
 GRADING: ContextVar[bool] = ContextVar("mha_classroom_grading", default=False)
 #: "main", or "numpy_only" inside :func:`package_forbidden` while grading.
 VARIANT: ContextVar[str] = ContextVar("mha_classroom_variant", default="main")
@@ -37,8 +37,8 @@ class PackageUsed(AssertionError):  # noqa: N818 - read as "package used (where 
 def _refuse(*args, **kwargs):
     # This body runs with the globals of whichever mha function it replaced: reach this module
     # through a builtin only.
-    error = __import__("mha.classroom.integrity", fromlist=["PackageUsed"]).PackageUsed
-    raise error(__import__("mha.classroom.integrity", fromlist=["MESSAGE"]).MESSAGE)
+    error = __import__("mha_classroom.integrity", fromlist=["PackageUsed"]).PackageUsed
+    raise error(__import__("mha_classroom.integrity", fromlist=["MESSAGE"]).MESSAGE)
 
 
 def _core_functions() -> list:
@@ -63,7 +63,7 @@ def package_forbidden() -> Iterator[None]:
     >>> with package_forbidden():  # doctest: +ELLIPSIS
     ...     mha.softmax(np.zeros(3))
     Traceback (most recent call last):
-    mha.classroom.integrity.PackageUsed: your answer calls the mha package; ...
+    mha_classroom.integrity.PackageUsed: your answer calls the mha package; ...
     >>> mha.softmax(np.zeros(2))
     array([0.5, 0.5])
     """

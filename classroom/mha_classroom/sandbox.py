@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 import mha
-from mha.classroom import wire
-from mha.classroom.seccomp import seccomp_filter
+from mha_classroom import wire
+from mha_classroom.seccomp import seccomp_filter
 
 RUNNER_FILES = tuple(Path(__file__).with_name(name)
                      for name in ("runner.py", "wire.py", "notebook_syntax.py"))

@@ -188,7 +188,7 @@ def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
         try:
             import jupytext  # only the teacher's side needs it
         except ImportError:
-            raise MissingExtra('mha.classroom needs jupytext to read MyST .md assignments: pip '
+            raise MissingExtra('mha_classroom needs jupytext to read MyST .md assignments: pip '
                                'install "mha-course[classroom]"') from None
 
         notebook = jupytext.read(path, fmt="md:myst")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mha.classroom.sandbox import INSIDE_PACKAGE, Limits
-from mha.classroom.seccomp import seccomp_filter
-from mha.classroom.wire import read_frames
+from mha_classroom.sandbox import INSIDE_PACKAGE, Limits
+from mha_classroom.seccomp import seccomp_filter
+from mha_classroom.wire import read_frames
 
 pytestmark = pytest.mark.classroom
 FAST = Limits(timeout=5.0, memory_mb=512, tmp_mb=8, nproc=8)
@@ -121,7 +121,7 @@ def test_the_seccomp_filter_is_a_bpf_program_for_known_machines_only():
 
 
 def test_the_grader_parses_a_bounded_amount_of_header(monkeypatch):
-    from mha.classroom import wire
+    from mha_classroom import wire
 
     message = wire.pack({"probe": 0, "padding": [[] for _ in range(100_000)]}, [])
     frame = len(message).to_bytes(8, "little") + message
@@ -134,7 +134,7 @@ def test_the_grader_parses_a_bounded_amount_of_header(monkeypatch):
 
 
 def test_an_installed_copy_of_mha_is_masked_in_the_numpy_only_run(sandbox, monkeypatch):
-    from mha.classroom import sandbox as module
+    from mha_classroom import sandbox as module
 
     folder = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not under /tmp: the sandbox has its own
     try:
