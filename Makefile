@@ -19,7 +19,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 test: install
 	$(PYTHON) -m pip install -q -r requirements-test.txt
-	$(PYTHON) -m ruff check mha tests benchmarks book tools
+	$(PYTHON) -m ruff check mha tests benchmarks book tools classroom
 	$(PYTHON) -m pytest -n auto --dist worksteal
 
 bench: install

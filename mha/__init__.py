@@ -16,9 +16,8 @@ The core library is flat, in the order the chapters teach it:
 ``frameworks``     weights to and from PyTorch's layouts (no PyTorch import)
 
 Around it, imported only when used: :mod:`mha.lab` (what the chapters run), :mod:`mha.plotting`
-(arrays in, figure out), :mod:`mha.explorers` (widgets), :mod:`mha.checks` (learner checks),
-:mod:`mha.pretrained` (a real model) and :mod:`mha.classroom` (the grader). ``import mha`` loads NumPy
-and nothing else.
+(arrays in, figure out), :mod:`mha.explorers` (widgets), :mod:`mha.checks` (learner checks) and
+:mod:`mha.pretrained` (a real model). ``import mha`` loads NumPy and nothing else.
 
 >>> import numpy as np, mha
 >>> layer = mha.MultiHeadAttention(d_model=512, n_heads=8, rng=0)
@@ -54,7 +53,7 @@ from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinuso
 __version__ = "0.1.0"
 
 # Loaded on first use (PEP 562), so that `import mha` needs NumPy only.
-_SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained", "classroom")
+_SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained")
 
 __all__ = [
     "softmax",
