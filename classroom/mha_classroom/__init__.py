@@ -9,8 +9,8 @@ ones included, the check functions and the points run in the grader on those ans
 (:mod:`~mha_classroom.probes`, :mod:`~mha_classroom.grade`, :mod:`~mha_classroom.reports`).
 Command line::
 
-    python -m mha_classroom release assignments/*.md --out release/
-    python -m mha_classroom grade assignments/01-self-attention.md submitted/ --out grades/
+    mha-classroom release assignments/*.md --out release/
+    mha-classroom grade assignments/01-self-attention.md submitted/ --out grades/
 """
 
 from mha_classroom.grade import StudentResult, grade_folder, grade_submission

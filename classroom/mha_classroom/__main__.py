@@ -1,4 +1,7 @@
-"""Command line: ``python -m mha_classroom {release,grade,validate,nbgrader} --help``."""
+"""Command line: ``mha-classroom {release,grade,validate,nbgrader} --help``.
+
+``python -m mha_classroom`` runs the same program, under the same name.
+"""
 
 from __future__ import annotations
 
@@ -16,10 +19,10 @@ from mha_classroom.validate import validate
 
 EPILOG = """\
 examples:
-  python -m mha_classroom release assignments/*.md --out release/
-  python -m mha_classroom grade assignments/01-self-attention.md submitted/ --out grades/
-  python -m mha_classroom validate assignments/*.md
-  python -m mha_classroom nbgrader assignments/*.md --out source/
+  mha-classroom release assignments/*.md --out release/
+  mha-classroom grade assignments/01-self-attention.md submitted/ --out grades/
+  mha-classroom validate assignments/*.md
+  mha-classroom nbgrader assignments/*.md --out source/
 
 The assignment format (nbgrader markers, '# grade_id: <id>  points: <n>' test headers) is described
 in the teachers' guide: chapters/teachers.md.
@@ -28,7 +31,7 @@ in the teachers' guide: chapters/teachers.md.
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m mha_classroom", epilog=EPILOG,
+        prog="mha-classroom", epilog=EPILOG,  # argparse would say "__main__.py" under -m
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Release and grade the course's assignments (nbgrader markers, no nbgrader).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -109,7 +109,7 @@ def test_a_missing_extra_is_a_one_line_hint(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "jupytext", None)  # import jupytext now raises ImportError
     assert main(["release", str(ASSIGNMENTS[0]), "--out", "unused"]) == 4
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and 'pip install "mha-course[classroom]"' in error
+    assert error.count("\n") == 1 and 'pip install "jupytext>=1.16"' in error
 
 
 def test_a_test_that_feeds_one_answer_into_another_gets_another_round(sandbox, tmp_path):

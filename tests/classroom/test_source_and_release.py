@@ -138,7 +138,7 @@ def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
     assert exit_info.value.code == 0
-    assert "usage: python -m mha_classroom " + command in capsys.readouterr().out
+    assert "usage: mha-classroom " + command in capsys.readouterr().out
 
 
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
