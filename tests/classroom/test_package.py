@@ -14,7 +14,8 @@ import pytest
 
 import mha
 import mha_classroom
-from tests.classroom.conftest import ROOT
+from mha_classroom import load_assignment, student_notebook
+from tests.classroom.conftest import ASSIGNMENTS, ROOT
 
 pytestmark = pytest.mark.classroom
 GRADER = Path(mha_classroom.__file__).parent
@@ -52,6 +53,16 @@ def test_the_wheel_of_the_repository_holds_no_grader(tmp_path):
     assert not [name for name in names if "classroom" in Path(name).with_suffix("").parts]
     assert not [name for name in names if Path(name).name in ("sandbox.py", "seccomp.py", "runner.py")]
     assert "mha-classroom" not in entry_points
+
+
+def test_the_released_notebooks_need_no_grader():
+    """Students run the released notebooks, visible tests included (the "NumPy only" one imports
+    ``package_forbidden``), where only the course package is installed."""
+    cells = [cell["source"] for source in ASSIGNMENTS
+             for cell in student_notebook(load_assignment(source))["cells"] if cell["cell_type"] == "code"]
+    assert len(cells) > 4 * len(ASSIGNMENTS)
+    assert [cell for cell in cells if "mha_classroom" in cell] == []
+    assert sum("from mha.checks import package_forbidden" in cell for cell in cells) == len(ASSIGNMENTS)
 
 
 @pytest.mark.parametrize("command", [["-m", "mha_classroom"], ["mha-classroom"]])
