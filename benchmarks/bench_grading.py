@@ -23,8 +23,8 @@ from pathlib import Path
 
 from machine import machine_line  # benchmarks/ is on sys.path when run
 
-from mha.classroom import Limits, get_sandbox, grade_folder, load_assignment
-from mha.classroom.release import nbgrader_notebook, student_notebook, write_notebook
+from mha_classroom import Limits, get_sandbox, grade_folder, load_assignment
+from mha_classroom.release import nbgrader_notebook, student_notebook, write_notebook
 
 SOURCE = Path(__file__).resolve().parent.parent / "assignments" / "01-self-attention.md"
 

@@ -25,6 +25,7 @@ import functools
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from sphinx.errors import ExtensionError
@@ -57,17 +58,38 @@ DOWNLOAD_NOTE = (
 
 
 def build_wheel(srcdir: Path, wheel_dir: Path) -> Path:
-    """``pip wheel`` this repository (no dependencies) into ``wheel_dir``; return the wheel."""
+    """``pip wheel`` this repository (no dependencies) into ``wheel_dir``; return the wheel.
+
+    The wheel must hold the ``mha`` package and its metadata only: every reader's browser installs
+    it, and the grader (``classroom/``, its own distribution) must not ride along.
+    """
     if wheel_dir.exists():
         shutil.rmtree(wheel_dir)
     wheel_dir.mkdir(parents=True)
+    # setuptools builds in the source tree and puts all of build/lib into the wheel, modules that
+    # no longer exist included (a checkout that built the book before the grader moved out of mha/
+    # still has build/lib/mha/classroom): start from an empty build/lib.
+    shutil.rmtree(srcdir / "build" / "lib", ignore_errors=True)
     command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                "--wheel-dir", str(wheel_dir), str(srcdir)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True)
     wheels = sorted(wheel_dir.glob("*.whl"))
     if done.returncode != 0 or len(wheels) != 1:
         raise ExtensionError(f"building the mha wheel failed:\n{done.stdout}\n{done.stderr}")
+    foreign = foreign_files(wheels[0])
+    if foreign:
+        raise ExtensionError(f"the mha wheel holds more than the mha package: {', '.join(foreign[:5])}")
     return wheels[0]
+
+
+def foreign_files(wheel: Path) -> list[str]:
+    """The files of ``wheel`` outside the ``mha`` package and its ``.dist-info``, and any module
+    or folder named ``classroom`` (the grader's old place) inside them."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    return [name for name in names
+            if not (name.startswith("mha/") or name.split("/")[0].endswith(".dist-info"))
+            or "classroom" in Path(name).with_suffix("").parts]
 
 
 @functools.lru_cache(maxsize=4)

@@ -59,7 +59,7 @@ from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinuso
 __version__ = "0.1.0"
 
 # Loaded on first use (PEP 562), so that `import mha` needs NumPy only.
-_SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained", "classroom")
+_SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained")
 
 __all__ = [
     "softmax",

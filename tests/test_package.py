@@ -65,7 +65,7 @@ def test_the_core_modules_do_not_import_the_subpackages():
         tree = ast.parse(path.read_text(encoding="utf8"))
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
-        for sub in ("lab", "plotting", "explorers", "checks", "pretrained", "classroom"):
+        for sub in ("lab", "plotting", "explorers", "checks", "pretrained"):
             assert not any(name and name.startswith(f"mha.{sub}") for name in imported), (path.name, sub)
 
 

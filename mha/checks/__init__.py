@@ -10,6 +10,9 @@ untouched starter (``answer = ...``, or a function that raises ``NotImplementedE
 prints "not done yet" instead of failing, so an unsolved notebook still runs top to bottom; under
 :func:`strict` (as when grading) it fails.
 
+The graded assignments' "NumPy only" test wraps calls of your answers in :func:`package_forbidden`,
+inside which the package itself refuses to run: an answer that calls ``mha`` fails there.
+
 >>> import mha
 >>> mha.checks.check_causal_mask(mha.causal_mask)
 ✔ check_causal_mask passed: matches mha.causal_mask, square and end-aligned.
@@ -32,6 +35,7 @@ from mha.checks.exercises import (
     check_window_mask,
 )
 from mha.checks.heads import check_merge_heads, check_multi_head, check_split_heads
+from mha.checks.integrity import package_forbidden
 from mha.checks.predictions import (
     check_block_size,
     check_cache_tokens,
@@ -53,5 +57,5 @@ __all__ = [
     "check_merge_heads", "check_merge_states", "check_multi_head", "check_parameter_formula",
     "check_previous_token_share", "check_query_chunks", "check_rms_norm", "check_rotate_new_keys",
     "check_softmax", "check_split_heads", "check_temperature", "check_uniform_entropy",
-    "check_uniform_match", "check_window_mask", "check_padding_mask", "strict",
+    "check_uniform_match", "check_window_mask", "check_padding_mask", "strict", "package_forbidden",
 ]

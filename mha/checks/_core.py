@@ -42,9 +42,9 @@ _STRICT = contextvars.ContextVar("mha_checks_strict", default=False)
 def strict() -> Iterator[None]:
     """Within this block, an unfinished answer fails its check instead of printing "not done yet".
 
-    Graders use it (``mha.classroom`` does while it replays tests): a stub must not pass. Setting
-    the environment variable ``MHA_CHECKS_STRICT=1`` does the same for a whole process (e.g.
-    when autograding with nbgrader).
+    Graders use it (the course's grader, ``mha_classroom``, does while it replays tests): a stub
+    must not pass. Setting the environment variable ``MHA_CHECKS_STRICT=1`` does the same for a
+    whole process (e.g. when autograding with nbgrader).
     """
     token = _STRICT.set(True)
     try:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mha.classroom import Limits, SandboxUnavailable, get_sandbox, load_assignment
-from mha.classroom.grade import StudentResult, grade_folder
-from mha.classroom.reports import write_reports
+from mha_classroom import Limits, SandboxUnavailable, get_sandbox, load_assignment
+from mha_classroom.grade import StudentResult, grade_folder
+from mha_classroom.reports import write_reports
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = sorted((ROOT / "assignments").glob("*.md"))

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mha.classroom.release import nbgrader_notebook, student_notebook
-from mha.classroom.source import Assignment, load_assignment
+from mha_classroom.release import nbgrader_notebook, student_notebook
+from mha_classroom.source import Assignment, load_assignment
 
 ALL = {"softmax_rows": 1, "softmax_stable": 2, "attention_shapes": 1, "attention_values": 2,
        "attention_mask": 1, "causal_mask": 2, "self_attention": 3, "diagnose": 2, "numpy_only": 1}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mha.classroom import load_assignment
-from mha.classroom.borrowed import borrowed_test_cells, defined_names, missing_name
-from mha.classroom.probes import Answer
-from mha.classroom.release import student_notebook, student_source
+from mha_classroom import load_assignment
+from mha_classroom.borrowed import borrowed_test_cells, defined_names, missing_name
+from mha_classroom.probes import Answer
+from mha_classroom.release import student_notebook, student_source
 from tests.classroom.conftest import ASSIGNMENTS
 
 pytestmark = pytest.mark.classroom

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from mha.classroom import grade_folder, grade_submission, load_assignment, write_reports
-from mha.classroom import sandbox as sandbox_module
-from mha.classroom.__main__ import main
-from mha.classroom.release import nbgrader_notebook, write_notebook
-from mha.classroom.validate import validate
+from mha_classroom import grade_folder, grade_submission, load_assignment, write_reports
+from mha_classroom import sandbox as sandbox_module
+from mha_classroom.__main__ import main
+from mha_classroom.release import nbgrader_notebook, write_notebook
+from mha_classroom.validate import validate
 from tests.classroom.conftest import ASSIGNMENTS, ROOT, TEST_LIMITS
 from tests.classroom.hostile import CASES, build
 
@@ -68,7 +68,7 @@ def test_release_then_grade_from_the_command_line(tmp_path, assignment_1, sandbo
     write_notebook(nbgrader_notebook(assignment_1), submitted / "alice.ipynb")
     (submitted / "carol").mkdir()  # a folder with no notebook
     done = subprocess.run(  # the real command, in a fresh process with a bare environment
-        [sys.executable, "-m", "mha.classroom", "grade", source, str(submitted), "--out",
+        [sys.executable, "-m", "mha_classroom", "grade", source, str(submitted), "--out",
          "grades", "--cell-timeout", "2"], capture_output=True, text=True, check=False,
         cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
@@ -109,7 +109,7 @@ def test_a_missing_extra_is_a_one_line_hint(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "jupytext", None)  # import jupytext now raises ImportError
     assert main(["release", str(ASSIGNMENTS[0]), "--out", "unused"]) == 4
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and 'pip install "mha-course[classroom]"' in error
+    assert error.count("\n") == 1 and 'pip install "jupytext>=1.16"' in error
 
 
 def test_a_test_that_feeds_one_answer_into_another_gets_another_round(sandbox, tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mha.classroom.submission import find_submissions
+from mha_classroom.submission import find_submissions
 from tests.classroom.conftest import SECRET, snapshot
 from tests.classroom.hostile import CASES
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mha.classroom.sandbox import INSIDE_PACKAGE, Limits
-from mha.classroom.seccomp import seccomp_filter
-from mha.classroom.wire import read_frames
+from mha_classroom.sandbox import INSIDE_PACKAGE, Limits
+from mha_classroom.seccomp import seccomp_filter
+from mha_classroom.wire import read_frames
 
 pytestmark = pytest.mark.classroom
 FAST = Limits(timeout=5.0, memory_mb=512, tmp_mb=8, nproc=8)
@@ -121,7 +121,7 @@ def test_the_seccomp_filter_is_a_bpf_program_for_known_machines_only():
 
 
 def test_the_grader_parses_a_bounded_amount_of_header(monkeypatch):
-    from mha.classroom import wire
+    from mha_classroom import wire
 
     message = wire.pack({"probe": 0, "padding": [[] for _ in range(100_000)]}, [])
     frame = len(message).to_bytes(8, "little") + message
@@ -133,20 +133,38 @@ def test_the_grader_parses_a_bounded_amount_of_header(monkeypatch):
     assert len(frames) == 1 and garbled  # the second frame would pass the budget: reading stops
 
 
-def test_an_installed_copy_of_mha_is_masked_in_the_numpy_only_run(sandbox, monkeypatch):
-    from mha.classroom import sandbox as module
+@pytest.fixture
+def bound_site(monkeypatch):
+    """A site-packages folder on the grader's import path that the sandbox binds, as a virtual
+    environment's is (outside /tmp: the sandbox has its own)."""
+    from mha_classroom import sandbox as module
 
-    folder = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not under /tmp: the sandbox has its own
-    try:
-        site = folder / "site-packages"
-        (site / "mha").mkdir(parents=True)
-        (site / "mha" / "__init__.py").write_text("VISIBLE = True\n")
-        real = module._python_dirs()
-        monkeypatch.setattr(module, "_python_dirs", lambda: [*real, str(site)])
-        monkeypatch.setattr(module.sys, "path", [*module.sys.path, str(site)])
-        code = (f"import sys\nsys.path.append({str(site)!r})\n"
-                "import mha\nprint(hasattr(mha, 'VISIBLE'))")
-        assert _inside(sandbox, code, with_mha=False)[1].strip() == "False"  # an empty folder
-        assert _inside(sandbox, code, with_mha=True)[1].strip() == "True"  # there otherwise
-    finally:
-        shutil.rmtree(folder)
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    site = folder / "site-packages"
+    site.mkdir()
+    real = module._python_dirs()
+    monkeypatch.setattr(module, "_python_dirs", lambda: [*real, str(site)])
+    monkeypatch.setattr(module.sys, "path", [*module.sys.path, str(site)])
+    yield site
+    shutil.rmtree(folder)
+
+
+def _installed_copy_seen(sandbox, site: Path, package: str, with_mha: bool) -> bool:
+    """Install a stand-in ``package`` in ``site``; can code in the sandbox import its contents?"""
+    (site / package).mkdir(exist_ok=True)
+    (site / package / "__init__.py").write_text("VISIBLE = True\n")
+    code = (f"import sys\nsys.path.append({str(site)!r})\n"
+            f"import {package}\nprint(hasattr({package}, 'VISIBLE'))")
+    return _inside(sandbox, code, with_mha=with_mha)[1].strip() == "True"
+
+
+def test_an_installed_copy_of_mha_is_masked_in_the_numpy_only_run(sandbox, bound_site):
+    assert not _installed_copy_seen(sandbox, bound_site, "mha", with_mha=False)  # an empty folder
+    assert _installed_copy_seen(sandbox, bound_site, "mha", with_mha=True)  # there otherwise
+
+
+def test_an_installed_grader_is_masked_in_every_run(sandbox, bound_site):
+    """``pip install ./classroom`` puts the grader in site-packages, which the sandbox binds; the
+    runner needs only its own three files, bound apart."""
+    for with_mha in (False, True):
+        assert not _installed_copy_seen(sandbox, bound_site, "mha_classroom", with_mha)

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from mha.classroom import AssignmentError, load_assignment, student_notebook
-from mha.classroom.__main__ import main
-from mha.classroom.release import nbgrader_notebook, student_source, write_atomically
-from mha.classroom.source import classify_cell, parse_header, split_regions
-from mha.classroom.validate import leaked_lines, secret_lines
+from mha_classroom import AssignmentError, load_assignment, student_notebook
+from mha_classroom.__main__ import main
+from mha_classroom.release import nbgrader_notebook, student_source, write_atomically
+from mha_classroom.source import classify_cell, parse_header, split_regions
+from mha_classroom.validate import leaked_lines, secret_lines
 from tests.classroom.conftest import ASSIGNMENTS
 
 HEADER = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n"
@@ -138,7 +138,7 @@ def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
     assert exit_info.value.code == 0
-    assert "usage: python -m mha.classroom " + command in capsys.readouterr().out
+    assert "usage: mha-classroom " + command in capsys.readouterr().out
 
 
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):

@@ -11,10 +11,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from mha.classroom import wire
-from mha.classroom.reports import fenced, neutral
-from mha.classroom.submission import InvalidSubmission, find_submissions, read_notebook, unique_ids
-from mha.classroom.wire import read_frames
+from mha_classroom import wire
+from mha_classroom.reports import fenced, neutral
+from mha_classroom.submission import InvalidSubmission, find_submissions, read_notebook, unique_ids
+from mha_classroom.wire import read_frames
 
 pytestmark = pytest.mark.classroom
 
@@ -160,7 +160,7 @@ def test_csv_cells_and_fences_cannot_be_escaped():
 
 
 def test_magics_are_only_lines_that_start_a_statement():
-    from mha.classroom.notebook_syntax import strip_magics
+    from mha_classroom.notebook_syntax import strip_magics
 
     source = ("%matplotlib inline\nallowed = (mask\n    != 0)\nif True:\n    !pip install x\n"
               "rows = [1,\n%2]\n")
@@ -171,8 +171,8 @@ def test_magics_are_only_lines_that_start_a_statement():
 
 
 def test_help_lines_and_timed_statements_run_as_ipython_runs_them():
-    from mha.classroom.notebook_syntax import display, strip_magics
-    from mha.classroom.runner import run_cells
+    from mha_classroom.notebook_syntax import display, strip_magics
+    from mha_classroom.runner import run_cells
 
     source = ("np.tril?\n??np.triu\nif True:\n    np.tril??\n%time w = np.ones(2)\n%timeit np.ones(2)\n"
               "%%time\nx = 1  # why?\nq = '?'\n")
@@ -185,8 +185,8 @@ def test_help_lines_and_timed_statements_run_as_ipython_runs_them():
 
 
 def test_shell_output_and_get_ipython_work_as_in_a_notebook_without_a_shell():
-    from mha.classroom.notebook_syntax import Shell, strip_magics
-    from mha.classroom.runner import run_cells
+    from mha_classroom.notebook_syntax import Shell, strip_magics
+    from mha_classroom.runner import run_cells
 
     assert strip_magics("files = !ls\nout, err = !make\nx != 1\n").splitlines() == [
         "files = []", "out, err = []", "x != 1"]
@@ -205,8 +205,8 @@ def test_shell_output_and_get_ipython_work_as_in_a_notebook_without_a_shell():
 def test_cell_magics_and_magic_values_do_what_jupyter_does():
     import os
 
-    from mha.classroom.notebook_syntax import strip_magics
-    from mha.classroom.runner import run_cells
+    from mha_classroom.notebook_syntax import strip_magics
+    from mha_classroom.runner import run_cells
 
     for cell in ("%%bash\nrm -rf /tmp/x\n", "%%script false --no-raise-error\ndef softmax(x):\n    pass\n",
                  "%%html\n<b>hi</b>\n", "%%writefile notes.txt\nmy notes\n"):
@@ -226,7 +226,7 @@ def test_cell_magics_and_magic_values_do_what_jupyter_does():
 
 
 def test_future_imports_hold_for_later_cells_and_a_cell_may_await():
-    from mha.classroom.runner import _CellCompiler, run_cells
+    from mha_classroom.runner import _CellCompiler, run_cells
 
     compiler, namespace = _CellCompiler(), {}
     cells = [(1, "from __future__ import annotations\n"),
@@ -240,8 +240,8 @@ def test_future_imports_hold_for_later_cells_and_a_cell_may_await():
 def test_a_module_a_writefile_cell_wrote_imports(monkeypatch):
     import sys
 
-    from mha.classroom import notebook_syntax
-    from mha.classroom.runner import run_cells
+    from mha_classroom import notebook_syntax
+    from mha_classroom.runner import run_cells
 
     monkeypatch.setattr(notebook_syntax, "_WRITTEN", {})
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, notebook_syntax.WrittenModules()])
@@ -258,8 +258,8 @@ def test_a_module_a_writefile_cell_wrote_imports(monkeypatch):
 
 
 def test_calls_run_with_the_floating_point_handling_the_notebook_started_with():
-    from mha.classroom import wire
-    from mha.classroom.runner import call_probe
+    from mha_classroom import wire
+    from mha_classroom.runner import call_probe
 
     def softmax(x):  # exp(-1000) underflows to 0: harmless, unless underflow raises
         shifted = np.exp(x - x.max())
@@ -290,7 +290,7 @@ def test_calls_run_with_the_floating_point_handling_the_notebook_started_with():
 
 
 def test_a_masked_array_with_nothing_masked_is_sent_as_its_array():
-    from mha.classroom.runner import _unmasked
+    from mha_classroom.runner import _unmasked
 
     weights = np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
     entropy = -(weights * np.ma.log(weights)).sum(axis=-1)  # log 0 masked, the sums are not
@@ -305,7 +305,7 @@ def test_a_masked_array_with_nothing_masked_is_sent_as_its_array():
 def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monkeypatch):
     import sys
 
-    from mha.classroom.runner import _NoMha
+    from mha_classroom.runner import _NoMha
 
     for name in [n for n in sys.modules if n == "mha" or n.startswith("mha.")]:
         monkeypatch.delitem(sys.modules, name)
@@ -338,9 +338,9 @@ def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monk
 
 
 def test_a_note_merged_cells_or_windows_line_endings_leave_a_test_cell(tmp_path):
-    from mha.classroom import load_assignment
-    from mha.classroom.release import student_notebook
-    from mha.classroom.submission import is_test_cell, notes_on_test_cells
+    from mha_classroom import load_assignment
+    from mha_classroom.release import student_notebook
+    from mha_classroom.submission import is_test_cell, notes_on_test_cells
     from tests.classroom.conftest import ASSIGNMENTS
 
     tests = {"softmax_rows"}
@@ -363,9 +363,9 @@ def test_a_note_merged_cells_or_windows_line_endings_leave_a_test_cell(tmp_path)
 
 
 def test_hidden_tests_in_a_submission_never_run_and_are_no_edit(tmp_path):
-    from mha.classroom import load_assignment
-    from mha.classroom.release import nbgrader_notebook
-    from mha.classroom.submission import untouched_test_cells, without_hidden_tests
+    from mha_classroom import load_assignment
+    from mha_classroom.release import nbgrader_notebook
+    from mha_classroom.submission import untouched_test_cells, without_hidden_tests
     from tests.classroom.conftest import ASSIGNMENTS
 
     assert without_hidden_tests("a\n  ### BEGIN HIDDEN TESTS\nb\n### END HIDDEN TESTS\nc") == "a\nc"
@@ -381,7 +381,7 @@ def test_hidden_tests_in_a_submission_never_run_and_are_no_edit(tmp_path):
 
 
 def test_a_notebook_too_big_says_how_to_make_it_smaller(tmp_path):
-    from mha.classroom.submission import read_bytes
+    from mha_classroom.submission import read_bytes
 
     path = tmp_path / "big.ipynb"
     path.write_bytes(b"x" * 2_000)

@@ -3,10 +3,11 @@
 :func:`get_sandbox` returns a :class:`Sandbox` after a self-test, or raises
 :class:`SandboxUnavailable` with one line saying what to install. Each run is a fresh
 ``bwrap``: new PID, IPC, UTS, network (loopback only) and cgroup namespaces, a new session,
-``--die-with-parent``; the system directories, the Python environment and (when allowed) the
-``mha`` package bound read-only; size-limited private tmpfs at ``/tmp`` and ``/dev/shm`` as the only
-writable places; ``--clearenv`` and a minimal environment. When the grader runs as root, the runner
-is started by ``setpriv`` under a uid of its own, unused on the host (so ``RLIMIT_NPROC`` counts that run's
+``--die-with-parent``; the system directories, the Python environment, the runner's three files and
+(when allowed) the ``mha`` package bound read-only, a copy of the grader's package in the environment
+masked; size-limited private tmpfs at ``/tmp`` and ``/dev/shm`` as the only writable places;
+``--clearenv`` and a minimal environment. When the grader runs as root, the runner is started by
+``setpriv`` under a uid of its own, unused on the host (so ``RLIMIT_NPROC`` counts that run's
 processes only, one run cannot signal another, all capabilities are gone, no new privileges);
 otherwise bwrap makes a user namespace. Limits on address space, CPU seconds, file
 size, processes and open files come from ``prlimit``; a wall-clock timeout kills the sandbox, and
@@ -32,11 +33,14 @@ from pathlib import Path
 import numpy as np
 
 import mha
-from mha.classroom import wire
-from mha.classroom.seccomp import seccomp_filter
+from mha_classroom import wire
+from mha_classroom.seccomp import seccomp_filter
 
-RUNNER_FILES = tuple(Path(__file__).with_name(name)
+# The runner's own files, wherever the grader is installed (editable: classroom/mha_classroom/;
+# otherwise site-packages/mha_classroom/), are bound on their own at INSIDE_RUNNER.
+RUNNER_FILES = tuple(Path(__file__).resolve().with_name(name)
                      for name in ("runner.py", "wire.py", "notebook_syntax.py"))
+GRADER_PACKAGE = __name__.partition(".")[0]  # mha_classroom
 SECCOMP_FD = "@seccomp-fd@"  # in a command, stands for the pipe that carries the seccomp filter
 INSIDE_RUNNER = "/opt/mha-runner"
 SHM_MB = 4  # /dev/shm's tmpfs: a semaphore takes a page
@@ -125,14 +129,16 @@ def _site_dirs() -> list[str]:
     return list(dict.fromkeys(dirs))
 
 
-def _installed_copies() -> list[str]:
-    """Folders named ``mha`` on the import path that the sandbox would show (to be masked)."""
+def _installed_copies(*packages: str) -> list[str]:
+    """Folders named after one of ``packages`` on the import path that the sandbox would show (to
+    be masked)."""
     bound = _python_dirs()
     copies = set()
     for entry in sys.path:
-        candidate = os.path.join(os.path.realpath(entry or "."), "mha")
-        if os.path.isdir(candidate) and any(_inside(candidate, d) for d in bound):
-            copies.add(candidate)
+        for package in packages:
+            candidate = os.path.join(os.path.realpath(entry or "."), package)
+            if os.path.isdir(candidate) and any(_inside(candidate, d) for d in bound):
+                copies.add(candidate)
     return sorted(copies)
 
 
@@ -195,9 +201,10 @@ class Sandbox:
                     made.add(str(parent))
                     args += ["--perms", "0755", "--dir", str(parent)]
             args += ["--ro-bind", source, target]
-        if not with_mha:
-            for copy in _installed_copies():  # a copy of mha inside the Python environment
-                args += ["--tmpfs", copy]
+        # Copies inside the Python environment: mha's in the NumPy-only run; the grader's (a normal
+        # install puts it in site-packages) in every run, since the runner's files are bound above.
+        for copy in _installed_copies(GRADER_PACKAGE, *(() if with_mha else ("mha",))):
+            args += ["--tmpfs", copy]
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777",
                  "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp", "--chdir", "/tmp",
                  # POSIX semaphores live here: multiprocessing's pools and locks need it

@@ -21,8 +21,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha._extras import MissingExtra
-
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -32,6 +30,13 @@ _ENDS = {END_SOLUTION: "solution", END_HIDDEN: "hidden"}
 _MARKER_LIKE = re.compile(r"^\s*#{2,}\s*(BEGIN|END)\b", re.IGNORECASE)
 _HEADER = re.compile(r"^#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:\s*(?P<points>\S+)\s*$")
 _HEADER_LIKE = re.compile(r"^#\s*(grade_id|points)\s*:", re.IGNORECASE)
+
+
+class MissingExtra(ImportError):
+    """A dependency of the grader is missing; the message names the command that installs it.
+
+    The grader's own class: it imports nothing private from ``mha``.
+    """
 
 
 class AssignmentError(ValueError):
@@ -188,8 +193,8 @@ def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
         try:
             import jupytext  # only the teacher's side needs it
         except ImportError:
-            raise MissingExtra('mha.classroom needs jupytext to read MyST .md assignments: pip '
-                               'install "mha-course[classroom]"') from None
+            raise MissingExtra('mha_classroom needs jupytext to read MyST .md assignments: pip '
+                               'install "jupytext>=1.16"') from None
 
         notebook = jupytext.read(path, fmt="md:myst")
         return [(cell.cell_type, cell.source) for cell in notebook.cells]

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from mha.classroom.source import Assignment, Cell
+from mha_classroom.source import Assignment, Cell
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -26,7 +26,7 @@ def student_source(cell: Cell) -> str:
 
     Examples
     --------
-    >>> from mha.classroom.source import classify_cell
+    >>> from mha_classroom.source import classify_cell
     >>> cell = classify_cell("code", "def f():\\n    ### BEGIN SOLUTION\\n    return 1\\n"
     ...                      "    ### END SOLUTION")
     >>> print(student_source(cell))

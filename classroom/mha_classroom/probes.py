@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mha.checks import strict as checks_strict
-from mha.classroom import wire
-from mha.classroom.integrity import GRADING, MESSAGE, VARIANT, PackageUsed
-from mha.classroom.source import Assignment, AssignmentError, instructor_source
+from mha.checks.integrity import GRADING, MESSAGE, VARIANT, PackageUsed
+from mha_classroom import wire
+from mha_classroom.source import Assignment, AssignmentError, instructor_source
 
 HIDDEN_FAILED = ("a hidden test failed (the grader runs more tests than you see): make your answer "
                  "right in general, not only on the visible examples")

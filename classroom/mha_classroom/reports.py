@@ -13,10 +13,10 @@ import io
 import re
 from pathlib import Path
 
-from mha.classroom.grade import StudentResult
-from mha.classroom.release import write_atomically
-from mha.classroom.source import Assignment
-from mha.classroom.submission import safe_id
+from mha_classroom.grade import StudentResult
+from mha_classroom.release import write_atomically
+from mha_classroom.source import Assignment
+from mha_classroom.submission import safe_id
 
 CSV_FIELDS = ("student", "question", "points", "max_points", "feedback")
 FEEDBACK_CHARS = 20_000

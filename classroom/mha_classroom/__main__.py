@@ -1,4 +1,7 @@
-"""Command line: ``python -m mha.classroom {release,grade,validate,nbgrader} --help``."""
+"""Command line: ``mha-classroom {release,grade,validate,nbgrader} --help``.
+
+``python -m mha_classroom`` runs the same program, under the same name.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +10,19 @@ import sys
 import time
 from pathlib import Path
 
-from mha.classroom.grade import grade_folder
-from mha.classroom.release import export_nbgrader, release
-from mha.classroom.reports import write_reports
-from mha.classroom.sandbox import Limits, SandboxUnavailable, get_sandbox
-from mha.classroom.source import AssignmentError, MissingExtra, load_assignment
-from mha.classroom.validate import validate
+from mha_classroom.grade import grade_folder
+from mha_classroom.release import export_nbgrader, release
+from mha_classroom.reports import write_reports
+from mha_classroom.sandbox import Limits, SandboxUnavailable, get_sandbox
+from mha_classroom.source import AssignmentError, MissingExtra, load_assignment
+from mha_classroom.validate import validate
 
 EPILOG = """\
 examples:
-  python -m mha.classroom release assignments/*.md --out release/
-  python -m mha.classroom grade assignments/01-self-attention.md submitted/ --out grades/
-  python -m mha.classroom validate assignments/*.md
-  python -m mha.classroom nbgrader assignments/*.md --out source/
+  mha-classroom release assignments/*.md --out release/
+  mha-classroom grade assignments/01-self-attention.md submitted/ --out grades/
+  mha-classroom validate assignments/*.md
+  mha-classroom nbgrader assignments/*.md --out source/
 
 The assignment format (nbgrader markers, '# grade_id: <id>  points: <n>' test headers) is described
 in the teachers' guide: chapters/teachers.md.
@@ -28,7 +31,7 @@ in the teachers' guide: chapters/teachers.md.
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m mha.classroom", epilog=EPILOG,
+        prog="mha-classroom", epilog=EPILOG,  # argparse would say "__main__.py" under -m
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Release and grade the course's assignments (nbgrader markers, no nbgrader).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

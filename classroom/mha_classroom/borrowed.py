@@ -16,9 +16,9 @@ import ast
 import math
 import re
 
-from mha.classroom.release import student_source
-from mha.classroom.source import Assignment
-from mha.classroom.submission import untouched_test_cells
+from mha_classroom.release import student_source
+from mha_classroom.source import Assignment
+from mha_classroom.submission import untouched_test_cells
 
 _NAME_ERROR = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
@@ -79,11 +79,11 @@ def borrowed_test_cells(assignment: Assignment, cells, reports: dict, answers: d
     ----------
     assignment : Assignment
     cells : list of (cell_type, source, grade_id)
-        The submitted notebook, as :func:`mha.classroom.submission.read_notebook` returns it.
+        The submitted notebook, as :func:`mha_classroom.submission.read_notebook` returns it.
     reports : dict
         Cell number -> ``(status, error)`` from the last run; ``error`` is ``(type, message, line)``.
     answers : dict
-        Probe key -> :class:`mha.classroom.probes.Answer`: a function that raised ``NameError`` when
+        Probe key -> :class:`mha_classroom.probes.Answer`: a function that raised ``NameError`` when
         the tests called it may use a test cell's name too.
     running : set of int
         Numbers of the cells that already run.

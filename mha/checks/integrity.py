@@ -11,6 +11,10 @@ When the grader replays the tests (:data:`GRADING` set), the block only marks th
 inside it as *NumPy-only probes*: the grader has the student's code answer them in a separate
 sandboxed run where the ``mha`` package is physically absent, so nothing the student's code does
 can make it look NumPy-only.
+
+It lives here, not in the grader (``mha_classroom``, a distribution of its own), because the
+assignments' "NumPy only" test cell is visible: it runs in the student's own notebook, where only
+this package is installed, and under nbgrader.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 CORE_MODULES = ("mha.attention", "mha.masks", "mha.layers", "mha.efficient", "mha.cost")
-#: True while the grader records or replays tests (set by :mod:`mha.classroom.probes`).
+#: True while the grader records or replays tests (set by ``mha_classroom.probes``).
 GRADING: ContextVar[bool] = ContextVar("mha_classroom_grading", default=False)
 #: "main", or "numpy_only" inside :func:`package_forbidden` while grading.
 VARIANT: ContextVar[str] = ContextVar("mha_classroom_variant", default="main")
@@ -37,8 +41,8 @@ class PackageUsed(AssertionError):  # noqa: N818 - read as "package used (where 
 def _refuse(*args, **kwargs):
     # This body runs with the globals of whichever mha function it replaced: reach this module
     # through a builtin only.
-    error = __import__("mha.classroom.integrity", fromlist=["PackageUsed"]).PackageUsed
-    raise error(__import__("mha.classroom.integrity", fromlist=["MESSAGE"]).MESSAGE)
+    error = __import__("mha.checks.integrity", fromlist=["PackageUsed"]).PackageUsed
+    raise error(__import__("mha.checks.integrity", fromlist=["MESSAGE"]).MESSAGE)
 
 
 def _core_functions() -> list:
@@ -63,7 +67,7 @@ def package_forbidden() -> Iterator[None]:
     >>> with package_forbidden():  # doctest: +ELLIPSIS
     ...     mha.softmax(np.zeros(3))
     Traceback (most recent call last):
-    mha.classroom.integrity.PackageUsed: your answer calls the mha package; ...
+    mha.checks.integrity.PackageUsed: your answer calls the mha package; ...
     >>> mha.softmax(np.zeros(2))
     array([0.5, 0.5])
     """

@@ -41,7 +41,7 @@ if __name__ == "__main__":  # in the sandbox: started with -S, site-packages com
     import notebook_syntax
     import wire
 else:  # imported by the grader's own tools (docs, tests): no change to sys.path
-    from mha.classroom import notebook_syntax, wire
+    from mha_classroom import notebook_syntax, wire
 
 import numpy as np  # noqa: E402
 

@@ -1,11 +1,11 @@
 """Grade submissions: the student's code answers probes in the sandbox, the grader runs the tests.
 
-For each student: read the notebook defensively (:mod:`~mha.classroom.submission`), send its
+For each student: read the notebook defensively (:mod:`~mha_classroom.submission`), send its
 non-test code cells and the assignment's probe calls to the sandboxed runner (first with the
 ``mha`` package absent; again with it only if the code asked for it; the hidden tests' calls only
 once the visible ones are answered), validate the answers, and replay the instructor's tests on
-them in this process (:mod:`~mha.classroom.probes`). Code that uses a name a visible test cell
-defines runs again with that test cell (:mod:`~mha.classroom.borrowed`). A test that needs answers
+them in this process (:mod:`~mha_classroom.probes`). Code that uses a name a visible test cell
+defines runs again with that test cell (:mod:`~mha_classroom.borrowed`). A test that needs answers
 to new inputs (one answer's output fed to another) gets another round. A run that a cell or a call
 ends (time limit, memory, ``os._exit``) is repeated without that cell or call, so the rest still
 counts. Each test cell scores all its points when it passes, none otherwise.
@@ -19,12 +19,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mha import checks
-from mha.classroom import wire
-from mha.classroom.borrowed import borrowed_test_cells
-from mha.classroom.probes import Answer, Probe, Recording, record, replay, signature_of
-from mha.classroom.sandbox import Limits, Sandbox, get_sandbox
-from mha.classroom.source import Assignment
-from mha.classroom.submission import (
+from mha_classroom import wire
+from mha_classroom.borrowed import borrowed_test_cells
+from mha_classroom.probes import Answer, Probe, Recording, record, replay, signature_of
+from mha_classroom.sandbox import Limits, Sandbox, get_sandbox
+from mha_classroom.source import Assignment
+from mha_classroom.submission import (
     Found,
     InvalidSubmission,
     find_submissions,
@@ -35,7 +35,7 @@ from mha.classroom.submission import (
 
 MAX_ROUNDS = 8  # one new call a round when a test feeds an answer to another (6 in assignment 3)
 MAX_RUNS = 8
-MAX_BORROWS = 3  # runs again with test cells whose names the code used (mha.classroom.borrowed)
+MAX_BORROWS = 3  # runs again with test cells whose names the code used (mha_classroom.borrowed)
 BUDGET_RUNS = 3  # a student's runs stop after this many times the per-run time limit
 MAX_RESULT_BYTES = 8 * 2**20
 STATUSES = {"ok", "raised", "missing", "not_callable", "timeout", "unsupported"}
@@ -271,7 +271,7 @@ def _collect(sandbox, cells, probes, names, limits, got: _Collected) -> None:
 
 def _collect_borrowing(assignment, cells, sandbox, own, probes, names, limits, got: _Collected):
     """:func:`_collect`, run again from the start while the code turns out to use names that visible
-    test cells define (:mod:`~mha.classroom.borrowed`). Returns the cells that ran and the numbers
+    test cells define (:mod:`~mha_classroom.borrowed`). Returns the cells that ran and the numbers
     of the test cells among them."""
     borrowed: set[int] = set()
     start, said = len(got.notes), []

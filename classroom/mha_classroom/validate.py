@@ -13,10 +13,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from mha.classroom.grade import StudentResult, grade_submission, recording_for
-from mha.classroom.release import nbgrader_notebook, student_notebook, write_notebook
-from mha.classroom.sandbox import Limits, Sandbox
-from mha.classroom.source import Assignment, AssignmentError
+from mha_classroom.grade import StudentResult, grade_submission, recording_for
+from mha_classroom.release import nbgrader_notebook, student_notebook, write_notebook
+from mha_classroom.sandbox import Limits, Sandbox
+from mha_classroom.source import Assignment, AssignmentError
 
 MIN_LEAK_CHARS = 8  # shorter lines (`else:`, `return x`) may appear anywhere and prove nothing
 

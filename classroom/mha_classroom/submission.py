@@ -17,8 +17,8 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha.classroom.release import student_source
-from mha.classroom.source import BEGIN_HIDDEN, END_HIDDEN, Assignment
+from mha_classroom.release import student_source
+from mha_classroom.source import BEGIN_HIDDEN, END_HIDDEN, Assignment
 
 MAX_BYTES = 8 * 2**20
 MAX_CELLS = 2_000
@@ -203,7 +203,7 @@ _SMALLER = ("; clear its outputs (in Jupyter: Kernel, Restart Kernel and Clear O
 
 # A test header as a student's notebook may hold it: anywhere in the cell (two cells merged), with a
 # note typed after it. Assignments themselves are read strictly
-# (:func:`mha.classroom.source.parse_header`).
+# (:func:`mha_classroom.source.parse_header`).
 _SUBMITTED_HEADER = re.compile(r"#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:")
 
 
@@ -299,7 +299,7 @@ def untouched_test_cells(assignment: Assignment, cells) -> set[int]:
     """Numbers (from 1) of the code cells of ``cells`` that hold a test exactly as released.
 
     The grader runs its own copy of those tests, and runs them with the student's code only when that
-    code needs what they define (:mod:`mha.classroom.borrowed`). Every other code cell is the
+    code needs what they define (:mod:`mha_classroom.borrowed`). Every other code cell is the
     student's code, run at its place as in the notebook: an edited test cell too (merged with an
     answer cell, or a copy turned into an experiment), while its test is graded on the original.
     """
