@@ -8,24 +8,12 @@ import numpy as np
 
 from mha import attention, masks
 from mha.checks._core import Checker, Mistake, accepts, learner_check, takes_positional
+from mha.checks._shared import FLOAT32_ADVICE, input_rng, output_and_weights
 
-FLOAT32_ADVICE = (
-    "Keep float32 as float32: under NumPy 2 (NEP 50) a float32 array combined with a float64 "
-    "*array or NumPy scalar* becomes float64, e.g. `scores / np.sqrt(d_k)`. Use a Python float "
-    "(`math.sqrt(d_k)`) or cast: `scores / np.sqrt(d_k).astype(scores.dtype)`."
-)
 OVERFLOW = (
     "overflow: np.exp of large scores is inf, and inf / inf is NaN. Subtract each row's max before "
     "np.exp (softmax does not change when a row is shifted), or use a stable softmax."
 )
-
-
-def _rng(rng: np.random.Generator | None) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng(0)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
 
 
 def _keepdims_hint(error: Exception) -> str:
@@ -98,7 +86,7 @@ def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = F
     Traceback (most recent call last):
     mha.checks.CheckFailed: check_softmax: overflow: np.exp of large scores is inf, ...
     """
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_softmax", fn, "softmax")
     for x, case in ((rng.normal(size=(3, 5)), "a (3, 5) input"),
                     (2.0 * rng.normal(size=(4, 4, 4)), "a (4, 4, 4) input")):
@@ -133,13 +121,6 @@ def _transpose_hint(error: Exception) -> str:
                 "np.swapaxes(k, -1, -2) (`.T` reverses every axis of a batch), and use @ rather "
                 "than np.dot, which is not a batched product.")
     return ""
-
-
-def _unpack(check: Checker, result, case: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Accept ``output`` or ``(output, weights)``."""
-    if isinstance(result, tuple | list) and len(result) == 2:
-        return check.as_array(result[0], case), check.as_array(result[1], case)
-    return check.as_array(result, case), None
 
 
 def _scores_then(q, k, v, weigh) -> np.ndarray:
@@ -177,7 +158,7 @@ def _call_attention(check, fn, q, k, v, mask, case, by_name):
         result = check.call(q, k, v, mask=mask, case=case, hint=_transpose_hint)
     else:
         result = check.call(q, k, v, mask, case=case, hint=_transpose_hint)
-    return _unpack(check, result, case)
+    return output_and_weights(check, result, case)
 
 
 def _check_masks(check, fn, rng, q, k, v) -> None:
@@ -245,7 +226,7 @@ def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool =
     Traceback (most recent call last):
     mha.checks.CheckFailed: check_attention: the scores were not scaled: divide q @ kᵀ by √d_k ...
     """
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_attention", fn, "attention")
     names = {3: "seq_q", 5: "seq_k", 4: "d_k", 6: "d_v", 2: "batch", 7: "n_heads"}
     q, k, v = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 6))

@@ -14,8 +14,7 @@ import numpy as np
 
 from mha import attention, cost, layers, masks, normalization, positions
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
-from mha.checks.attention import FLOAT32_ADVICE, _rng
-from mha.checks.predictions import expect_value, number
+from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, number
 
 # ----------------------------------------------------------------------- self-attention
 
@@ -111,7 +110,7 @@ def check_parameter_formula(fn, *, quiet: bool = False) -> None:
 def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check ``mha_einsum(x, layer)``: multi-head self-attention of an unbatched ``x``
     (seq, d_model) written with reshapes and ``np.einsum``, equal to ``layer(x)``."""
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_einsum_layer", fn, "mha_einsum")
     layer = layers.MultiHeadAttention(12, 3, rng=rng)
     for name in ("b_q", "b_k", "b_v", "b_o"):  # non-zero biases, so a forgotten one shows
@@ -182,7 +181,7 @@ def check_rotate_new_keys(fn, *, rng: np.random.Generator | None = None,
                           quiet: bool = False) -> None:
     """Check ``rotate_new_keys(k_new, n_cached)``: RoPE for keys appended after ``n_cached``
     cached ones; ``k_new`` is (n_new, d_head)."""
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_rotate_new_keys", fn, "rotate_new_keys")
     for n_new, n_cached in ((1, 10), (3, 5)):
         k_new = rng.normal(size=(n_new, 8))
@@ -219,7 +218,7 @@ def _state(q_row, k, v):
 def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check ``merge(state1, state2)`` for online-softmax states ``(m, l, a)``: the running
     maximum, the sum of ``exp(score - m)`` and the matching weighted sum of values."""
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_merge_states", fn, "merge")
     q_row, k, v = rng.normal(size=4), 3 * rng.normal(size=(12, 4)), rng.normal(size=(12, 3))
     for cut in (5, 1):
@@ -249,7 +248,7 @@ def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: boo
 def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check ``rms_norm(x, gamma, eps=1e-5)``: ``gamma * x / sqrt(mean(x²) + eps)`` over the
     last axis, float32 kept float32."""
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_rms_norm", fn, "rms_norm")
     x, gamma = rng.normal(1.0, 2.0, size=(3, 5, 8)), rng.normal(size=8)
 
@@ -283,7 +282,7 @@ def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = 
 def check_query_chunks(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
     """Check ``query_chunked_attention(q, k, v, chunk)``: queries cut into chunks of ``chunk``
     rows, each chunk attending to all keys; equal to full attention."""
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_query_chunks", fn, "query_chunked_attention")
     q, k, v = (rng.normal(size=(2, 3, 10, 4)) for _ in range(3))
     expected = attention.scaled_dot_product_attention(q, k, v)
@@ -329,7 +328,7 @@ def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
                                quiet: bool = False) -> None:
     """Check ``previous_token_share(weights)``: for weights (n_heads, seq, seq), each head's
     mean weight from query i on key i - 1, over the queries that have a previous token."""
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_previous_token_share", fn, "previous_token_share")
     weights = attention.softmax(2 * rng.normal(size=(3, 6, 6)))  # (n_heads, seq_q, seq_k)
     case = "weights (3, 6, 6) = (n_heads, seq_q, seq_k)"

@@ -10,56 +10,21 @@ import numpy as np
 
 from mha import attention, layers
 from mha.checks._core import Checker, Mistake, accepts, learner_check
-from mha.checks.attention import FLOAT32_ADVICE, _rng, _unpack
-
-BATCH, SEQ, N_HEADS, D_HEAD = 2, 5, 3, 4
-D_MODEL = N_HEADS * D_HEAD
-NAMES = {BATCH: "batch", SEQ: "seq", N_HEADS: "n_heads", D_HEAD: "d_head", D_MODEL: "d_model"}
-
-
-def _split_no_transpose(x, n_heads):
-    batch, seq, d_model = x.shape
-    return x.reshape(batch, n_heads, seq, d_model // n_heads)  # (batch, n_heads, seq, d_head)?!
-
-
-def _split_interleaved(x, n_heads):
-    batch, seq, d_model = x.shape
-    # (batch, seq, d_head, n_heads) -> (batch, n_heads, seq, d_head)
-    return x.reshape(batch, seq, d_model // n_heads, n_heads).transpose(0, 3, 1, 2)
-
-
-def _merge_no_transpose(x):
-    batch, n_heads, seq, d_head = x.shape
-    return x.reshape(batch, seq, n_heads * d_head)  # heads not moved back next to d_head
-
-
-def _merge_interleaved(x):
-    batch, n_heads, seq, d_head = x.shape
-    # (batch, seq, d_head, n_heads) -> (batch, seq, d_model)
-    return x.transpose(0, 2, 3, 1).reshape(batch, seq, n_heads * d_head)
-
-
-def _merge_reversed(x):
-    return attention.merge_heads(x[:, ::-1])
-
-
-SPLIT_MISTAKES = {
-    _split_no_transpose: "you reshaped straight to (batch, n_heads, seq, d_head) without "
-    "transposing: that cuts the *sequence* into heads. Reshape to (batch, seq, n_heads, d_head), "
-    "then swap axes 1 and 2.",
-    _split_interleaved: "you split the features as (d_head, n_heads), so each head gets every "
-    "n_heads-th feature. Head h owns the contiguous block h*d_head:(h+1)*d_head: reshape to "
-    "(batch, seq, n_heads, d_head).",
-}
-MERGE_MISTAKES = {
-    _merge_no_transpose: "you reshaped (batch, n_heads, seq, d_head) straight to (batch, seq, "
-    "d_model) without transposing: that mixes positions. Move the heads axis next to d_head first "
-    "(transpose(0, 2, 1, 3)), then reshape.",
-    _merge_reversed: "the heads are concatenated in reverse order: head 0 must fill features "
-    "0..d_head-1, head 1 the next d_head, and so on.",
-    _merge_interleaved: "the heads are interleaved feature by feature instead of concatenated "
-    "block by block: transpose to (batch, seq, n_heads, d_head), then reshape.",
-}
+from mha.checks._shared import (
+    BATCH,
+    D_HEAD,
+    D_MODEL,
+    FLOAT32_ADVICE,
+    MERGE_MISTAKES,
+    N_HEADS,
+    NAMES,
+    SEQ,
+    SPLIT_MISTAKES,
+    input_rng,
+    merge_no_transpose,
+    output_and_weights,
+    split_no_transpose,
+)
 
 
 @learner_check
@@ -79,7 +44,7 @@ def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
     mha.checks.CheckFailed: check_split_heads: you reshaped straight to (batch, n_heads, seq, ...
     """
     check = Checker("check_split_heads", fn, "split_heads")
-    x = _rng(rng).normal(size=(BATCH, SEQ, D_MODEL))
+    x = input_rng(rng).normal(size=(BATCH, SEQ, D_MODEL))
     case = f"x {x.shape} = (batch, seq, d_model), n_heads = {N_HEADS}"
     got = check.call(x, N_HEADS, case=case)
     transposed_late = Mistake("you reshaped to (batch, seq, n_heads, d_head) but did not move the "
@@ -105,7 +70,7 @@ def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
     ✔ check_merge_heads passed: (batch, n_heads, seq, d_head) → (batch, seq, d_model).
     """
     check = Checker("check_merge_heads", fn, "merge_heads")
-    x = _rng(rng).normal(size=(BATCH, N_HEADS, SEQ, D_HEAD))
+    x = input_rng(rng).normal(size=(BATCH, N_HEADS, SEQ, D_HEAD))
     case = f"x {x.shape} = (batch, n_heads, seq, d_head)"
     got = check.call(x, case=case)
     mistakes = [Mistake(m, lambda f=f: f(x)) for f, m in MERGE_MISTAKES.items()]
@@ -150,7 +115,7 @@ def _layer_mistakes(x, w: _Weights) -> list[Mistake]:
         "work out, but each 'head' holds a slice of the *sequence* instead of a slice of the features, "
         "so the numbers are wrong. Split with reshape(batch, seq, n_heads, d_head).transpose(0, 2, 1, 3) "
         "and undo that transpose before merging.",
-        lambda: _layer_output(x, w, N_HEADS, split=_split_no_transpose, merge=_merge_no_transpose)))
+        lambda: _layer_output(x, w, N_HEADS, split=split_no_transpose, merge=merge_no_transpose)))
     transposed = _Weights(w.W_q.T, w.W_k.T, w.W_v.T, w.W_o.T, w.b_q, w.b_k, w.b_v, w.b_o)
     return mistakes + [
         Mistake(f"the scores were not scaled: divide them by √d_head = √{D_HEAD}.",
@@ -219,7 +184,7 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
     >>> check_multi_head(layer)
     ✔ check_multi_head passed: matches mha.MultiHeadAttention, in float64 and float32.
     """
-    rng = _rng(rng)
+    rng = input_rng(rng)
     name = getattr(cls_or_fn, "__name__", type(cls_or_fn).__name__)
     check = Checker("check_multi_head", cls_or_fn, "multi-head attention")
     x = rng.normal(size=(BATCH, SEQ, D_MODEL))
@@ -257,12 +222,12 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
     if only_float32:
         x, w, case = x32, w32, f"{case}, float32"
     expected, weights = _reference(x, w)
-    out, got_weights = _unpack(check, run(x, w, case), case)
+    out, got_weights = output_and_weights(check, run(x, w, case), case)
     check.compare(out, expected, case=case, names=NAMES, mistakes=_layer_mistakes(x, w))
     if got_weights is not None:
         check.compare(got_weights, weights, case=case + ", the weights", names=NAMES)
     if not only_float32:
-        out, _ = _unpack(check, run(x32, w32, "float32 inputs"), "float32 inputs")
+        out, _ = output_and_weights(check, run(x32, w32, "float32 inputs"), "float32 inputs")
         check.compare(out, _reference(x32, w32)[0], case="float32 inputs", names=NAMES)
     # A layer that stores its weights in its own precision (a float64 layer object, given float32
     # weights) may fairly answer in that precision: only a layer holding float32 weights must keep it.

@@ -12,73 +12,8 @@ import math
 import numpy as np
 
 from mha import attention, cost, layers
-from mha.checks._core import Checker, NotDone, learner_check, placeholder
-
-
-def number(check: Checker, got, what: str) -> float:
-    """The learner's answer as a float, or a failure saying what type came instead."""
-    if placeholder(got):
-        raise NotDone(check.name)
-    if isinstance(got, bool):
-        check.fail(f"{what} should be a number, got {got!r}.")
-    try:
-        return float(got)
-    except (TypeError, ValueError):
-        check.fail(f"{what} should be a number, got {type(got).__name__} {got!r}.")
-
-
-def expect_value(check: Checker, got, expected: float, what: str,
-                 hints: dict[float, str] | None = None, *, rel: float = 1e-3) -> None:
-    """Fail unless ``got`` is ``expected`` (to ``rel``); add the hint of a known wrong value."""
-    value = number(check, got, what)
-    if math.isclose(value, expected, rel_tol=rel, abs_tol=1e-12):
-        return
-    message = f"{what}: expected {expected:.6g}, got {value:.6g}."
-    for wrong, hint in (hints or {}).items():
-        if math.isclose(value, wrong, rel_tol=rel, abs_tol=1e-12):
-            message += " " + hint
-            break
-    check.fail(message)
-
-
-def expect_values(check: Checker, got, expected: list[int], what: str,
-                  hints: dict[tuple, str] | None = None) -> None:
-    """Like :func:`expect_value` for a list of whole numbers (one per case)."""
-    if placeholder(got) or (isinstance(got, list | tuple) and any(map(placeholder, got))):
-        raise NotDone(check.name)
-    if not isinstance(got, list | tuple | np.ndarray) or len(got) != len(expected):
-        check.fail(f"{what}: expected a list of {len(expected)} numbers, got {got!r}.")
-    numbers = [number(check, g, what) for g in got]
-    fractional = [v for v in numbers if not (math.isfinite(v) and v.is_integer())]
-    if fractional:  # 6.86 sequences do not fit: 6 do (a float like 6.0 is fine)
-        check.fail(f"{what}: expected whole numbers, got {fractional[0]:.6g}. A count is whole: round down "
-                   "with // (floor division), as only complete ones fit.")
-    values = tuple(int(v) for v in numbers)
-    if values == tuple(expected):
-        return
-    message = f"{what}: expected {list(expected)}, got {list(values)}."
-    if hints and values in hints:
-        message += " " + hints[values]
-    check.fail(message)
-
-
-def expect_shapes(check: Checker, predicted, expected: dict[str, tuple],
-                  why: dict[str, str]) -> None:
-    """Compare a dict of predicted shapes with ``expected``, naming the first wrong one."""
-    if placeholder(predicted):
-        raise NotDone(check.name)
-    if not isinstance(predicted, dict):
-        check.fail(f"expected a dict of shapes, got {type(predicted).__name__}.")
-    if any(placeholder(predicted.get(name)) for name in expected):
-        raise NotDone(check.name)
-    for name, shape in expected.items():
-        if name not in predicted:
-            check.fail(f"your dict has no {name!r} key; expected the keys {list(expected)}.")
-        got = tuple(predicted[name])
-        if got != shape:
-            reason = f" ({why[name]})" if name in why else ""
-            check.fail(f"{name}: expected {shape}, got {got}{reason}.")
-
+from mha.checks._core import Checker, learner_check
+from mha.checks._shared import expect_shapes, expect_value, expect_values
 
 # ----------------------------------------------------------------------- self-attention
 
