@@ -12,76 +12,9 @@ import math
 
 import numpy as np
 
-from mha import attention, cost, layers, masks, normalization, positions
+from mha import attention, cost, layers, normalization, positions
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
 from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, number
-
-# ----------------------------------------------------------------------- self-attention
-
-
-@learner_check
-def check_window_mask(fn, *, quiet: bool = False) -> None:
-    """Check ``window_mask(seq, width)``: token i may see itself and the ``width - 1`` tokens before.
-
-    Examples
-    --------
-    >>> def window_mask(seq, width):
-    ...     offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k)
-    ...     return (offset >= 0) & (offset < width)
-    >>> check_window_mask(window_mask)
-    ✔ check_window_mask passed: causal, width tokens per row (fewer at the start), bool.
-    """
-    check = Checker("check_window_mask", fn, "window mask")
-    for seq, width in ((6, 3), (5, 1), (4, 9)):
-        case = f"seq = {seq}, width = {width}"
-        offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k): i - j
-        expected = (offset >= 0) & (offset < width)
-        got = check.as_array(check.call(seq, width, case=case), case)
-        if got.dtype != bool and got.shape == expected.shape and np.isin(got, (0, 1)).all():
-            got = got != 0
-        check.compare(got, expected, case=case, exact=True, mistakes=[
-            Mistake("the mask is not causal: a token may also see the tokens after it. Keep "
-                    "only i - j >= 0.", lambda o=offset, w=width: np.abs(o) < w),
-            Mistake(f"each row keeps width + 1 tokens: with width = {width} token i sees itself "
-                    "and the width - 1 before it, so i - j < width.",
-                    lambda o=offset, w=width: (o >= 0) & (o <= w)),
-            Mistake("the mask is inverted: True means 'may attend'.",
-                    lambda e=expected: ~e),
-        ])
-    check.passed("causal, width tokens per row (fewer at the start), bool.", quiet)
-
-
-@learner_check
-def check_padding_mask(fn, *, quiet: bool = False) -> None:
-    """Check ``padding_mask(lengths, seq)``: True on each sequence's real tokens, shape (batch, 1, 1, seq).
-
-    Examples
-    --------
-    >>> def padding_mask(lengths, seq):
-    ...     real = np.arange(seq)[None, :] < np.asarray(lengths)[:, None]  # (batch, seq_k)
-    ...     return real[:, None, None, :]  # (batch, 1, 1, seq_k)
-    >>> check_padding_mask(padding_mask)
-    ✔ check_padding_mask passed: (batch, 1, 1, seq_k), True on the real tokens, bool.
-    """
-    check = Checker("check_padding_mask", fn, "padding mask")
-    for lengths, seq in (([4, 6], 6), ([1, 3, 2], 3), ([5], 7)):
-        case = f"lengths = {lengths}, seq = {seq}"
-        expected = masks.padding_mask(lengths, seq)  # (batch, 1, 1, seq_k)
-        got = check.as_array(check.call(list(lengths), seq, case=case), case)
-        if got.dtype != bool and np.isin(got, (0, 1)).all():
-            got = got != 0
-        check.compare(got, expected, case=case, exact=True, mistakes=[
-            Mistake("the mask has shape (batch, seq_k): against scores (batch, n_heads, seq_q, seq_k) its "
-                    "batch axis lines up with the queries. Add the two singleton axes: "
-                    "mask[:, None, None, :].", lambda e=expected: e[:, 0, 0]),
-            Mistake("the mask is inverted: True means 'may attend', so real tokens are True.",
-                    lambda e=expected: ~e),
-            Mistake("one padding position too many is allowed: position t is real when t < length, "
-                    "not t <= length.", lambda s=seq, n=lengths: (
-                        np.arange(s)[None, :] <= np.array(n)[:, None])[:, None, None, :]),
-        ])
-    check.passed("(batch, 1, 1, seq_k), True on the real tokens, bool.", quiet)
-
 
 # ----------------------------------------------------------------------- multi-head
 
@@ -353,5 +286,5 @@ __all__ = [
     "check_einsum_layer", "check_from_state_dict", "check_keras_output_kernel",
     "check_merge_states", "check_parameter_formula",
     "check_previous_token_share", "check_query_chunks", "check_rms_norm",
-    "check_rotate_new_keys", "check_temperature", "check_window_mask",
+    "check_rotate_new_keys", "check_temperature",
 ]

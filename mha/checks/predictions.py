@@ -15,25 +15,6 @@ from mha import attention, cost, layers
 from mha.checks._core import Checker, learner_check
 from mha.checks._shared import expect_shapes, expect_value, expect_values
 
-# ----------------------------------------------------------------------- self-attention
-
-
-@learner_check
-def check_dot_variance(variance, *, quiet: bool = False) -> None:
-    """Check Var(q · k) for q, k of 64 independent entries, mean 0 and standard deviation 2."""
-    check = Checker("check_dot_variance", lambda: None, "answer")
-    d, sigma = 64, 2.0
-    expected = d * sigma**4
-    expect_value(check, variance, expected, "Var(q · k) for d = 64, σ = 2", {
-        d * sigma**2: "each product q_i k_i has variance E[q_i²] E[k_i²] = σ² · σ² = σ⁴, "
-                      "not σ².",
-        sigma**4: "that is one term's variance; the d = 64 independent terms add up.",
-        math.sqrt(d) * sigma**2: "that is the standard deviation; the variance is its square.",
-        float(d): "that holds for σ = 1; with σ = 2 each term's variance is σ⁴ = 16."})
-    check.passed(f"d σ⁴ = {expected:.0f}; divide the scores by σ² √d to bring it back to 1.",
-                 quiet)
-
-
 # ------------------------------------------------------------------------------- shapes
 
 
@@ -210,6 +191,6 @@ def check_uniform_match(score, *, quiet: bool = False) -> None:
 
 __all__ = [
     "check_block_size", "check_cache_tokens", "check_cross_attention_shapes", "check_crossover",
-    "check_dot_variance", "check_ffn_share", "check_head_shapes", "check_kv_budget",
-    "check_uniform_entropy", "check_uniform_match",
+    "check_ffn_share", "check_head_shapes", "check_kv_budget", "check_uniform_entropy",
+    "check_uniform_match"
 ]
