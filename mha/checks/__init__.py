@@ -17,25 +17,22 @@ prints "not done yet" instead of failing, so an unsolved notebook still runs top
 
 from mha.checks._core import CheckFailed, strict
 from mha.checks.exercises import (
-    check_einsum_layer,
     check_from_state_dict,
     check_keras_output_kernel,
     check_merge_states,
-    check_parameter_formula,
     check_previous_token_share,
     check_query_chunks,
     check_rms_norm,
     check_rotate_new_keys,
     check_temperature,
 )
-from mha.checks.heads import check_merge_heads, check_multi_head, check_split_heads
+from mha.checks.multi_head import check_einsum_layer, check_multi_head, check_parameter_formula
 from mha.checks.predictions import (
     check_block_size,
     check_cache_tokens,
     check_cross_attention_shapes,
     check_crossover,
     check_ffn_share,
-    check_head_shapes,
     check_kv_budget,
     check_uniform_entropy,
     check_uniform_match,
@@ -48,6 +45,7 @@ from mha.checks.self_attention import (
     check_softmax,
     check_window_mask,
 )
+from mha.checks.shapes import check_head_shapes, check_merge_heads, check_split_heads
 
 __all__ = [
     "CheckFailed", "check_attention", "check_block_size", "check_cache_tokens",

@@ -12,54 +12,9 @@ import math
 
 import numpy as np
 
-from mha import attention, cost, layers, normalization, positions
+from mha import attention, layers, normalization, positions
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
 from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, number
-
-# ----------------------------------------------------------------------- multi-head
-
-
-@learner_check
-def check_parameter_formula(fn, *, quiet: bool = False) -> None:
-    """Check ``parameter_formula(d_model, n_heads)``: the learned numbers of a multi-head
-    attention layer with biases, against :func:`mha.cost.parameter_count`."""
-    check = Checker("check_parameter_formula", fn, "parameter_formula")
-    for d_model, n_heads in ((64, 1), (64, 8), (512, 8), (96, 12)):
-        case = f"d_model = {d_model}, n_heads = {n_heads}"
-        got = check.call(d_model, n_heads, case=case)
-        if placeholder(got):
-            raise NotDone(check.name)
-        hints = {4 * d_model**2: "the four bias vectors (4 · d_model numbers) are missing.",
-                 4 * d_model**2 + 4 * d_model * n_heads: "a bias has d_model numbers whatever "
-                 "the number of heads.",
-                 n_heads * (4 * d_model**2 + 4 * d_model): "heads split W_q, W_k, W_v, W_o "
-                 "into blocks; they do not add matrices."}
-        expect_value(check, got, cost.parameter_count(d_model, n_heads), f"on {case}", hints,
-                     rel=0)
-    check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
-
-
-@learner_check
-def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check ``mha_einsum(x, layer)``: multi-head self-attention of an unbatched ``x``
-    (seq, d_model) written with reshapes and ``np.einsum``, equal to ``layer(x)``."""
-    rng = input_rng(rng)
-    check = Checker("check_einsum_layer", fn, "mha_einsum")
-    layer = layers.MultiHeadAttention(12, 3, rng=rng)
-    for name in ("b_q", "b_k", "b_v", "b_o"):  # non-zero biases, so a forgotten one shows
-        setattr(layer, name, rng.normal(size=12))
-    x = rng.normal(size=(5, 12))
-    case = "x (5, 12) = (seq, d_model), 3 heads with biases"
-    no_bias_out = layers.MultiHeadAttention(12, 3, rng=0, bias=False)
-    for name in ("W_q", "W_k", "W_v", "W_o"):
-        setattr(no_bias_out, name, getattr(layer, name))
-    check.compare(check.call(x, layer, case=case), layer(x), case=case, mistakes=[
-        Mistake("the biases are missing: add b_q, b_k, b_v after the projections and b_o at the "
-                "end.", lambda: no_bias_out(x)),
-        Mistake("the output bias b_o is missing.", lambda: layer(x) - layer.b_o),
-    ])
-    check.passed("equal to layer(x), biases included.", quiet)
-
 
 # --------------------------------------------------------------------------- frameworks
 
@@ -282,9 +237,8 @@ def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
                  quiet)
 
 
-__all__ = [
-    "check_einsum_layer", "check_from_state_dict", "check_keras_output_kernel",
-    "check_merge_states", "check_parameter_formula",
+__all__ = [ "check_from_state_dict", "check_keras_output_kernel",
+    "check_merge_states",
     "check_previous_token_share", "check_query_chunks", "check_rms_norm",
     "check_rotate_new_keys", "check_temperature",
 ]

@@ -11,34 +11,9 @@ import math
 
 import numpy as np
 
-from mha import attention, cost, layers
+from mha import cost, layers
 from mha.checks._core import Checker, learner_check
 from mha.checks._shared import expect_shapes, expect_value, expect_values
-
-# ------------------------------------------------------------------------------- shapes
-
-
-@learner_check
-def check_head_shapes(predicted, *, quiet: bool = False) -> None:
-    """Check predicted shapes in cross-attention: batch 2, 5 queries, 9 keys, d_model 32, 4 heads.
-
-    Keys: ``"q_heads", "k_heads", "v_heads", "scores", "heads_out", "output"``.
-    """
-    check = Checker("check_head_shapes", lambda: None, "prediction")
-    layer = layers.MultiHeadAttention(32, 4, rng=0)
-    xq, xkv = np.zeros((2, 5, 32)), np.zeros((2, 9, 32))
-    q, k, v = (attention.split_heads(t, 4) for t in layer.project(xq, xkv))
-    heads_out, scores = attention.scaled_dot_product_attention(q, k, v, return_weights=True)
-    expected = {"q_heads": q.shape, "k_heads": k.shape, "v_heads": v.shape,
-                "scores": scores.shape, "heads_out": heads_out.shape,
-                "output": layer(xq, xkv).shape}
-    expect_shapes(check, predicted, expected, {
-        "k_heads": "keys carry seq_k = 9", "v_heads": "values carry seq_k = 9",
-        "scores": "(batch, n_heads, seq_q, seq_k)",
-        "heads_out": "after the weighted sum each query has one d_head vector per head",
-        "output": "one d_model vector per query"})
-    check.passed("only the sequence axes differ between queries and keys.", quiet)
-
 
 # ---------------------------------------------------------------------- cross-attention
 
@@ -191,6 +166,6 @@ def check_uniform_match(score, *, quiet: bool = False) -> None:
 
 __all__ = [
     "check_block_size", "check_cache_tokens", "check_cross_attention_shapes", "check_crossover",
-    "check_ffn_share", "check_head_shapes", "check_kv_budget", "check_uniform_entropy",
+    "check_ffn_share", "check_kv_budget", "check_uniform_entropy",
     "check_uniform_match"
 ]

@@ -337,7 +337,7 @@ def test_check_multi_head_says_which_attributes_it_needs():
 
 def test_the_diagnosis_pipeline_without_a_mistake_is_the_package_layer():
     # The mistakes are recomputed with _layer_output; with no step changed it must equal the layer.
-    from mha.checks.heads import _layer_output, _random_weights, _reference
+    from mha.checks.multi_head import _layer_output, _random_weights, _reference
 
     rng = np.random.default_rng(3)
     weights = _random_weights(rng, biases=True)

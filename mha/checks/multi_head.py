@@ -1,4 +1,10 @@
-"""Checks for the multi-head part: splitting into heads, merging them back, the whole layer."""
+"""Checks for the chapter "Multi-head attention" (``chapters/multi_head.md``).
+
+What a learner finds here: :func:`check_multi_head`, which compares your whole layer (a function, a
+class or a built object) with :class:`mha.MultiHeadAttention` and names the step that went wrong, with
+the pipeline that recomputes each wrong step; then the chapter's exercises, :func:`check_einsum_layer`
+and :func:`check_parameter_formula`. The split and merge checks are in ``shapes.py``, with their chapter.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha import attention, layers
-from mha.checks._core import Checker, Mistake, accepts, learner_check
+from mha import attention, cost, layers
+from mha.checks._core import Checker, Mistake, NotDone, accepts, learner_check, placeholder
 from mha.checks._shared import (
     BATCH,
     D_HEAD,
@@ -20,62 +26,12 @@ from mha.checks._shared import (
     NAMES,
     SEQ,
     SPLIT_MISTAKES,
+    expect_value,
     input_rng,
     merge_no_transpose,
     output_and_weights,
     split_no_transpose,
 )
-
-
-@learner_check
-def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check your ``split_heads(x, n_heads)`` against :func:`mha.split_heads`.
-
-    ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``h``
-    holding features ``h*d_head:(h+1)*d_head``.
-
-    Examples
-    --------
-    >>> def no_transpose(x, n_heads):
-    ...     batch, seq, d_model = x.shape
-    ...     return x.reshape(batch, n_heads, seq, d_model // n_heads)
-    >>> check_split_heads(no_transpose)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    mha.checks.CheckFailed: check_split_heads: you reshaped straight to (batch, n_heads, seq, ...
-    """
-    check = Checker("check_split_heads", fn, "split_heads")
-    x = input_rng(rng).normal(size=(BATCH, SEQ, D_MODEL))
-    case = f"x {x.shape} = (batch, seq, d_model), n_heads = {N_HEADS}"
-    got = check.call(x, N_HEADS, case=case)
-    transposed_late = Mistake("you reshaped to (batch, seq, n_heads, d_head) but did not move the "
-                              "heads axis forward: transpose(0, 2, 1, 3).",
-                              lambda: x.reshape(BATCH, SEQ, N_HEADS, D_HEAD))
-    mistakes = [Mistake(m, lambda f=f: f(x, N_HEADS)) for f, m in SPLIT_MISTAKES.items()]
-    check.compare(got, attention.split_heads(x, N_HEADS), case=case, names=NAMES, exact=True,
-                  mistakes=[*mistakes, transposed_late])
-    check.passed("(batch, seq, d_model) → (batch, n_heads, seq, d_head), heads in order.", quiet)
-
-
-@learner_check
-def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check your ``merge_heads(x)`` against :func:`mha.merge_heads`.
-
-    ``x`` is (batch, n_heads, seq, d_head); the answer is (batch, seq, n_heads * d_head) with the
-    heads side by side in order.
-
-    Examples
-    --------
-    >>> import mha
-    >>> check_merge_heads(mha.merge_heads)
-    ✔ check_merge_heads passed: (batch, n_heads, seq, d_head) → (batch, seq, d_model).
-    """
-    check = Checker("check_merge_heads", fn, "merge_heads")
-    x = input_rng(rng).normal(size=(BATCH, N_HEADS, SEQ, D_HEAD))
-    case = f"x {x.shape} = (batch, n_heads, seq, d_head)"
-    got = check.call(x, case=case)
-    mistakes = [Mistake(m, lambda f=f: f(x)) for f, m in MERGE_MISTAKES.items()]
-    check.compare(got, attention.merge_heads(x), case=case, names=NAMES, exact=True, mistakes=mistakes)
-    check.passed("(batch, n_heads, seq, d_head) → (batch, seq, d_model).", quiet)
 
 
 @dataclass(frozen=True)
@@ -242,4 +198,44 @@ def _holds_float32(layer, w) -> bool:
     layer.W_q = w.W_q
     return np.asarray(layer.W_q).dtype == np.float32
 
-__all__ = ["check_merge_heads", "check_multi_head", "check_split_heads"]
+
+@learner_check
+def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``mha_einsum(x, layer)``: multi-head self-attention of an unbatched ``x``
+    (seq, d_model) written with reshapes and ``np.einsum``, equal to ``layer(x)``."""
+    rng = input_rng(rng)
+    check = Checker("check_einsum_layer", fn, "mha_einsum")
+    layer = layers.MultiHeadAttention(12, 3, rng=rng)
+    for name in ("b_q", "b_k", "b_v", "b_o"):  # non-zero biases, so a forgotten one shows
+        setattr(layer, name, rng.normal(size=12))
+    x = rng.normal(size=(5, 12))
+    case = "x (5, 12) = (seq, d_model), 3 heads with biases"
+    no_bias_out = layers.MultiHeadAttention(12, 3, rng=0, bias=False)
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        setattr(no_bias_out, name, getattr(layer, name))
+    check.compare(check.call(x, layer, case=case), layer(x), case=case, mistakes=[
+        Mistake("the biases are missing: add b_q, b_k, b_v after the projections and b_o at the "
+                "end.", lambda: no_bias_out(x)),
+        Mistake("the output bias b_o is missing.", lambda: layer(x) - layer.b_o),
+    ])
+    check.passed("equal to layer(x), biases included.", quiet)
+
+
+@learner_check
+def check_parameter_formula(fn, *, quiet: bool = False) -> None:
+    """Check ``parameter_formula(d_model, n_heads)``: the learned numbers of a multi-head
+    attention layer with biases, against :func:`mha.cost.parameter_count`."""
+    check = Checker("check_parameter_formula", fn, "parameter_formula")
+    for d_model, n_heads in ((64, 1), (64, 8), (512, 8), (96, 12)):
+        case = f"d_model = {d_model}, n_heads = {n_heads}"
+        got = check.call(d_model, n_heads, case=case)
+        if placeholder(got):
+            raise NotDone(check.name)
+        hints = {4 * d_model**2: "the four bias vectors (4 · d_model numbers) are missing.",
+                 4 * d_model**2 + 4 * d_model * n_heads: "a bias has d_model numbers whatever "
+                 "the number of heads.",
+                 n_heads * (4 * d_model**2 + 4 * d_model): "heads split W_q, W_k, W_v, W_o "
+                 "into blocks; they do not add matrices."}
+        expect_value(check, got, cost.parameter_count(d_model, n_heads), f"on {case}", hints,
+                     rel=0)
+    check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
