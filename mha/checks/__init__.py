@@ -16,6 +16,8 @@ prints "not done yet" instead of failing, so an unsolved notebook still runs top
 """
 
 from mha.checks._core import CheckFailed, strict
+from mha.checks.cost import check_block_size, check_crossover, check_kv_budget
+from mha.checks.cross_attention import check_cross_attention_shapes
 from mha.checks.exercises import (
     check_from_state_dict,
     check_keras_output_kernel,
@@ -28,12 +30,8 @@ from mha.checks.exercises import (
 )
 from mha.checks.multi_head import check_einsum_layer, check_multi_head, check_parameter_formula
 from mha.checks.predictions import (
-    check_block_size,
     check_cache_tokens,
-    check_cross_attention_shapes,
-    check_crossover,
     check_ffn_share,
-    check_kv_budget,
     check_uniform_entropy,
     check_uniform_match,
 )
