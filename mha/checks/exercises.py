@@ -8,13 +8,11 @@ what came, and (when a known mistake reproduces it) the likely cause.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from mha import attention, layers, normalization, positions
+from mha import attention, layers, normalization
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
-from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, number
+from mha.checks._shared import FLOAT32_ADVICE, input_rng
 
 # --------------------------------------------------------------------------- frameworks
 
@@ -61,74 +59,6 @@ def check_keras_output_kernel(fn, *, quiet: bool = False) -> None:
     check.passed("W_o.reshape(n_heads, d_head, d_model): a reshape, no transpose.", quiet)
 
 
-# ---------------------------------------------------------------------------- positions
-
-
-@learner_check
-def check_rotate_new_keys(fn, *, rng: np.random.Generator | None = None,
-                          quiet: bool = False) -> None:
-    """Check ``rotate_new_keys(k_new, n_cached)``: RoPE for keys appended after ``n_cached``
-    cached ones; ``k_new`` is (n_new, d_head)."""
-    rng = input_rng(rng)
-    check = Checker("check_rotate_new_keys", fn, "rotate_new_keys")
-    for n_new, n_cached in ((1, 10), (3, 5)):
-        k_new = rng.normal(size=(n_new, 8))
-        case = f"{n_new} new key(s) after {n_cached} cached, d_head 8"
-        got = check.call(k_new, n_cached, case=case)
-        expected = positions.apply_rotary(k_new, positions=np.arange(n_cached, n_cached + n_new))
-        check.compare(got, expected, case=case, mistakes=[
-            Mistake("the new keys were rotated as if they stood at positions 0, 1, ...: "
-                    "apply_rotary numbers the array you pass from 0; pass "
-                    "positions=np.arange(n_cached, n_cached + n_new).",
-                    lambda k=k_new: positions.apply_rotary(k)),
-            Mistake("off by one: the first new key stands at position n_cached (the cached keys "
-                    "hold positions 0 .. n_cached - 1).", lambda k=k_new, n=n_cached:
-                    positions.apply_rotary(k, positions=np.arange(n + 1, n + 1 + len(k)))),
-        ])
-    check.passed("each new key rotated for its own position, as if all were rotated at once.",
-                 quiet)
-
-
-# --------------------------------------------------------------------- heads that learn
-
-
-# ------------------------------------------------------------------ efficient attention
-
-
-def _state(q_row, k, v):
-    scores = k @ q_row / math.sqrt(q_row.shape[-1])  # (seq_k,)
-    m = float(scores.max())
-    p = np.exp(scores - m)
-    return m, float(p.sum()), p @ v
-
-
-@learner_check
-def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check ``merge(state1, state2)`` for online-softmax states ``(m, l, a)``: the running
-    maximum, the sum of ``exp(score - m)`` and the matching weighted sum of values."""
-    rng = input_rng(rng)
-    check = Checker("check_merge_states", fn, "merge")
-    q_row, k, v = rng.normal(size=4), 3 * rng.normal(size=(12, 4)), rng.normal(size=(12, 3))
-    for cut in (5, 1):
-        first, second = _state(q_row, k[:cut], v[:cut]), _state(q_row, k[cut:], v[cut:])
-        case = f"halves of 12 keys cut after key {cut}"
-        result = check.call(first, second, case=case)
-        if placeholder(result):
-            raise NotDone(check.name)
-        if not isinstance(result, tuple | list) or len(result) != 3:
-            check.fail(f"expected a state (m, l, a), got {type(result).__name__} (on {case}).")
-        m, l_sum, a = result
-        full = attention.scaled_dot_product_attention(q_row[None], k, v)[0]
-        l_value = number(check, l_sum, "ℓ")
-        if math.isclose(l_value, first[1] + second[1]) and not math.isclose(first[0], second[0]):
-            check.fail("you added ℓ (and a) without rescaling: each state is relative to its own "
-                       "maximum; multiply by exp(m_i - m) with m the larger maximum (on "
-                       f"{case}).")
-        check.compare(np.asarray(a) / l_value, full, case=case + ", a / ℓ")
-        expect_value(check, m, max(first[0], second[0]), f"the merged maximum m (on {case})")
-    check.passed("a / ℓ of the merged state equals attention over all the keys.", quiet)
-
-
 # -------------------------------------------------------------------- transformer block
 
 
@@ -164,27 +94,6 @@ def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = 
                         case="float32 inputs")
     check.check_dtype(got, np.float32, "float32 inputs", FLOAT32_ADVICE)
     check.passed("matches gamma * x / sqrt(mean(x²) + eps), float32 stays float32.", quiet)
-
-
-@learner_check
-def check_query_chunks(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check ``query_chunked_attention(q, k, v, chunk)``: queries cut into chunks of ``chunk``
-    rows, each chunk attending to all keys; equal to full attention."""
-    rng = input_rng(rng)
-    check = Checker("check_query_chunks", fn, "query_chunked_attention")
-    q, k, v = (rng.normal(size=(2, 3, 10, 4)) for _ in range(3))
-    expected = attention.scaled_dot_product_attention(q, k, v)
-    for chunk in (3, 1, 16):
-        case = f"q, k, v (2, 3, 10, 4), chunk {chunk}"
-        keys_cut = sum(  # the mistake: cut the keys, each chunk's softmax on its own keys
-            attention.scaled_dot_product_attention(q, k[..., i:i + chunk, :], v[..., i:i + chunk, :])
-            for i in range(0, 10, chunk))
-        mistakes = [Mistake(
-            "you cut the keys: each chunk's softmax then normalises over its own keys only. Cut "
-            "the queries; every query chunk attends to all the keys.", lambda c=keys_cut: c)]
-        check.compare(check.call(q, k, v, chunk, case=case), expected, case=case,
-                      mistakes=mistakes)
-    check.passed("equal to full attention for chunks of 3, 1 and more than seq.", quiet)
 
 
 # ----------------------------------------------------------------------------- tiny GPT
@@ -238,7 +147,5 @@ def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
 
 
 __all__ = [ "check_from_state_dict", "check_keras_output_kernel",
-    "check_merge_states",
-    "check_previous_token_share", "check_query_chunks", "check_rms_norm",
-    "check_rotate_new_keys", "check_temperature",
+    "check_previous_token_share", "check_rms_norm", "check_temperature",
 ]
