@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha import attention, layers, normalization
+from mha import attention, layers
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
-from mha.checks._shared import FLOAT32_ADVICE, input_rng
+from mha.checks._shared import input_rng
 
 # --------------------------------------------------------------------------- frameworks
 
@@ -59,64 +59,6 @@ def check_keras_output_kernel(fn, *, quiet: bool = False) -> None:
     check.passed("W_o.reshape(n_heads, d_head, d_model): a reshape, no transpose.", quiet)
 
 
-# -------------------------------------------------------------------- transformer block
-
-
-@learner_check
-def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check ``rms_norm(x, gamma, eps=1e-5)``: ``gamma * x / sqrt(mean(x²) + eps)`` over the
-    last axis, float32 kept float32."""
-    rng = input_rng(rng)
-    check = Checker("check_rms_norm", fn, "rms_norm")
-    x, gamma = rng.normal(1.0, 2.0, size=(3, 5, 8)), rng.normal(size=8)
-
-    def rms(a, g, eps=1e-5):
-        return g * a / np.sqrt(np.mean(a * a, axis=-1, keepdims=True) + eps)
-
-    case = "x (3, 5, 8) with mean 1"
-    check.compare(check.call(x, gamma, case=case), rms(x, gamma), case=case, mistakes=[
-        Mistake("you subtracted the mean: that is layer norm; RMSNorm divides x itself by its "
-                "root mean square.", lambda: normalization.layer_norm(x, gamma, eps=1e-5)),
-        Mistake("gamma is missing: multiply by gamma after normalising.",
-                lambda: rms(x, np.ones_like(gamma))),
-        Mistake("you took the mean square over the wrong axis: normalise each token over its "
-                "features, axis=-1.",
-                lambda: gamma * x / np.sqrt(np.mean(x * x, axis=0, keepdims=True) + 1e-5)),
-        Mistake("eps sits outside the square root; it belongs inside: sqrt(mean(x²) + eps).",
-                lambda: gamma * x / (np.sqrt(np.mean(x * x, axis=-1, keepdims=True)) + 1e-5)),
-    ])
-    zeros = np.zeros((2, 8))
-    got = check.as_array(check.call(zeros, gamma, case="an all-zero token"), "an all-zero token")
-    if not np.isfinite(got).all():
-        check.fail("an all-zero token gave NaN: add eps inside the square root.")
-    x32, g32 = x.astype(np.float32), gamma.astype(np.float32)
-    got = check.compare(check.call(x32, g32, case="float32 inputs"), rms(x32, g32),
-                        case="float32 inputs")
-    check.check_dtype(got, np.float32, "float32 inputs", FLOAT32_ADVICE)
-    check.passed("matches gamma * x / sqrt(mean(x²) + eps), float32 stays float32.", quiet)
-
-
-# ----------------------------------------------------------------------------- tiny GPT
-
-
-@learner_check
-def check_temperature(fn, *, quiet: bool = False) -> None:
-    """Check ``with_temperature(logits, temperature)``: next-token probabilities at a temperature."""
-    check = Checker("check_temperature", fn, "with_temperature")
-    logits = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0]])
-    for temperature in (1.0, 0.5, 2.0):
-        case = f"logits {logits[0].tolist()}, temperature {temperature}"
-        expected = attention.softmax(logits / temperature)
-        check.compare(check.call(logits, temperature, case=case), expected, case=case, mistakes=[
-            Mistake("you multiplied the logits by the temperature; divide them: "
-                    "softmax(logits / T).", lambda t=temperature: attention.softmax(logits * t)),
-            Mistake("the temperature is ignored.", lambda: attention.softmax(logits)),
-            Mistake("the probabilities do not sum to 1: apply the softmax after dividing.",
-                    lambda t=temperature: logits / t),
-        ])
-    check.passed("softmax(logits / T): sharper below 1, flatter above.", quiet)
-
-
 # ---------------------------------------------------------------------------- real heads
 
 
@@ -147,5 +89,5 @@ def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
 
 
 __all__ = [ "check_from_state_dict", "check_keras_output_kernel",
-    "check_previous_token_share", "check_rms_norm", "check_temperature",
+    "check_previous_token_share",
 ]
