@@ -20,14 +20,11 @@ from mha.checks.cost import check_block_size, check_crossover, check_kv_budget
 from mha.checks.cross_attention import check_cross_attention_shapes
 from mha.checks.efficient_attention import check_cache_tokens, check_merge_states, check_query_chunks
 from mha.checks.encoder_decoder import check_uniform_match
-from mha.checks.exercises import (
-    check_from_state_dict,
-    check_keras_output_kernel,
-    check_previous_token_share,
-)
+from mha.checks.frameworks import check_from_state_dict, check_keras_output_kernel
 from mha.checks.heads_that_learn import check_uniform_entropy
 from mha.checks.multi_head import check_einsum_layer, check_multi_head, check_parameter_formula
 from mha.checks.positions import check_rotate_new_keys
+from mha.checks.real_heads import check_previous_token_share
 from mha.checks.self_attention import (
     check_attention,
     check_causal_mask,

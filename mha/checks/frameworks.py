@@ -1,20 +1,15 @@
-"""Checks for the chapters' exercises: one call under each starter cell.
+"""Checks for the chapter "From `mha` to PyTorch and Keras" (``chapters/frameworks.md``).
 
-A starter cell holds a placeholder, ``answer = ...`` or a function whose body is
-``raise NotImplementedError``; run as it is, its check prints "not done yet" and returns. Once
-filled in, the check prints one ✔ line or raises :class:`CheckFailed` naming what was expected,
-what came, and (when a known mistake reproduces it) the likely cause.
+What a learner finds here: the chapter's two exercises that move weights between layouts:
+:func:`check_from_state_dict` (a PyTorch ``nn.MultiheadAttention`` state dict to ``x @ W`` matrices)
+and :func:`check_keras_output_kernel` (``W_o`` as Keras's per-head output kernel), each with the
+transposes and reshapes it recognises as wrong.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from mha import attention, layers
+from mha import layers
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
-from mha.checks._shared import input_rng
-
-# --------------------------------------------------------------------------- frameworks
 
 
 @learner_check
@@ -57,37 +52,3 @@ def check_keras_output_kernel(fn, *, quiet: bool = False) -> None:
                 lambda: layer.W_o.reshape(d_head, 3, 12).transpose(1, 0, 2)),
     ])
     check.passed("W_o.reshape(n_heads, d_head, d_model): a reshape, no transpose.", quiet)
-
-
-# ---------------------------------------------------------------------------- real heads
-
-
-@learner_check
-def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
-                               quiet: bool = False) -> None:
-    """Check ``previous_token_share(weights)``: for weights (n_heads, seq, seq), each head's
-    mean weight from query i on key i - 1, over the queries that have a previous token."""
-    rng = input_rng(rng)
-    check = Checker("check_previous_token_share", fn, "previous_token_share")
-    weights = attention.softmax(2 * rng.normal(size=(3, 6, 6)))  # (n_heads, seq_q, seq_k)
-    case = "weights (3, 6, 6) = (n_heads, seq_q, seq_k)"
-    expected = np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)  # (n_heads,)
-    check.compare(check.call(weights, case=case), expected, case=case, mistakes=[
-        Mistake("you measured the weight on the *next* token (key i + 1); the previous token is "
-                "key i - 1: np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).",
-                lambda: np.diagonal(weights, offset=1, axis1=-2, axis2=-1).mean(axis=-1)),
-        Mistake("you included query 0, which has no previous token: average over queries "
-                "1 .. seq - 1 only.", lambda: np.diagonal(weights, offset=-1, axis1=-2,
-                                                          axis2=-1).sum(axis=-1) / 6),
-        Mistake("you averaged over the heads too: return one share per head, shape (n_heads,).",
-                lambda: np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean()),
-        Mistake("you measured the diagonal (each token on itself).",
-                lambda: np.diagonal(weights, axis1=-2, axis2=-1).mean(axis=-1)),
-    ])
-    check.passed("one share per head, averaged over the queries that have a previous token.",
-                 quiet)
-
-
-__all__ = [ "check_from_state_dict", "check_keras_output_kernel",
-    "check_previous_token_share",
-]
