@@ -10,6 +10,28 @@ untouched starter (``answer = ...``, or a function that raises ``NotImplementedE
 prints "not done yet" instead of failing, so an unsolved notebook still runs top to bottom; under
 :func:`strict` (as when grading) it fails.
 
+Each chapter's checks live in the module named after the chapter (``chapters/<module>.md``); in the
+book's order:
+
+- ``self_attention``: check_softmax, check_attention, check_causal_mask, check_dot_variance,
+  check_window_mask, check_padding_mask
+- ``multi_head``: check_multi_head, check_einsum_layer, check_parameter_formula
+- ``shapes``: check_split_heads, check_merge_heads, check_head_shapes
+- ``cross_attention``: check_cross_attention_shapes
+- ``cost``: check_crossover, check_kv_budget, check_block_size
+- ``positions``: check_rotate_new_keys
+- ``heads_that_learn``: check_uniform_entropy
+- ``efficient_attention``: check_query_chunks, check_merge_states, check_cache_tokens
+- ``transformer_block``: check_ffn_share, check_rms_norm
+- ``tiny_gpt``: check_temperature
+- ``encoder_decoder``: check_uniform_match
+- ``frameworks``: check_from_state_dict, check_keras_output_kernel
+- ``real_heads``: check_previous_token_share
+
+Import the checks from here, ``from mha.checks import check_softmax``. The private ``_core`` holds
+the machinery every check runs on (:class:`CheckFailed`, :func:`strict`), ``_shared`` the helpers
+that several chapters' checks use.
+
 >>> import mha
 >>> mha.checks.check_causal_mask(mha.causal_mask)
 ✔ check_causal_mask passed: matches mha.causal_mask, square and end-aligned.
