@@ -1,4 +1,11 @@
-"""Checks for one attention head: softmax, scaled dot-product attention and the causal mask."""
+"""Checks for the chapter "Self-attention and scaled dot-product attention" (``chapters/self_attention.md``).
+
+The one head a learner builds there, and in assignment 1: :func:`check_softmax`,
+:func:`check_attention` (with masks, if your function takes one) and :func:`check_causal_mask`; then
+the chapter's exercises: :func:`check_dot_variance` (why the scores are divided by √d_k),
+:func:`check_window_mask` and :func:`check_padding_mask`. Next to each check sit the mistakes it
+recognises, each with the message it prints when your numbers match that mistake.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +15,12 @@ import numpy as np
 
 from mha import attention, masks
 from mha.checks._core import Checker, Mistake, accepts, learner_check, takes_positional
+from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, output_and_weights
 
-FLOAT32_ADVICE = (
-    "Keep float32 as float32: under NumPy 2 (NEP 50) a float32 array combined with a float64 "
-    "*array or NumPy scalar* becomes float64, e.g. `scores / np.sqrt(d_k)`. Use a Python float "
-    "(`math.sqrt(d_k)`) or cast: `scores / np.sqrt(d_k).astype(scores.dtype)`."
-)
 OVERFLOW = (
     "overflow: np.exp of large scores is inf, and inf / inf is NaN. Subtract each row's max before "
     "np.exp (softmax does not change when a row is shifted), or use a stable softmax."
 )
-
-
-def _rng(rng: np.random.Generator | None) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng(0)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
 
 
 def _keepdims_hint(error: Exception) -> str:
@@ -98,7 +93,7 @@ def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = F
     Traceback (most recent call last):
     mha.checks.CheckFailed: check_softmax: overflow: np.exp of large scores is inf, ...
     """
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_softmax", fn, "softmax")
     for x, case in ((rng.normal(size=(3, 5)), "a (3, 5) input"),
                     (2.0 * rng.normal(size=(4, 4, 4)), "a (4, 4, 4) input")):
@@ -133,13 +128,6 @@ def _transpose_hint(error: Exception) -> str:
                 "np.swapaxes(k, -1, -2) (`.T` reverses every axis of a batch), and use @ rather "
                 "than np.dot, which is not a batched product.")
     return ""
-
-
-def _unpack(check: Checker, result, case: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Accept ``output`` or ``(output, weights)``."""
-    if isinstance(result, tuple | list) and len(result) == 2:
-        return check.as_array(result[0], case), check.as_array(result[1], case)
-    return check.as_array(result, case), None
 
 
 def _scores_then(q, k, v, weigh) -> np.ndarray:
@@ -177,7 +165,7 @@ def _call_attention(check, fn, q, k, v, mask, case, by_name):
         result = check.call(q, k, v, mask=mask, case=case, hint=_transpose_hint)
     else:
         result = check.call(q, k, v, mask, case=case, hint=_transpose_hint)
-    return _unpack(check, result, case)
+    return output_and_weights(check, result, case)
 
 
 def _check_masks(check, fn, rng, q, k, v) -> None:
@@ -245,7 +233,7 @@ def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool =
     Traceback (most recent call last):
     mha.checks.CheckFailed: check_attention: the scores were not scaled: divide q @ kᵀ by √d_k ...
     """
-    rng = _rng(rng)
+    rng = input_rng(rng)
     check = Checker("check_attention", fn, "attention")
     names = {3: "seq_q", 5: "seq_k", 4: "d_k", 6: "d_v", 2: "batch", 7: "n_heads"}
     q, k, v = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 6))
@@ -327,3 +315,83 @@ def check_causal_mask(fn, *, quiet: bool = False) -> None:
             lambda: np.tri(3, 5, dtype=bool))])
     check.passed("matches mha.causal_mask" + (", square and end-aligned." if two_sizes else
                  " (square; give it a seq_k parameter to check end alignment)."), quiet)
+
+
+@learner_check
+def check_dot_variance(variance, *, quiet: bool = False) -> None:
+    """Check Var(q · k) for q, k of 64 independent entries, mean 0 and standard deviation 2."""
+    check = Checker("check_dot_variance", lambda: None, "answer")
+    d, sigma = 64, 2.0
+    expected = d * sigma**4
+    expect_value(check, variance, expected, "Var(q · k) for d = 64, σ = 2", {
+        d * sigma**2: "each product q_i k_i has variance E[q_i²] E[k_i²] = σ² · σ² = σ⁴, "
+                      "not σ².",
+        sigma**4: "that is one term's variance; the d = 64 independent terms add up.",
+        math.sqrt(d) * sigma**2: "that is the standard deviation; the variance is its square.",
+        float(d): "that holds for σ = 1; with σ = 2 each term's variance is σ⁴ = 16."})
+    check.passed(f"d σ⁴ = {expected:.0f}; divide the scores by σ² √d to bring it back to 1.",
+                 quiet)
+
+
+@learner_check
+def check_window_mask(fn, *, quiet: bool = False) -> None:
+    """Check ``window_mask(seq, width)``: token i may see itself and the ``width - 1`` tokens before.
+
+    Examples
+    --------
+    >>> def window_mask(seq, width):
+    ...     offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k)
+    ...     return (offset >= 0) & (offset < width)
+    >>> check_window_mask(window_mask)
+    ✔ check_window_mask passed: causal, width tokens per row (fewer at the start), bool.
+    """
+    check = Checker("check_window_mask", fn, "window mask")
+    for seq, width in ((6, 3), (5, 1), (4, 9)):
+        case = f"seq = {seq}, width = {width}"
+        offset = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k): i - j
+        expected = (offset >= 0) & (offset < width)
+        got = check.as_array(check.call(seq, width, case=case), case)
+        if got.dtype != bool and got.shape == expected.shape and np.isin(got, (0, 1)).all():
+            got = got != 0
+        check.compare(got, expected, case=case, exact=True, mistakes=[
+            Mistake("the mask is not causal: a token may also see the tokens after it. Keep "
+                    "only i - j >= 0.", lambda o=offset, w=width: np.abs(o) < w),
+            Mistake(f"each row keeps width + 1 tokens: with width = {width} token i sees itself "
+                    "and the width - 1 before it, so i - j < width.",
+                    lambda o=offset, w=width: (o >= 0) & (o <= w)),
+            Mistake("the mask is inverted: True means 'may attend'.",
+                    lambda e=expected: ~e),
+        ])
+    check.passed("causal, width tokens per row (fewer at the start), bool.", quiet)
+
+
+@learner_check
+def check_padding_mask(fn, *, quiet: bool = False) -> None:
+    """Check ``padding_mask(lengths, seq)``: True on each sequence's real tokens, shape (batch, 1, 1, seq).
+
+    Examples
+    --------
+    >>> def padding_mask(lengths, seq):
+    ...     real = np.arange(seq)[None, :] < np.asarray(lengths)[:, None]  # (batch, seq_k)
+    ...     return real[:, None, None, :]  # (batch, 1, 1, seq_k)
+    >>> check_padding_mask(padding_mask)
+    ✔ check_padding_mask passed: (batch, 1, 1, seq_k), True on the real tokens, bool.
+    """
+    check = Checker("check_padding_mask", fn, "padding mask")
+    for lengths, seq in (([4, 6], 6), ([1, 3, 2], 3), ([5], 7)):
+        case = f"lengths = {lengths}, seq = {seq}"
+        expected = masks.padding_mask(lengths, seq)  # (batch, 1, 1, seq_k)
+        got = check.as_array(check.call(list(lengths), seq, case=case), case)
+        if got.dtype != bool and np.isin(got, (0, 1)).all():
+            got = got != 0
+        check.compare(got, expected, case=case, exact=True, mistakes=[
+            Mistake("the mask has shape (batch, seq_k): against scores (batch, n_heads, seq_q, seq_k) its "
+                    "batch axis lines up with the queries. Add the two singleton axes: "
+                    "mask[:, None, None, :].", lambda e=expected: e[:, 0, 0]),
+            Mistake("the mask is inverted: True means 'may attend', so real tokens are True.",
+                    lambda e=expected: ~e),
+            Mistake("one padding position too many is allowed: position t is real when t < length, "
+                    "not t <= length.", lambda s=seq, n=lengths: (
+                        np.arange(s)[None, :] <= np.array(n)[:, None])[:, None, None, :]),
+        ])
+    check.passed("(batch, 1, 1, seq_k), True on the real tokens, bool.", quiet)

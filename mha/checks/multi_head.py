@@ -1,4 +1,10 @@
-"""Checks for the multi-head part: splitting into heads, merging them back, the whole layer."""
+"""Checks for the chapter "Multi-head attention" (``chapters/multi_head.md``).
+
+What a learner finds here: :func:`check_multi_head`, which compares your whole layer (a function, a
+class or a built object) with :class:`mha.MultiHeadAttention` and names the step that went wrong, with
+the pipeline that recomputes each wrong step; then the chapter's exercises, :func:`check_einsum_layer`
+and :func:`check_parameter_formula`. The split and merge checks are in ``shapes.py``, with their chapter.
+"""
 
 from __future__ import annotations
 
@@ -8,109 +14,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha import attention, layers
-from mha.checks._core import Checker, Mistake, accepts, learner_check
-from mha.checks.attention import FLOAT32_ADVICE, _rng, _unpack
-
-BATCH, SEQ, N_HEADS, D_HEAD = 2, 5, 3, 4
-D_MODEL = N_HEADS * D_HEAD
-NAMES = {BATCH: "batch", SEQ: "seq", N_HEADS: "n_heads", D_HEAD: "d_head", D_MODEL: "d_model"}
-
-
-def _split_no_transpose(x, n_heads):
-    batch, seq, d_model = x.shape
-    return x.reshape(batch, n_heads, seq, d_model // n_heads)  # (batch, n_heads, seq, d_head)?!
-
-
-def _split_interleaved(x, n_heads):
-    batch, seq, d_model = x.shape
-    # (batch, seq, d_head, n_heads) -> (batch, n_heads, seq, d_head)
-    return x.reshape(batch, seq, d_model // n_heads, n_heads).transpose(0, 3, 1, 2)
-
-
-def _merge_no_transpose(x):
-    batch, n_heads, seq, d_head = x.shape
-    return x.reshape(batch, seq, n_heads * d_head)  # heads not moved back next to d_head
-
-
-def _merge_interleaved(x):
-    batch, n_heads, seq, d_head = x.shape
-    # (batch, seq, d_head, n_heads) -> (batch, seq, d_model)
-    return x.transpose(0, 2, 3, 1).reshape(batch, seq, n_heads * d_head)
-
-
-def _merge_reversed(x):
-    return attention.merge_heads(x[:, ::-1])
-
-
-SPLIT_MISTAKES = {
-    _split_no_transpose: "you reshaped straight to (batch, n_heads, seq, d_head) without "
-    "transposing: that cuts the *sequence* into heads. Reshape to (batch, seq, n_heads, d_head), "
-    "then swap axes 1 and 2.",
-    _split_interleaved: "you split the features as (d_head, n_heads), so each head gets every "
-    "n_heads-th feature. Head h owns the contiguous block h*d_head:(h+1)*d_head: reshape to "
-    "(batch, seq, n_heads, d_head).",
-}
-MERGE_MISTAKES = {
-    _merge_no_transpose: "you reshaped (batch, n_heads, seq, d_head) straight to (batch, seq, "
-    "d_model) without transposing: that mixes positions. Move the heads axis next to d_head first "
-    "(transpose(0, 2, 1, 3)), then reshape.",
-    _merge_reversed: "the heads are concatenated in reverse order: head 0 must fill features "
-    "0..d_head-1, head 1 the next d_head, and so on.",
-    _merge_interleaved: "the heads are interleaved feature by feature instead of concatenated "
-    "block by block: transpose to (batch, seq, n_heads, d_head), then reshape.",
-}
-
-
-@learner_check
-def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check your ``split_heads(x, n_heads)`` against :func:`mha.split_heads`.
-
-    ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``h``
-    holding features ``h*d_head:(h+1)*d_head``.
-
-    Examples
-    --------
-    >>> def no_transpose(x, n_heads):
-    ...     batch, seq, d_model = x.shape
-    ...     return x.reshape(batch, n_heads, seq, d_model // n_heads)
-    >>> check_split_heads(no_transpose)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    mha.checks.CheckFailed: check_split_heads: you reshaped straight to (batch, n_heads, seq, ...
-    """
-    check = Checker("check_split_heads", fn, "split_heads")
-    x = _rng(rng).normal(size=(BATCH, SEQ, D_MODEL))
-    case = f"x {x.shape} = (batch, seq, d_model), n_heads = {N_HEADS}"
-    got = check.call(x, N_HEADS, case=case)
-    transposed_late = Mistake("you reshaped to (batch, seq, n_heads, d_head) but did not move the "
-                              "heads axis forward: transpose(0, 2, 1, 3).",
-                              lambda: x.reshape(BATCH, SEQ, N_HEADS, D_HEAD))
-    mistakes = [Mistake(m, lambda f=f: f(x, N_HEADS)) for f, m in SPLIT_MISTAKES.items()]
-    check.compare(got, attention.split_heads(x, N_HEADS), case=case, names=NAMES, exact=True,
-                  mistakes=[*mistakes, transposed_late])
-    check.passed("(batch, seq, d_model) → (batch, n_heads, seq, d_head), heads in order.", quiet)
-
-
-@learner_check
-def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
-    """Check your ``merge_heads(x)`` against :func:`mha.merge_heads`.
-
-    ``x`` is (batch, n_heads, seq, d_head); the answer is (batch, seq, n_heads * d_head) with the
-    heads side by side in order.
-
-    Examples
-    --------
-    >>> import mha
-    >>> check_merge_heads(mha.merge_heads)
-    ✔ check_merge_heads passed: (batch, n_heads, seq, d_head) → (batch, seq, d_model).
-    """
-    check = Checker("check_merge_heads", fn, "merge_heads")
-    x = _rng(rng).normal(size=(BATCH, N_HEADS, SEQ, D_HEAD))
-    case = f"x {x.shape} = (batch, n_heads, seq, d_head)"
-    got = check.call(x, case=case)
-    mistakes = [Mistake(m, lambda f=f: f(x)) for f, m in MERGE_MISTAKES.items()]
-    check.compare(got, attention.merge_heads(x), case=case, names=NAMES, exact=True, mistakes=mistakes)
-    check.passed("(batch, n_heads, seq, d_head) → (batch, seq, d_model).", quiet)
+from mha import attention, cost, layers
+from mha.checks._core import Checker, Mistake, NotDone, accepts, learner_check, placeholder
+from mha.checks._shared import (
+    BATCH,
+    D_HEAD,
+    D_MODEL,
+    FLOAT32_ADVICE,
+    MERGE_MISTAKES,
+    N_HEADS,
+    NAMES,
+    SEQ,
+    SPLIT_MISTAKES,
+    expect_value,
+    input_rng,
+    merge_no_transpose,
+    output_and_weights,
+    split_no_transpose,
+)
 
 
 @dataclass(frozen=True)
@@ -150,7 +71,7 @@ def _layer_mistakes(x, w: _Weights) -> list[Mistake]:
         "work out, but each 'head' holds a slice of the *sequence* instead of a slice of the features, "
         "so the numbers are wrong. Split with reshape(batch, seq, n_heads, d_head).transpose(0, 2, 1, 3) "
         "and undo that transpose before merging.",
-        lambda: _layer_output(x, w, N_HEADS, split=_split_no_transpose, merge=_merge_no_transpose)))
+        lambda: _layer_output(x, w, N_HEADS, split=split_no_transpose, merge=merge_no_transpose)))
     transposed = _Weights(w.W_q.T, w.W_k.T, w.W_v.T, w.W_o.T, w.b_q, w.b_k, w.b_v, w.b_o)
     return mistakes + [
         Mistake(f"the scores were not scaled: divide them by √d_head = √{D_HEAD}.",
@@ -219,7 +140,7 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
     >>> check_multi_head(layer)
     ✔ check_multi_head passed: matches mha.MultiHeadAttention, in float64 and float32.
     """
-    rng = _rng(rng)
+    rng = input_rng(rng)
     name = getattr(cls_or_fn, "__name__", type(cls_or_fn).__name__)
     check = Checker("check_multi_head", cls_or_fn, "multi-head attention")
     x = rng.normal(size=(BATCH, SEQ, D_MODEL))
@@ -257,12 +178,12 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
     if only_float32:
         x, w, case = x32, w32, f"{case}, float32"
     expected, weights = _reference(x, w)
-    out, got_weights = _unpack(check, run(x, w, case), case)
+    out, got_weights = output_and_weights(check, run(x, w, case), case)
     check.compare(out, expected, case=case, names=NAMES, mistakes=_layer_mistakes(x, w))
     if got_weights is not None:
         check.compare(got_weights, weights, case=case + ", the weights", names=NAMES)
     if not only_float32:
-        out, _ = _unpack(check, run(x32, w32, "float32 inputs"), "float32 inputs")
+        out, _ = output_and_weights(check, run(x32, w32, "float32 inputs"), "float32 inputs")
         check.compare(out, _reference(x32, w32)[0], case="float32 inputs", names=NAMES)
     # A layer that stores its weights in its own precision (a float64 layer object, given float32
     # weights) may fairly answer in that precision: only a layer holding float32 weights must keep it.
@@ -277,4 +198,44 @@ def _holds_float32(layer, w) -> bool:
     layer.W_q = w.W_q
     return np.asarray(layer.W_q).dtype == np.float32
 
-__all__ = ["check_merge_heads", "check_multi_head", "check_split_heads"]
+
+@learner_check
+def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+    """Check ``mha_einsum(x, layer)``: multi-head self-attention of an unbatched ``x``
+    (seq, d_model) written with reshapes and ``np.einsum``, equal to ``layer(x)``."""
+    rng = input_rng(rng)
+    check = Checker("check_einsum_layer", fn, "mha_einsum")
+    layer = layers.MultiHeadAttention(12, 3, rng=rng)
+    for name in ("b_q", "b_k", "b_v", "b_o"):  # non-zero biases, so a forgotten one shows
+        setattr(layer, name, rng.normal(size=12))
+    x = rng.normal(size=(5, 12))
+    case = "x (5, 12) = (seq, d_model), 3 heads with biases"
+    no_bias_out = layers.MultiHeadAttention(12, 3, rng=0, bias=False)
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        setattr(no_bias_out, name, getattr(layer, name))
+    check.compare(check.call(x, layer, case=case), layer(x), case=case, mistakes=[
+        Mistake("the biases are missing: add b_q, b_k, b_v after the projections and b_o at the "
+                "end.", lambda: no_bias_out(x)),
+        Mistake("the output bias b_o is missing.", lambda: layer(x) - layer.b_o),
+    ])
+    check.passed("equal to layer(x), biases included.", quiet)
+
+
+@learner_check
+def check_parameter_formula(fn, *, quiet: bool = False) -> None:
+    """Check ``parameter_formula(d_model, n_heads)``: the learned numbers of a multi-head
+    attention layer with biases, against :func:`mha.cost.parameter_count`."""
+    check = Checker("check_parameter_formula", fn, "parameter_formula")
+    for d_model, n_heads in ((64, 1), (64, 8), (512, 8), (96, 12)):
+        case = f"d_model = {d_model}, n_heads = {n_heads}"
+        got = check.call(d_model, n_heads, case=case)
+        if placeholder(got):
+            raise NotDone(check.name)
+        hints = {4 * d_model**2: "the four bias vectors (4 · d_model numbers) are missing.",
+                 4 * d_model**2 + 4 * d_model * n_heads: "a bias has d_model numbers whatever "
+                 "the number of heads.",
+                 n_heads * (4 * d_model**2 + 4 * d_model): "heads split W_q, W_k, W_v, W_o "
+                 "into blocks; they do not add matrices."}
+        expect_value(check, got, cost.parameter_count(d_model, n_heads), f"on {case}", hints,
+                     rel=0)
+    check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
