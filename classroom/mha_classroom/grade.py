@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import mha_classroom.wire as wire
 from mha import checks
-from mha_classroom import wire
 from mha_classroom.borrowed import borrowed_test_cells
 from mha_classroom.probes import Answer, Probe, Recording, record, replay, signature_of
 from mha_classroom.sandbox import Limits, Sandbox, get_sandbox

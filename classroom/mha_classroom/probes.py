@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import mha_classroom.wire as wire
 from mha.checks import strict as checks_strict
 from mha.checks.integrity import GRADING, MESSAGE, VARIANT, PackageUsed
-from mha_classroom import wire
 from mha_classroom.source import Assignment, AssignmentError, instructor_source
 
 HIDDEN_FAILED = ("a hidden test failed (the grader runs more tests than you see): make your answer "

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 import mha
-from mha_classroom import wire
+import mha_classroom.wire as wire
 from mha_classroom.seccomp import seccomp_filter
 
 # The runner's own files, wherever the grader is installed (editable: classroom/mha_classroom/;
