@@ -2,18 +2,17 @@
 
 ``mha.MultiHeadAttention`` runs the readable code unless a problem asks for no weights and is large
 enough for the annex's door (:mod:`mha.fast`, at least ``mha.fast.TILE_MIN_SCORES`` scores). For each
-size this script times the
-layer three ways, in float32 and float64: with the door closed (``mha.fast.disabled()``: the readable
-code, whatever the size), as it runs by default, and ``torch.nn.MultiheadAttention``. The sizes are those the chapters use, and the forward
-benchmark's (batch 8, seq 512, d_model 512, 8 heads). With weights asked for, PyTorch is asked for
-per-head weights too (``average_attn_weights=False``).
+size this script times the layer three ways, in float32 and float64: with the door closed
+(``mha.fast.disabled()``: the readable code, whatever the size), as it runs by default, and
+``torch.nn.MultiheadAttention``. The sizes are those the chapters use, and the forward benchmark's
+(batch 8, seq 512, d_model 512, 8 heads). With weights asked for, PyTorch is asked for per-head weights
+too (``average_attn_weights=False``).
 
-Each row is a ratio measured in one run, the two sides timed in alternating blocks (never call by call;
-the median of seven blocks each, every block's calls back to back after a warm-up);
-the machine line above the table gives the matmul rate of the same run. Target from issue 35: the
-default path within 1.5x of PyTorch's time at every size, and so the readable path wherever it is the
-default. On a small machine PyTorch runs its softmax on every core, which one core's whole-array NumPy
-cannot match once the scores outgrow the caches; without weights, that is the door's job.
+Each row is a ratio measured in one run, the three timed in alternating blocks (never call by call; the
+median of seven blocks each, every block's calls back to back after a warm-up); the machine line above
+the table gives the matmul rate of the same run. Target from issue 35: the readable default path within
+1.5x of PyTorch's time. On a small machine PyTorch runs its softmax on every core, which one core's
+whole-array NumPy cannot match once the scores outgrow the caches; without weights, that is the door's job.
 
 Run: ``python benchmarks/bench_textbook.py`` (``--runs 3`` repeats the table; PyTorch is required).
 """
