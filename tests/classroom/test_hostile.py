@@ -30,7 +30,7 @@ FORBIDDEN_TEXT = (SECRET, KEY_SECRET, "CANARY-CONTENT-7c2e", "default_rng(2024)"
 #: The grader's peak resident memory over the whole batch. Python, NumPy, the course and jupytext
 #: take about 150 MiB; each of the two runs at a time may send 64 MiB, which the grader reads and
 #: copies once. The first round's forged frames took the grader to 751 MB for one run.
-GRADER_PEAK_MIB = 600
+GRADER_PEAK_MIB = 450
 
 
 def _result(batch, case):
