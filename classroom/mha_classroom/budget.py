@@ -86,7 +86,11 @@ class RunGroup:
         self.leaves = [Path(group, name) for group in budget.groups]
         limit, tasks = str(memory_mb * 2**20), str(nproc + SANDBOX_PROCESSES)
         for leaf in self.leaves:
-            leaf.mkdir(parents=True, exist_ok=True)
+            if not leaf.parent.is_dir():  # another grader took it for a stale one: make it again
+                leaf.parent.mkdir(parents=True, exist_ok=True)
+                if budget.kind == "cgroup v2":
+                    _write(leaf.parent / "cgroup.subtree_control", "+memory +pids")
+            leaf.mkdir(exist_ok=True)
         for leaf in self.leaves:
             if budget.kind == "cgroup v2":
                 _write(leaf / "memory.max", limit)
