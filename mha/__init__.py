@@ -29,6 +29,7 @@ Around it, imported only when used: :mod:`mha.lab` (what the chapters run), :mod
 """
 
 import importlib
+from types import ModuleType
 
 from mha import (
     attention,
@@ -45,6 +46,7 @@ from mha import (
     module,
     normalization,
     positions,
+    typing,
     validation,
 )
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
@@ -96,12 +98,13 @@ __all__ = [
     "module",
     "validation",
     "extras",
+    "typing",
     "fast",
     *_SUBPACKAGES,
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"mha.{name}")
     raise AttributeError(f"module 'mha' has no attribute {name!r}")
