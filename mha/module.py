@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 from typing import Generic, Self, TypeVar, cast, overload
 
 import numpy as np
@@ -28,7 +29,7 @@ class Module:
     ``"<part>."``.
     """
 
-    _params: dict[str, FloatArray | None]
+    _params: Mapping[str, FloatArray | None]
 
     def submodules(self) -> dict[str, Module]:
         """The layers inside this one, by name (none by default)."""

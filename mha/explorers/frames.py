@@ -203,7 +203,9 @@ class FrameExplorer(widgets.VBox):
         With ``live=`` controls: the controls and output recomputed in a running kernel.
     """
 
-    def __init__(self, *, children, sliders, stack, links, frames, kind, live=None):
+    def __init__(self, *, children: Sequence[Any], sliders: Mapping[str, Any], stack: Any,
+                 links: Sequence[Any], frames: Mapping[tuple[Any, ...], Any], kind: str,
+                 live: Any = None) -> None:
         super().__init__(children=children)
         self.sliders = sliders
         self.stack = stack

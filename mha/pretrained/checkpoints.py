@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +31,7 @@ _CONFIG_KEYS = ("hidden_size", "num_attention_heads", "num_hidden_layers", "inte
 
 
 # ---------------------------------------------------------------------------------------- finding files
-def find_checkpoint(path=None) -> Path:
+def find_checkpoint(path: str | os.PathLike[str] | None = None) -> Path:
     """The folder holding ``config.json``, ``model.safetensors`` and ``tokenizer.json``.
 
     Parameters
@@ -89,7 +91,7 @@ class EncoderConfig:
         return self.d_model // self.n_heads
 
 
-def read_config(folder) -> EncoderConfig:
+def read_config(folder: str | os.PathLike[str]) -> EncoderConfig:
     """Parse and check ``config.json``; unsupported architectures get a clear error."""
     file = Path(folder) / "config.json"
     try:
@@ -127,7 +129,7 @@ def read_config(folder) -> EncoderConfig:
 
 
 # ---------------------------------------------------------------------------------------- weights
-def layer_norm_names(prefix: str, names) -> tuple[str, str]:
+def layer_norm_names(prefix: str, names: Collection[str]) -> tuple[str, str]:
     """(scale, shift) names of a LayerNorm: ``weight``/``bias``, or ``gamma``/``beta`` in old conversions."""
     return (f"{prefix}.gamma", f"{prefix}.beta") if f"{prefix}.gamma" in names else (f"{prefix}.weight",
                                                                                       f"{prefix}.bias")
@@ -136,7 +138,7 @@ def layer_norm_names(prefix: str, names) -> tuple[str, str]:
 def _expected_shapes(config: EncoderConfig, names) -> dict[str, tuple[int, ...]]:
     """Every array the encoder needs, with the shape ``config`` implies (PyTorch's (out, in) for linears)."""
     d, ff = config.d_model, config.d_ff
-    shapes = {"embeddings.word_embeddings.weight": (config.vocab_size, d),
+    shapes: dict[str, tuple[int, ...]] = {"embeddings.word_embeddings.weight": (config.vocab_size, d),
               "embeddings.position_embeddings.weight": (config.max_positions, d),
               "embeddings.token_type_embeddings.weight": (config.n_token_types, d)}
     shapes.update(dict.fromkeys(layer_norm_names("embeddings.LayerNorm", names), (d,)))
@@ -153,7 +155,8 @@ def _expected_shapes(config: EncoderConfig, names) -> dict[str, tuple[int, ...]]
     return shapes
 
 
-def checked_weights(arrays: dict, config: EncoderConfig, file) -> tuple[dict[str, np.ndarray], list[str]]:
+def checked_weights(arrays: dict, config: EncoderConfig,
+                    file: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], list[str]]:
     """The arrays the encoder uses (prefix ``bert.`` removed) and the names it ignores."""
     prefix = next((p for p in ("", "bert.") if f"{p}embeddings.word_embeddings.weight" in arrays), None)
     if prefix is None:
