@@ -58,7 +58,8 @@ from mha.masks import causal_mask, padding_mask, torch_masks_to_mask
 from mha.normalization import LayerNorm, layer_norm
 from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
 
-__version__ = "0.1.0"
+#: The one place the version is written (pyproject.toml reads it; CHANGELOG.md says what changed).
+__version__ = "0.2.0"
 
 # Loaded on first use (PEP 562), so that `import mha` needs NumPy only.
 _SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained")

@@ -7,6 +7,24 @@ def test_version_matches_installed_metadata():
     assert mha.__version__ == importlib.metadata.version("mha-course")
 
 
+def test_the_version_is_written_once_and_named_alike_everywhere():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    import tomllib
+
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf8"))
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mha.__version__"}
+    citation = re.search(r'^version: "([^"]+)"', (root / "CITATION.cff").read_text(encoding="utf8"), re.M)
+    releases = re.findall(r"^## \[(\d[^]]*)\] - (\d{4}-\d\d-\d\d)$",
+                          (root / "CHANGELOG.md").read_text(encoding="utf8"), re.M)
+    assert citation and citation.group(1) == mha.__version__
+    assert releases and releases[0][0] == mha.__version__, "CHANGELOG.md's newest release is not this one"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", mha.__version__)  # MAJOR.MINOR.PATCH, CONTRIBUTING's policy
+
+
 def test_no_merge_conflict_markers_are_committed():
     import re
     import subprocess
