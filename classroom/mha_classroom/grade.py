@@ -17,6 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 import mha_classroom.wire as wire
 from mha import checks
@@ -318,7 +319,7 @@ def _consistent_signatures(signatures: dict, probes, answers: dict) -> dict:
 
 def _zero(assignment: Assignment, student: str, reason: str, event: str) -> StudentResult:
     message = f"not graded: {reason}"
-    return StudentResult(student, tuple(QuestionResult(t.grade_id, 0.0, t.points, message)
+    return StudentResult(student, tuple(QuestionResult(cast(str, t.grade_id), 0.0, t.points, message)
                                         for t in assignment.tests), (message,), (), (event,))
 
 
@@ -361,18 +362,18 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
         feedback = {"passed": "passed", "failed": outcome.message}.get(
             outcome.status, "not graded: your answers led the test to calls the grader could not "
             "ask your code about in time")
-        questions.append(QuestionResult(test.grade_id, test.points if passed else 0.0,
+        questions.append(QuestionResult(cast(str, test.grade_id), test.points if passed else 0.0,
                                         test.points, feedback))
     errors = []
     for number in sorted(set(got.cells) - borrowed):  # a borrowed test cell's errors are not the student's
-        status, error = got.cells[number]
-        if status != "ok" and error:
-            where = f", line {error[2]}" if error[2] else ""
-            errors.append(f"cell {number}{where}: {error[0]}: {error[1]}" if error[1]
-                          else f"cell {number}{where}: {error[0]}")
+        status, raised = got.cells[number]
+        if status != "ok" and raised:
+            where = f", line {raised[2]}" if raised[2] else ""
+            errors.append(f"cell {number}{where}: {raised[0]}: {raised[1]}" if raised[1]
+                          else f"cell {number}{where}: {raised[0]}")
         if status == "timeout":
             got.events.add("timeout")
-        if error and error[0] == "MemoryError":
+        if raised and raised[0] == "MemoryError":
             got.events.add("memory")
     return StudentResult(student, tuple(questions), tuple(notes + got.notes), tuple(errors),
                          tuple(sorted(events | got.events)))

@@ -26,6 +26,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
+from types import FrameType
 
 import numpy as np
 
@@ -97,7 +98,7 @@ def hidden_lines(assignment: Assignment) -> dict[str, set[int]]:
 
 def _from_hidden_line(hidden: dict[str, set[int]]) -> bool:
     """True if the innermost test-cell frame calling now is on a hidden line."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         lines = hidden.get(frame.f_code.co_filename)
         if lines is not None:
@@ -273,15 +274,15 @@ def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=N
             raise AnswerError(f"{name}() changed its input ({which}) in place: leave the arrays you "
                               "are given as they are and compute into new ones (x = x - m, not x -= m)")
         if answer.status != "ok":
-            error = _exception(name, answer, variant)
-            if isinstance(error, NotAnswered) and unanswered is not None:
-                unanswered.append(str(error))
-            raise error
+            failure = _exception(name, answer, variant)
+            if isinstance(failure, NotAnswered) and unanswered is not None:
+                unanswered.append(str(failure))
+            raise failure
         return wire.decode(answer.out, list(answer.arrays))
 
     replay_call.__name__ = replay_call.__qualname__ = name
     if parameters is not None:
-        replay_call.__signature__ = parameters
+        replay_call.__signature__ = parameters  # type: ignore[attr-defined]  # what inspect reads
     return replay_call
 
 
@@ -302,7 +303,7 @@ def signature_of(described) -> inspect.Signature | None:
 class TestOutcome:
     """One test cell's verdict: passed, failed (with feedback) or pending (needs more probes)."""
 
-    grade_id: str
+    grade_id: str | None
     status: str
     message: str = ""
 

@@ -29,6 +29,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -114,7 +115,7 @@ def _python_dirs() -> list[str]:
     candidates = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
                                                  Path(np.__file__).parent.parent)}
     candidates |= {sys.prefix}  # a venv is entered through its own path, symlinks and all
-    dirs = []
+    dirs: list[str] = []
     for path in sorted(candidates, key=len):
         if not any(path == d or path.startswith(d.rstrip("/") + "/") for d in (*SYSTEM_DIRS, *dirs)):
             dirs.append(path)
@@ -216,7 +217,7 @@ class Sandbox:
             args += ["--seccomp", SECCOMP_FD]  # the number of the pipe execute() passes
         args.append("--")
         if self.root:
-            args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            args += [cast(str, self.setpriv), f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--inh-caps=-all", "--bounding-set=-all", "--"]
         return args
 
@@ -241,10 +242,10 @@ class Sandbox:
         ``visible_done`` frame, ``second``. Return (exit status or None on time-out, stdout,
         the stdout offset where ``second`` was sent or -1)."""
         cap = limits.file_mb * 2**20
-        passed = ()
+        passed: tuple[int, ...] = ()
         if SECCOMP_FD in command:  # bubblewrap reads the filter from a pipe it inherits
             readable, writable = os.pipe()
-            os.write(writable, self.seccomp)  # 64 bytes: far below a pipe's buffer
+            os.write(writable, cast(bytes, self.seccomp))  # 64 bytes: far below a pipe's buffer
             os.close(writable)
             command = [str(readable) if part == SECCOMP_FD else part for part in command]
             passed = (readable,)
@@ -276,7 +277,7 @@ class Sandbox:
                     process.wait()
                     for pipe in (process.stdin, process.stdout):
                         try:
-                            pipe.close()
+                            pipe.close()  # type: ignore[union-attr]  # both are PIPEs
                         except OSError:
                             pass
         return status, bytes(data), split
@@ -330,7 +331,7 @@ def _framed(message: bytes) -> bytes:
     return len(message).to_bytes(8, "little") + message
 
 
-def _visible_done(data: bytes, start: int) -> tuple[int, int]:
+def _visible_done(data: bytes | bytearray, start: int) -> tuple[int, int]:
     """Look for the ``visible_done`` frame in ``data`` from the frame boundary ``start``: return
     (the offset just after it or -1, the boundary to resume from)."""
     offset = start

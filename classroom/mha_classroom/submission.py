@@ -14,8 +14,10 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from mha_classroom.release import student_source
 from mha_classroom.source import BEGIN_HIDDEN, END_HIDDEN, Assignment
@@ -94,7 +96,7 @@ def unique_ids(names: list[str]) -> list[str]:
             candidate = base[:64 - len(suffix)] + suffix  # still at most 64: safe_id keeps it whole
         taken.add(candidate.lower())
         ids[i] = candidate
-    return ids
+    return cast(list[str], ids)  # every entry is set by now
 
 
 def _walk(folder: Path, wanted: str) -> tuple[list[Path], str]:
@@ -285,7 +287,7 @@ def without_hidden_tests(source: str) -> str:
     return "\n".join(kept)
 
 
-def is_test_cell(source: str, grade_id: str | None, tests: set[str]) -> bool:
+def is_test_cell(source: str, grade_id: str | None, tests: AbstractSet[str | None]) -> bool:
     """A test cell: a test's id, and still its header somewhere in the cell (below a note, merged with
     the student's code, or with a remark typed after it).
 
@@ -315,7 +317,7 @@ def notes_on_test_cells(assignment: Assignment, cells) -> tuple[list[str], set[s
     :func:`read_notebook` returns them): missing, edited, or copied."""
     notes, events = [], set()
     tests = {test.grade_id for test in assignment.tests}
-    present: dict[str, list[str]] = {}  # a test cell copied in Jupyter keeps its id: several cells
+    present: dict[str | None, list[str]] = {}  # a test cell copied in Jupyter keeps its id: several cells
     for _, source, grade_id in cells:
         if is_test_cell(source, grade_id, tests):
             present.setdefault(grade_id, []).append(source.strip())

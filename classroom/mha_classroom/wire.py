@@ -23,6 +23,7 @@ import math
 import struct
 import zipfile
 from collections import OrderedDict, defaultdict
+from typing import Any
 
 import numpy as np
 
@@ -258,7 +259,8 @@ def read_frames(data: bytes, max_bytes: int, max_frames: int | None = None) -> t
 
     The frames before a flood of valid but unasked-for ones are kept, so the grader still sees which
     cell the run reached; unpacking a million tiny frames would cost a minute of the grader's time."""
-    frames, offset, header_budget = [], 0, MAX_HEADER_BYTES
+    frames: list[tuple[Any, ...]] = []
+    offset, header_budget = 0, MAX_HEADER_BYTES
     over = len(data) > max_bytes
     if over:  # the output was cut at the size limit: read what fits
         data = data[:max_bytes]
