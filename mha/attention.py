@@ -74,7 +74,8 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: FloatArray | None = None) -> F
     row_max = x.max(axis=axis, keepdims=True)  # (..., 1, ...); NaN anywhere in a slice makes its max NaN
     _check_row_maxima(row_max, x)
     row_max[np.isneginf(row_max)] = 0  # a slice of only -inf: exp(-inf - 0) = 0, where -inf - -inf is NaN
-    weights: FloatArray = np.subtract(x, row_max, out=out)  # x - row_max (into `out` when given)
+    with np.errstate(over="ignore"):  # x - row_max below the dtype's range: -inf, weight 0, as it should
+        weights: FloatArray = np.subtract(x, row_max, out=out)  # x - row_max (into `out` when given)
     np.exp(weights, out=weights)  # in (0, 1], the largest entry of each slice exactly 1
     total = weights.sum(axis=axis, keepdims=True)
     total[total == 0] = 1  # only all -inf slices sum to 0: their weights stay 0 instead of 0 / 0
@@ -145,7 +146,8 @@ def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask:
         return fast.attention(q, k, v, mask, bias)  # large, no weights wanted: the same numbers in tiles
     # Scaling q instead of the scores gives the same products for seq_k / d_head times fewer multiplications.
     q = q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]))
-    scores = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below, as the package's error
+        scores = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
     if bias is not None:
         scores += bias
     if mask is not None:

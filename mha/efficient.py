@@ -85,7 +85,8 @@ def chunked_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike 
         last_key = min(seq_k, i1 + offset) if causal else seq_k  # keys the block's last query may see
         for j0 in range(0, last_key, block_size):
             j1 = min(j0 + block_size, seq_k)
-            scores = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., n_q, n_k): block²
+            with np.errstate(over="ignore", invalid="ignore"):  # check_score_maxima names an overflow
+                scores = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., n_q, n_k): block²
             if mask is not None:
                 np.copyto(scores, -np.inf, where=~mask[..., i0:i1, j0:j1])
             if causal and j1 - 1 > i0 + offset:  # this block reaches into some query's future

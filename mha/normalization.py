@@ -93,19 +93,22 @@ def layer_norm(x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | N
         gamma = check_features(gamma, "gamma", x.shape[-1])
     if beta is not None:
         beta = check_features(beta, "beta", x.shape[-1])
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    centred = x - mean
-    with np.errstate(over="ignore"):  # an overflow is caught below, and taken the long way
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is caught below, and taken the long way
+        mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+        centred = x - mean
         var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
     if np.isfinite(var).all():
         inv_std = 1.0 / np.sqrt(var + x.dtype.type(eps))  # (..., 1)
         normalised = centred * inv_std
-    else:  # squares beyond the dtype (|x| over 1e154 in float64, 1.8e19 in float32): divide by the peak
-        peak = np.abs(centred).max(axis=-1, keepdims=True)  # (..., 1), > 0 wherever var overflowed
+    else:  # sums or squares beyond the dtype (|x| over 1e154 in float64, 1.8e19 in float32): the same
+        # steps on each row divided by its peak, within [-1, 1] (layer norm ignores a row's scale but eps)
+        peak = np.abs(x).max(axis=-1, keepdims=True)  # (..., 1)
         peak[peak == 0] = 1
-        unit = centred / peak  # within [-1, 1]
+        unit = x / peak
+        unit = unit - unit.mean(axis=-1, keepdims=True)  # within [-2, 2]
         with np.errstate(over="ignore", under="ignore"):  # eps / peak² may underflow to 0: negligible there
             rms = np.sqrt(np.mean(unit * unit, axis=-1, keepdims=True) + x.dtype.type(eps) / (peak * peak))
+            rms[rms == 0] = 1  # a constant row whose eps / peak² underflowed: its zeros stay zeros
             inv_std = 1.0 / (peak * rms)  # underflows to 0 for the largest rows: only the cache sees it
         normalised = unit / rms
     y = normalised if gamma is None else normalised * gamma

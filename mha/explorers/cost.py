@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from mha import cost
 from mha.explorers._live import live_int
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.plotting.cost import plot_cost_breakdown
 from mha.typing import DTypeLike
 
@@ -64,6 +64,9 @@ def cost_explorer(n_heads: Sequence[int] = (1, 8, 64), seq_len: Sequence[int] = 
     >>> sorted(explorer.frames)
     [(1, 128, 512), (8, 128, 512)]
     """
+    n_heads = slider_values("n_heads", n_heads)
+    seq_len = slider_values("seq_len", seq_len)
+    d_model = slider_values("d_model", d_model)
     bad = [(h, d) for h in n_heads for d in d_model if d % h]
     if bad:
         raise ValueError(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from mha.explorers._live import live_int
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab import cross_attention as toy_translation
 from mha.plotting.cross_attention import plot_alignment
 
@@ -41,6 +41,7 @@ def alignment_explorer(sentences: Sequence[str] = tuple(toy_translation.SENTENCE
     >>> len(explorer.frames)
     2
     """
+    sentences, d_heads = slider_values("sentences", sentences), slider_values("d_heads", d_heads)
     known = toy_translation.SENTENCE_PAIRS
     unknown = sorted(set(sentences) - set(known))
     if unknown:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.shapes import seeded_head_weights
 from mha.plotting.diagrams import plot_mha_diagram
 
@@ -44,6 +44,9 @@ def diagram_explorer(*, seqs: Sequence[int] = SEQS, d_models: Sequence[int] = D_
     >>> explorer.kind, len(explorer.frames)
     ('image', 2)
     """
+    seqs = slider_values("seqs", seqs)
+    d_models = slider_values("d_models", d_models)
+    head_counts = slider_values("head_counts", head_counts)
     bad = sorted({(d, h) for d in d_models for h in head_counts if d % h})
     if bad:
         raise ValueError(f"every n_heads must divide every d_model; these pairs do not: {bad}")

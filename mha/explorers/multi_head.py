@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from mha.explorers._live import live_int, live_text
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.examples import LONG_TOKENS, head_weights
 from mha.plotting.heads import plot_heads
 
@@ -60,6 +60,7 @@ def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts: Sequenc
     >>> len(explorer.frames), list(explorer.sliders)
     (2, ['n_heads', 'seq_len'])
     """
+    head_counts, seq_lens = slider_values("head_counts", head_counts), slider_values("seq_lens", seq_lens)
     def render(n_heads, seq_len, d_model=d_model, text=""):
         return render_heads(n_heads, seq_len, d_model=d_model, seed=seed, text=text)
 

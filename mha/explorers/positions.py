@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mha.explorers._live import live_float, live_int, live_log_float
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.plotting.charts import draw_curves
 from mha.plotting.heads import plot_heads
@@ -58,6 +58,7 @@ def relative_bias_explorer(strengths: Sequence[float] = (0.0, 1.0, 2.0, 4.0),
     >>> sorted(explorer.frames)
     [(0.0, 6), (4.0, 6)]
     """
+    strengths, seq_lens = slider_values("strengths", strengths), slider_values("seq_lens", seq_lens)
     return frame_explorer(
         render_relative_bias, {"strength": list(strengths), "seq_len": list(seq_lens)},
         labels={"strength": "bias strength", "seq_len": "tokens"},
@@ -122,6 +123,7 @@ def rotary_explorer(d_heads: Sequence[int] = (8, 16, 32, 64),
     >>> len(rotary_explorer(d_heads=(8, 16), bases=(100.0,)).frames)
     2
     """
+    d_heads, bases = slider_values("d_heads", d_heads), slider_values("bases", bases)
     return frame_explorer(
         render_rotary, {"d_head": list(d_heads), "base": list(bases)},
         labels={"d_head": "d_head", "base": "base"},
@@ -160,6 +162,7 @@ def alibi_explorer(head_counts: Sequence[int] = (1, 2, 4, 8),
     >>> len(alibi_explorer(head_counts=(1, 2), seq_lens=(8,)).frames)
     2
     """
+    head_counts, seq_lens = slider_values("head_counts", head_counts), slider_values("seq_lens", seq_lens)
     return frame_explorer(
         render_alibi, {"n_heads": list(head_counts), "seq_len": list(seq_lens)},
         labels={"n_heads": "heads", "seq_len": "tokens"},

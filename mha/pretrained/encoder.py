@@ -35,8 +35,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mha.block import TransformerBlock
+from mha.extras import require
 from mha.normalization import layer_norm
 from mha.pretrained.checkpoints import (
+    REINSTALL_HINT,
     EncoderConfig,
     checked_weights,
     find_checkpoint,
@@ -291,17 +293,24 @@ def load_encoder(path: str | os.PathLike[str] | None = None, *, dtype: DTypeLike
     ValueError
         A config or weight layout that is not BERT's, or shapes that disagree with the config.
     """
-    try:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-    except ImportError as error:
-        raise ImportError(f"mha.pretrained needs the packages safetensors and tokenizers ({error.name} is "
-                          "missing): pip install safetensors tokenizers") from None
+    require("mha.pretrained", "pretrained", "safetensors", "tokenizers")
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
     folder = find_checkpoint(path)
     config = read_config(folder)
-    weights, ignored = checked_weights(load_file(folder / "model.safetensors"), config,
-                                        folder / "model.safetensors")
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    weights_file, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
+    try:
+        arrays = load_file(weights_file)
+    except Exception as error:  # safetensors' SafetensorError, or OSError: say which file, and the fix
+        raise ValueError(f"{weights_file} is not a readable safetensors file ({type(error).__name__}: "
+                         f"{error}); {REINSTALL_HINT}") from error
+    weights, ignored = checked_weights(arrays, config, weights_file)
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    except Exception as error:  # tokenizers raises a bare Exception on a damaged file
+        raise ValueError(f"{tokenizer_file} is not a readable tokenizer file ({error}); "
+                         f"{REINSTALL_HINT}") from error
     tokenizer.no_padding()  # the shipped tokenizer pads every text to 128 tokens; we pad per batch
     tokenizer.enable_truncation(max_length=config.max_positions)
     return Encoder(config, weights, tokenizer, path=folder, ignored_weights=ignored, dtype=dtype)
