@@ -25,6 +25,33 @@ def test_the_version_is_written_once_and_named_alike_everywhere():
     assert re.fullmatch(r"\d+\.\d+\.\d+", mha.__version__)  # MAJOR.MINOR.PATCH, CONTRIBUTING's policy
 
 
+def test_one_python_floor_is_stated_and_the_docs_name_it():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    floor = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf8"))["project"]["requires-python"]
+    assert re.fullmatch(r">=3\.\d+", floor)
+    version = floor.removeprefix(">=")
+    for doc in ("README.md", "chapters/run_locally.md"):
+        named = set(re.findall(r"Python (3\.\d+)", (root / doc).read_text(encoding="utf8")))
+        assert named == {version}, f"{doc} names Python {sorted(named)}, pyproject.toml's floor is {version}"
+
+
+def test_a_missing_extra_is_named_with_commands_for_an_index_and_a_clone(monkeypatch):
+    import pytest
+
+    from mha.extras import MissingExtra, require
+
+    with pytest.raises(MissingExtra) as raised:
+        require("mha.plotting", "plot", "surely_not_installed_module")
+    assert str(raised.value) == ("mha.plotting needs surely_not_installed_module: "
+                                 'pip install "mha-course[plot]" '
+                                 '(in a clone of the course: pip install -e ".[plot]")')
+    assert isinstance(raised.value, ImportError)
+
+
 def test_no_merge_conflict_markers_are_committed():
     import re
     import subprocess
@@ -90,4 +117,5 @@ def test_the_core_modules_do_not_import_the_subpackages():
 def test_a_part_whose_extra_is_missing_names_the_install_command():
     code = ("import sys; sys.modules['matplotlib'] = None; import mha\n"
             "try:\n    import mha.plotting\nexcept ImportError as e:\n    print(type(e).__name__, e)")
-    assert _run(code) == 'MissingExtra mha.plotting needs matplotlib: pip install "mha-course[plot]"'
+    assert _run(code) == ('MissingExtra mha.plotting needs matplotlib: pip install "mha-course[plot]" '
+                          '(in a clone of the course: pip install -e ".[plot]")')
