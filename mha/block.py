@@ -321,8 +321,9 @@ class DecoderBlock(Module):
 
         ``mask`` adds to the causal mask of the self-attention (e.g. target padding).
         """
-        parts: dict[str, Any] = {}
         x = as_float_array(x, "x")
+        parts: dict[str, Any]
+        parts = {}
         h, parts["norm1"] = self.norm1.forward(x)
         attended, parts["self_attention"] = self.self_attention.forward(h, mask=mask, causal=causal)
         x = x + attended

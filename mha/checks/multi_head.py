@@ -130,6 +130,7 @@ def check_multi_head(cls_or_fn: Callable[..., Any], *, rng: np.random.Generator 
           object already built; either way with arrays ``W_q, W_k, W_v, W_o`` (each
           (d_model, d_model), used as ``x @ W_q``), optional ``b_q, b_k, b_v, b_o``, and called
           as ``layer(x)``.
+
         It returns (batch, seq, d_model), or ``(output, weights)`` with weights
         (batch, n_heads, seq, seq).
 

@@ -152,8 +152,9 @@ def decoder_block_backward(d_out: FloatArray, cache: BlockCache
     """
     if cache.norm != "decoder":
         raise ValueError(f"this is a {cache.norm}-norm TransformerBlock's cache: use block_backward")
-    c: dict[str, Any] = cache.parts
-    grads: Grads = {}
+    c: dict[str, Any]
+    grads: Grads
+    c, grads = cache.parts, {}
     g, d_h = feed_forward_backward(d_out, c["ffn"])
     grads.update(_named(g, "ffn"))
     g, d_norm = layer_norm_backward(d_h, c["norm3"])

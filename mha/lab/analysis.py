@@ -293,8 +293,8 @@ class PruningCurve:
         Head indices in the order they were removed (``removed[i]`` goes at step ``i + 1``).
     values : ndarray, shape (n_heads_total + 1,)
         ``values[n]`` is the metric with the first ``n`` heads of ``removed`` switched off.
-    masks : ndarray, shape (n_heads_total + 1, *shape)
-        The head mask behind each value.
+    masks : ndarray
+        The head mask behind each value: one per value, each of the importance array's shape.
     """
 
     removed: list[tuple[int, ...]]
