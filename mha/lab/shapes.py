@@ -66,7 +66,7 @@ def _memory_root(a: np.ndarray) -> np.ndarray:
 
 
 class _Recorder:
-    def __init__(self):
+    def __init__(self) -> None:
         self.steps: list[ShapeStep] = []
 
     def add(self, name: str, code: str, dims: str, array: np.ndarray) -> np.ndarray:
