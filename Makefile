@@ -20,6 +20,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 test: install
 	$(PYTHON) -m pip install -q -r requirements-test.txt
 	$(PYTHON) -m ruff check mha tests benchmarks book classroom
+	$(PYTHON) -m mypy  # strict on the core, standard on the rest: [tool.mypy] in pyproject.toml
 	$(PYTHON) -m pytest -n auto --dist worksteal
 
 bench: install

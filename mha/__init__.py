@@ -29,6 +29,7 @@ Around it, imported only when used: :mod:`mha.lab` (what the chapters run), :mod
 """
 
 import importlib
+from types import ModuleType
 
 from mha import (
     attention,
@@ -45,6 +46,7 @@ from mha import (
     module,
     normalization,
     positions,
+    typing,
     validation,
 )
 from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
@@ -56,7 +58,8 @@ from mha.masks import causal_mask, padding_mask, torch_masks_to_mask
 from mha.normalization import LayerNorm, layer_norm
 from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
 
-__version__ = "0.1.0"
+#: The one place the version is written (pyproject.toml reads it; CHANGELOG.md says what changed).
+__version__ = "0.2.0"
 
 # Loaded on first use (PEP 562), so that `import mha` needs NumPy only.
 _SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained")
@@ -96,12 +99,13 @@ __all__ = [
     "module",
     "validation",
     "extras",
+    "typing",
     "fast",
     *_SUBPACKAGES,
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"mha.{name}")
     raise AttributeError(f"module 'mha' has no attribute {name!r}")

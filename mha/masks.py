@@ -5,14 +5,17 @@ Masks broadcast against scores of shape ``(batch, n_heads, seq_q, seq_k)``. Comb
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from mha.typing import ArrayLike, BoolArray
 from mha.validation import check_positive_int
 
 __all__ = ["causal_mask", "padding_mask", "torch_masks_to_mask"]
 
 
-def causal_mask(seq_q: int, seq_k: int | None = None) -> np.ndarray:
+def causal_mask(seq_q: int, seq_k: int | None = None) -> BoolArray:
     """Let each query see its own position and the past, never the future.
 
     The mask is aligned to the *end*: query ``i`` is the token at position ``seq_k - seq_q + i``, so with a
@@ -45,7 +48,7 @@ def causal_mask(seq_q: int, seq_k: int | None = None) -> np.ndarray:
     return np.tri(seq_q, seq_k, k=seq_k - seq_q, dtype=bool)
 
 
-def padding_mask(lengths, seq_k: int) -> np.ndarray:
+def padding_mask(lengths: ArrayLike, seq_k: int) -> BoolArray:
     """Hide the padding at the end of each sequence in a ragged batch.
 
     Parameters
@@ -79,7 +82,8 @@ def padding_mask(lengths, seq_k: int) -> np.ndarray:
     return keep[:, None, None, :]  # (batch, 1, 1, seq_k)
 
 
-def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int | None = None):
+def torch_masks_to_mask(attn_mask: ArrayLike | None = None, key_padding_mask: ArrayLike | None = None, *,
+                        n_heads: int | None = None) -> BoolArray | None:
     """Translate PyTorch's ``nn.MultiheadAttention`` masks into one mask of this package.
 
     PyTorch's boolean masks mean the opposite: True = *not* allowed. Its float ``attn_mask`` is added to the
@@ -133,23 +137,30 @@ def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int |
         if allowed is not None and allowed.shape[-1] != keep.shape[-1]:
             raise ValueError(f"attn_mask {allowed.shape} and key_padding_mask {padding.shape} must agree on "
                              f"seq_k, their last dimension: got {allowed.shape[-1]} and {keep.shape[-1]}")
-        try:
-            allowed = keep if allowed is None else allowed & keep
-        except ValueError:  # a 3-D attn_mask's batch and the padding's batch differ
-            raise ValueError(f"attn_mask {tuple(allowed.shape)} (as (batch, n_heads, seq_q, seq_k)) and "
-                             f"key_padding_mask {padding.shape} (batch, seq_k) must agree on batch") from None
+        if allowed is None:
+            allowed = keep
+        else:
+            try:
+                allowed = allowed & keep
+            except ValueError:  # a 3-D attn_mask's batch and the padding's batch differ
+                raise ValueError(f"attn_mask {tuple(allowed.shape)} (as (batch, n_heads, seq_q, seq_k)) "
+                                 f"and key_padding_mask {padding.shape} (batch, seq_k) must agree on "
+                                 "batch") from None
     return allowed
 
 
-def _allowed_from_torch(mask: np.ndarray, name: str) -> np.ndarray:
+def _allowed_from_torch(mask: np.ndarray[Any, Any], name: str) -> BoolArray:
     """PyTorch's mask (bool True = blocked, or additive float 0 / -inf) as True = may attend."""
+    allowed: BoolArray
     if mask.dtype == np.bool_:
-        return ~mask
+        allowed = ~mask
+        return allowed
     if mask.dtype.kind == "f":
         if not np.all((mask == 0) | np.isneginf(mask)):
             raise ValueError(
                 f"a float {name} is an additive bias; only 0 / -inf entries translate to a boolean "
                 "mask (pass other biases through `bias=`)"
             )
-        return mask == 0
+        allowed = mask == 0
+        return allowed
     raise TypeError(f"{name} must be bool or float, got dtype {mask.dtype}")

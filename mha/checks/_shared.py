@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +59,7 @@ def number(check: Checker, got, what: str) -> float:
 
 
 def expect_value(check: Checker, got, expected: float, what: str,
-                 hints: dict[float, str] | None = None, *, rel: float = 1e-3) -> None:
+                 hints: Mapping[Any, str] | None = None, *, rel: float = 1e-3) -> None:
     """Fail unless ``got`` is ``expected`` (to ``rel``); add the hint of a known wrong value."""
     value = number(check, got, what)
     if math.isclose(value, expected, rel_tol=rel, abs_tol=1e-12):

@@ -15,7 +15,7 @@ from mha.checks._shared import expect_shapes
 
 
 @learner_check
-def check_cross_attention_shapes(predicted, *, quiet: bool = False) -> None:
+def check_cross_attention_shapes(predicted: object, *, quiet: bool = False) -> None:
     """Check predicted shapes for a decoder (d_model 64, 8 heads) reading a 48-wide encoder.
 
     ``predicted`` maps ``"W_q", "W_k", "W_v", "W_o", "weights", "output"`` to shape tuples, for a

@@ -8,6 +8,8 @@ merged into one) and :func:`check_cache_tokens` (how many tokens of KV cache fit
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +19,8 @@ from mha.checks._shared import expect_value, expect_values, input_rng, number
 
 
 @learner_check
-def check_query_chunks(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_query_chunks(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                       quiet: bool = False) -> None:
     """Check ``query_chunked_attention(q, k, v, chunk)``: queries cut into chunks of ``chunk``
     rows, each chunk attending to all keys; equal to full attention."""
     rng = input_rng(rng)
@@ -45,7 +48,8 @@ def _state(q_row, k, v):
 
 
 @learner_check
-def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_merge_states(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                       quiet: bool = False) -> None:
     """Check ``merge(state1, state2)`` for online-softmax states ``(m, l, a)``: the running
     maximum, the sum of ``exp(score - m)`` and the matching weighted sum of values."""
     rng = input_rng(rng)
@@ -78,7 +82,7 @@ def _tokens_that_fit(n_layers: int = 32) -> list[int]:
 
 
 @learner_check
-def check_cache_tokens(tokens, *, quiet: bool = False) -> None:
+def check_cache_tokens(tokens: object, *, quiet: bool = False) -> None:
     """Check how many tokens of KV cache fit in 24 GiB (32 layers, d_model 4096, 32 heads,
     16-bit) with 32, 8 and 1 key/value heads: a list of three numbers."""
     check = Checker("check_cache_tokens", lambda: None, "answer")

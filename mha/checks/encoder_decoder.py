@@ -12,7 +12,7 @@ from mha.checks._shared import expect_value
 
 
 @learner_check
-def check_uniform_match(score, *, quiet: bool = False) -> None:
+def check_uniform_match(score: object, *, quiet: bool = False) -> None:
     """Check the match score of a head spreading evenly over a 5-digit source and ``</s>``."""
     check = Checker("check_uniform_match", lambda: None, "answer")
     expect_value(check, score, 1 / 6, "the uniform head's match score", {

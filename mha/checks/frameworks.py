@@ -8,12 +8,15 @@ transposes and reshapes it recognises as wrong.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from mha import layers
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
 
 
 @learner_check
-def check_from_state_dict(fn, *, quiet: bool = False) -> None:
+def check_from_state_dict(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``from_state_dict(state)`` -> ``(W_q, W_k, W_v, W_o)`` for ``x @ W``, from a
     PyTorch ``nn.MultiheadAttention`` state dict (packed ``in_proj_weight``, ``(out, in)``)."""
     check = Checker("check_from_state_dict", fn, "from_state_dict")
@@ -35,7 +38,7 @@ def check_from_state_dict(fn, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_keras_output_kernel(fn, *, quiet: bool = False) -> None:
+def check_keras_output_kernel(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``keras_output_kernel(W_o, n_heads)``: the Keras output kernel
     (n_heads, d_head, d_model) from this course's ``W_o`` (d_model, d_model)."""
     check = Checker("check_keras_output_kernel", fn, "keras_output_kernel")

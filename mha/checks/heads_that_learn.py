@@ -14,7 +14,7 @@ from mha.checks._shared import expect_value
 
 
 @learner_check
-def check_uniform_entropy(mean_entropy, *, quiet: bool = False) -> None:
+def check_uniform_entropy(mean_entropy: object, *, quiet: bool = False) -> None:
     """Check the mean entropy (nats) of a causal head spreading evenly over 4 tokens."""
     check = Checker("check_uniform_entropy", lambda: None, "answer")
     expected = math.log(24) / 4

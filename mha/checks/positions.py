@@ -6,6 +6,9 @@ keys appended after a cache, and the two wrong position counts it recognises.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import positions
@@ -14,7 +17,7 @@ from mha.checks._shared import input_rng
 
 
 @learner_check
-def check_rotate_new_keys(fn, *, rng: np.random.Generator | None = None,
+def check_rotate_new_keys(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
                           quiet: bool = False) -> None:
     """Check ``rotate_new_keys(k_new, n_cached)``: RoPE for keys appended after ``n_cached``
     cached ones; ``k_new`` is (n_new, d_head)."""

@@ -7,6 +7,9 @@ token, query 0 included, the heads averaged together, the diagonal).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import attention
@@ -15,7 +18,7 @@ from mha.checks._shared import input_rng
 
 
 @learner_check
-def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
+def check_previous_token_share(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
                                quiet: bool = False) -> None:
     """Check ``previous_token_share(weights)``: for weights (n_heads, seq, seq), each head's
     mean weight from query i on key i - 1, over the queries that have a previous token."""

@@ -10,6 +10,8 @@ recognises, each with the message it prints when your numbers match that mistake
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +65,8 @@ def _softmax_mistakes(x: np.ndarray) -> list[Mistake]:
 
 
 @learner_check
-def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_softmax(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                  quiet: bool = False) -> None:
     """Check your softmax over the last axis against :func:`mha.softmax`.
 
     Parameters
@@ -207,7 +210,8 @@ def _check_masks(check, fn, rng, q, k, v) -> None:
 
 
 @learner_check
-def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_attention(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                    quiet: bool = False) -> None:
     """Check your scaled dot-product attention against :func:`mha.scaled_dot_product_attention`.
 
     Parameters
@@ -266,7 +270,7 @@ def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool =
 
 
 @learner_check
-def check_causal_mask(fn, *, quiet: bool = False) -> None:
+def check_causal_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check your causal mask against :func:`mha.causal_mask` (True = may attend).
 
     Parameters
@@ -318,7 +322,7 @@ def check_causal_mask(fn, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_dot_variance(variance, *, quiet: bool = False) -> None:
+def check_dot_variance(variance: object, *, quiet: bool = False) -> None:
     """Check Var(q · k) for q, k of 64 independent entries, mean 0 and standard deviation 2."""
     check = Checker("check_dot_variance", lambda: None, "answer")
     d, sigma = 64, 2.0
@@ -334,7 +338,7 @@ def check_dot_variance(variance, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_window_mask(fn, *, quiet: bool = False) -> None:
+def check_window_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``window_mask(seq, width)``: token i may see itself and the ``width - 1`` tokens before.
 
     Examples
@@ -366,7 +370,7 @@ def check_window_mask(fn, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_padding_mask(fn, *, quiet: bool = False) -> None:
+def check_padding_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``padding_mask(lengths, seq)``: True on each sequence's real tokens, shape (batch, 1, 1, seq).
 
     Examples

@@ -8,6 +8,9 @@ split and merge mistakes live in ``_shared.py``, because the multi-head check re
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import attention, layers
@@ -27,7 +30,8 @@ from mha.checks._shared import (
 
 
 @learner_check
-def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_split_heads(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                      quiet: bool = False) -> None:
     """Check your ``split_heads(x, n_heads)`` against :func:`mha.split_heads`.
 
     ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``h``
@@ -56,7 +60,8 @@ def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
 
 
 @learner_check
-def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_merge_heads(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                      quiet: bool = False) -> None:
     """Check your ``merge_heads(x)`` against :func:`mha.merge_heads`.
 
     ``x`` is (batch, n_heads, seq, d_head); the answer is (batch, seq, n_heads * d_head) with the
@@ -78,7 +83,7 @@ def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
 
 
 @learner_check
-def check_head_shapes(predicted, *, quiet: bool = False) -> None:
+def check_head_shapes(predicted: object, *, quiet: bool = False) -> None:
     """Check predicted shapes in cross-attention: batch 2, 5 queries, 9 keys, d_model 32, 4 heads.
 
     Keys: ``"q_heads", "k_heads", "v_heads", "scores", "heads_out", "output"``.

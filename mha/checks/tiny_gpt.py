@@ -6,6 +6,9 @@ next-token probabilities at a temperature, and the mistakes it recognises.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import attention
@@ -13,7 +16,7 @@ from mha.checks._core import Checker, Mistake, learner_check
 
 
 @learner_check
-def check_temperature(fn, *, quiet: bool = False) -> None:
+def check_temperature(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``with_temperature(logits, temperature)``: next-token probabilities at a temperature."""
     check = Checker("check_temperature", fn, "with_temperature")
     logits = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0]])

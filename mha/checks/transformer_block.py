@@ -7,6 +7,9 @@ the formula, with the mistakes it recognises: layer norm instead, gamma missing,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import normalization
@@ -15,7 +18,7 @@ from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng
 
 
 @learner_check
-def check_ffn_share(limit, *, quiet: bool = False) -> None:
+def check_ffn_share(limit: object, *, quiet: bool = False) -> None:
     """Check the share of a block's parameters in its feed-forward network as d_model grows."""
     check = Checker("check_ffn_share", lambda: None, "answer")
     expect_value(check, limit, 2 / 3, "the limit of the FFN's share", {
@@ -26,7 +29,8 @@ def check_ffn_share(limit, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_rms_norm(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                   quiet: bool = False) -> None:
     """Check ``rms_norm(x, gamma, eps=1e-5)``: ``gamma * x / sqrt(mean(x²) + eps)`` over the
     last axis, float32 kept float32."""
     rng = input_rng(rng)

@@ -21,6 +21,7 @@ import numpy as np
 from mha.attention import softmax
 from mha.explorers.attention_view import _static, embedded_json
 from mha.masks import causal_mask
+from mha.typing import ArrayLike
 
 __all__ = ["SoftmaxView", "softmax_view", "view_weights"]
 
@@ -39,7 +40,7 @@ STYLE = (".mha-sv{color:inherit;font-size:0.85rem;margin:0.5rem 0;max-width:100%
          ".mha-sv-cell{stroke:none}.mha-sv-caption{font-style:italic;margin:0.3rem 0}")
 
 
-def view_weights(scores, temperature: float, *, causal: bool = False) -> np.ndarray:
+def view_weights(scores: ArrayLike, temperature: float, *, causal: bool = False) -> np.ndarray:
     """What the view draws: ``mha.softmax(scores / temperature)`` with masked scores at ``-inf``.
 
     Parameters
@@ -121,7 +122,7 @@ class SoftmaxView:
                 f"T={p['temperature']:g}, causal={p['causal']})")
 
 
-def softmax_view(scores, tokens_q: Sequence[str], tokens_k: Sequence[str] | None = None, *,
+def softmax_view(scores: ArrayLike, tokens_q: Sequence[str], tokens_k: Sequence[str] | None = None, *,
                  temperature: float = 1.0, causal: bool = False, mask_toggle: bool | None = None,
                  title: str | None = None) -> SoftmaxView:
     """A heat map of ``softmax(scores / T)`` whose temperature slider runs in the reader's browser.

@@ -18,11 +18,12 @@ import numpy as np
 from mha.attention import merge_heads, split_heads
 from mha.grad.linear import linear_backward
 from mha.layers import LayerCache
+from mha.typing import ArrayLike, FloatArray
 
 __all__ = ["softmax_backward", "attention_backward", "multi_head_backward"]
 
 
-def softmax_backward(weights, d_weights, axis: int = -1) -> np.ndarray:
+def softmax_backward(weights: ArrayLike, d_weights: ArrayLike, axis: int = -1) -> FloatArray:
     """Gradient with respect to the softmax's input, from its output and the output's gradient.
 
     For ``w = softmax(s)`` the Jacobian is ``diag(w) − w wᵀ`` per slice, so
@@ -54,10 +55,12 @@ def softmax_backward(weights, d_weights, axis: int = -1) -> np.ndarray:
     if weights.shape != d_weights.shape:
         raise ValueError(f"weights {weights.shape} and d_weights {d_weights.shape} must have the same shape")
     inner = np.sum(weights * d_weights, axis=axis, keepdims=True)  # (..., 1, ...) per softmax slice
-    return weights * (d_weights - inner)
+    d_scores: FloatArray = weights * (d_weights - inner)
+    return d_scores
 
 
-def attention_backward(d_out, q, k, v, weights):
+def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, weights: FloatArray
+                       ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Gradients of :func:`mha.scaled_dot_product_attention` with respect to ``q``, ``k`` and ``v``.
 
     The forward pass is ``out, weights = scaled_dot_product_attention(q, k, v, mask, return_weights=True)``;
@@ -102,7 +105,8 @@ def attention_backward(d_out, q, k, v, weights):
     return dq, dk, dv
 
 
-def multi_head_backward(d_out, cache: LayerCache):
+def multi_head_backward(d_out: FloatArray, cache: LayerCache
+                        ) -> tuple[dict[str, FloatArray], FloatArray, FloatArray | None, FloatArray | None]:
     """Gradients of :meth:`mha.MultiHeadAttention.forward` for every weight and every input.
 
     Parameters
@@ -135,7 +139,8 @@ def multi_head_backward(d_out, cache: LayerCache):
     if cache.weights is None:
         raise ValueError("this cache keeps no attention weights (it came from the annex's tiles): "
                          "run layer.forward(...) for a pass that can go backward")
-    layer, grads = cache.layer, {}
+    layer = cache.layer
+    grads: dict[str, FloatArray | None] = {}
     grads["W_o"], grads["b_o"], d_concat = linear_backward(d_out, cache.concat, layer.W_o, layer.b_o)
     d_context = split_heads(d_concat, layer.n_heads)  # (batch, n_heads, seq_q, d_head)
     if cache.head_mask is not None:
@@ -145,6 +150,9 @@ def multi_head_backward(d_out, cache: LayerCache):
         batch, _, seq_k, d_head = dk.shape
         dk = dk.reshape(batch, layer.n_kv_heads, -1, seq_k, d_head).sum(axis=2)
         dv = dv.reshape(batch, layer.n_kv_heads, -1, seq_k, d_head).sum(axis=2)
+    if cache.inputs is None:
+        raise ValueError("this cache keeps no inputs (it came from decoding): run layer.forward(...) for a "
+                         "pass that can go backward")
     query, key, value = cache.inputs
     self_attention = key is None
     key = query if key is None else key
@@ -152,7 +160,7 @@ def multi_head_backward(d_out, cache: LayerCache):
     grads["W_q"], grads["b_q"], d_query = linear_backward(merge_heads(dq), query, layer.W_q, layer.b_q)
     grads["W_k"], grads["b_k"], d_key = linear_backward(merge_heads(dk), key, layer.W_k, layer.b_k)
     grads["W_v"], grads["b_v"], d_value = linear_backward(merge_heads(dv), value, layer.W_v, layer.b_v)
-    grads = {name: g for name, g in grads.items() if g is not None}  # no bias: no bias gradient
+    found = {name: g for name, g in grads.items() if g is not None}  # no bias: no bias gradient
     if self_attention:
-        return grads, d_query + d_key + d_value, None, None
-    return grads, d_query, d_key, d_value
+        return found, d_query + d_key + d_value, None, None
+    return found, d_query, d_key, d_value

@@ -9,6 +9,8 @@ learned cross-attention map can be scored against the right answer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, overload
+
 import numpy as np
 
 from mha.block import DecoderBlock
@@ -22,7 +24,11 @@ from mha.grad import (
 from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_generator, check_dtype_argument, check_positive_int
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.seq2seq_tasks import Seq2SeqBatch
 
 __all__ = ["Seq2Seq", "greedy_decode"]
 
@@ -51,8 +57,9 @@ class Seq2Seq(Module):
     ((1, 3, 12), (1, 2, 3, 4))
     """
 
-    def __init__(self, vocab_size, max_len, d_model=32, n_heads=2, encoder_layers=1, decoder_layers=2,
-                 d_ff=None, *, rng, dtype=np.float32):
+    def __init__(self, vocab_size: int, max_len: int, d_model: int = 32, n_heads: int = 2,
+                 encoder_layers: int = 1, decoder_layers: int = 2, d_ff: int | None = None, *, rng: Seed,
+                 dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
         self.max_len = check_positive_int(max_len, "max_len")
         self.d_model = check_positive_int(d_model, "d_model")
@@ -74,14 +81,14 @@ class Seq2Seq(Module):
         self.decoder_norm = LayerNorm(d_model, dtype=self.dtype)
         self.n_heads = self.decoder[0].cross_attention.n_heads
 
-    @property
-    def _params(self) -> dict[str, np.ndarray]:
+    @property  # computed: the arrays live in named attributes
+    def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
         return {"token_embedding": self.token_embedding, "source_positions": self.source_positions,
                 "target_positions": self.target_positions}
 
     def submodules(self) -> dict[str, Module]:
         """``encoder.0``, ``decoder.0``, ``decoder.1``, ..., ``encoder_norm``, ``decoder_norm``."""
-        parts = {f"encoder.{i}": block for i, block in enumerate(self.encoder)}
+        parts: dict[str, Module] = {f"encoder.{i}": block for i, block in enumerate(self.encoder)}
         parts.update({f"decoder.{i}": block for i, block in enumerate(self.decoder)})
         return {**parts, "encoder_norm": self.encoder_norm, "decoder_norm": self.decoder_norm}
 
@@ -99,7 +106,7 @@ class Seq2Seq(Module):
     def _key_mask(source_mask):
         return np.asarray(source_mask, dtype=bool)[:, None, None, :]  # (batch, 1, 1, seq_k)
 
-    def encode(self, source, source_mask) -> np.ndarray:
+    def encode(self, source: IntArray, source_mask: ArrayLike) -> np.ndarray:
         """The encoder's output, shape (batch, seq_k, d_model)."""
         source = self._check(source, "source")
         h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
@@ -110,7 +117,14 @@ class Seq2Seq(Module):
     def _readout(self, h):
         return linear(self.decoder_norm(h), self.token_embedding.T)  # (batch, seq_q, vocab_size)
 
-    def __call__(self, source, source_mask, tokens, *, return_weights=False):
+    @overload
+    def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
+                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
+    def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
         """Next-token logits for decoder input ``tokens`` (batch, seq_q), reading ``source`` (batch, seq_k).
 
         With ``return_weights=True`` also returns each decoder block's cross-attention weights,
@@ -126,7 +140,7 @@ class Seq2Seq(Module):
         logits = self._readout(h)
         return (logits, crosses) if return_weights else logits
 
-    def loss_grads_and_logits(self, batch):
+    def loss_grads_and_logits(self, batch: Seq2SeqBatch) -> tuple[float, dict[str, FloatArray], FloatArray]:
         """The loss on a :class:`~mha.lab.seq2seq_tasks.Seq2SeqBatch`, its gradients, and the logits."""
         source, tokens = self._check(batch.source, "source"), self._check(batch.tokens, "tokens")
         key_mask = self._key_mask(batch.source_mask)
@@ -137,8 +151,8 @@ class Seq2Seq(Module):
             enc_caches.append(cache)
         memory, memory_cache = self.encoder_norm.forward(h)
         x = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
-        for block in self.decoder:
-            x, cache = block.forward(x, memory, memory_mask=key_mask)
+        for decoder_block in self.decoder:
+            x, cache = decoder_block.forward(x, memory, memory_mask=key_mask)
             dec_caches.append(cache)
         normed, norm_cache = self.decoder_norm.forward(x)
         logits = linear(normed, self.token_embedding.T)  # (batch, seq_q, vocab_size)
@@ -170,8 +184,8 @@ class Seq2Seq(Module):
         return loss, grads, logits
 
 
-def greedy_decode(model: Seq2Seq, source, source_mask, *, bos: int, eos: int, max_new: int | None = None,
-                  use_cache: bool = True):
+def greedy_decode(model: Seq2Seq, source: IntArray, source_mask: BoolArray, *, bos: int, eos: int,
+                  max_new: int | None = None, use_cache: bool = True) -> tuple[IntArray, FloatArray]:
     """Write the most likely target, one token at a time, until every row has produced ``eos``.
 
     Parameters

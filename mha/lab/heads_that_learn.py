@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from mha.lab.training import AttentionOnlyModel, _progress_bar, logits_quality, train
+from mha.typing import ArrayLike, Seed
 from mha.validation import as_generator, check_positive_int
 
 __all__ = ["RELATIONS", "CardBatch", "HeadCountSweep", "card_relations", "card_vocab_size",
@@ -71,7 +73,7 @@ def card_vocab_size(n_colours: int, n_numbers: int) -> int:
     return max(n_colours * n_numbers, n_numbers ** len(RELATIONS))
 
 
-def card_relations(batch: int, n_colours: int, n_numbers: int, *, rng) -> CardBatch:
+def card_relations(batch: int, n_colours: int, n_numbers: int, *, rng: Seed) -> CardBatch:
     """Sequences of ``2 * n_colours`` cards, each colour twice in random order, random numbers.
 
     Parameters
@@ -116,7 +118,7 @@ def card_relations(batch: int, n_colours: int, n_numbers: int, *, rng) -> CardBa
     return CardBatch(colours * n_numbers + numbers, np.where(loss_mask, ids, 0), loss_mask, answers)
 
 
-def relation_accuracy(logits, cards: CardBatch, n_numbers: int) -> np.ndarray:
+def relation_accuracy(logits: ArrayLike, cards: CardBatch, n_numbers: int) -> np.ndarray:
     """How often each of the three numbers in the predicted answer is right, on scored positions.
 
     Parameters
@@ -208,9 +210,10 @@ def _check_head_counts(head_counts, d_model: int) -> np.ndarray:
     return counts.astype(int)
 
 
-def head_count_sweep(head_counts=(1, 2, 4, 8, 16, 32), *, rng, d_model: int = 32, n_seeds: int = 3,
-                     steps: int = 300, batch: int = 32, lr: float = 3e-2, n_colours: int = 6,
-                     n_numbers: int = 4, n_held_out: int = 512, progress: bool = True) -> HeadCountSweep:
+def head_count_sweep(head_counts: Sequence[int] = (1, 2, 4, 8, 16, 32), *, rng: Seed, d_model: int = 32,
+                     n_seeds: int = 3, steps: int = 300, batch: int = 32, lr: float = 3e-2,
+                     n_colours: int = 6, n_numbers: int = 4, n_held_out: int = 512,
+                     progress: bool = True) -> HeadCountSweep:
     """Train a one-layer :class:`~mha.lab.AttentionOnlyModel` per head count and seed; score held-out cards.
 
     Everything but the number of heads is the same across head counts: ``d_model``, the parameter count,

@@ -14,10 +14,14 @@ from __future__ import annotations
 import numbers
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mha.lab.analysis import head_entropy, mean_attention_distance, weight_at_offset, weight_on
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.pretrained.encodings import BatchEncoding
 
 __all__ = ["PATTERN_SCORES", "KINDS", "HeadSurvey", "survey_heads"]
 
@@ -61,12 +65,13 @@ class HeadSurvey:
 
 
 def _check_fraction(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 < value <= 1:
+    real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if not real or not 0 < float(value) <= 1:
         raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
     return float(value)
 
 
-def survey_heads(batch, *, threshold: float = 0.5, broad: float = 0.8) -> HeadSurvey:
+def survey_heads(batch: BatchEncoding, *, threshold: float = 0.5, broad: float = 0.8) -> HeadSurvey:
     """Score every head of an encoder on a batch of sentences, and name its kind.
 
     Parameters

@@ -9,14 +9,18 @@ that every run gives the same numbers); :func:`generate` writes with the KV cach
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 
+from mha.efficient import KVCache
 from mha.grad import block_backward, cross_entropy, embedding_backward, layer_norm_backward
 from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
 from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
+from mha.typing import ArrayLike, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["TinyGPT", "sample_next", "generate", "per_position_loss"]
@@ -49,8 +53,9 @@ class TinyGPT(Module):
     ((3, 8, 10), 2, (3, 2, 8, 8))
     """
 
-    def __init__(self, vocab_size, context, d_model=64, n_heads=4, n_layers=2, d_ff=None, *, tied=True,
-                 activation="relu", rng, dtype=np.float32):
+    def __init__(self, vocab_size: int, context: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
+                 d_ff: int | None = None, *, tied: bool = True, activation: str = "relu", rng: Seed,
+                 dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
         self.seq_len = self.context = check_positive_int(context, "context")
         self.n_layers = check_positive_int(n_layers, "n_layers")
@@ -67,16 +72,16 @@ class TinyGPT(Module):
         self.unembedding = None if tied else \
             (rng.standard_normal((d_model, vocab_size)) / math.sqrt(d_model)).astype(self.dtype)
 
-    @property
-    def _params(self) -> dict[str, np.ndarray]:
+    @property  # computed: the arrays live in named attributes
+    def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
         params = {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding}
-        return params if self.tied else {**params, "unembedding": self.unembedding}
+        return params if self.unembedding is None else {**params, "unembedding": self.unembedding}
 
     def submodules(self) -> dict[str, Module]:
         """The blocks (``blocks.0``, ...) and the final ``norm``: names such as ``blocks.0.attention.W_q``."""
         return {**{f"blocks.{i}": block for i, block in enumerate(self.blocks)}, "norm": self.norm}
 
-    def check_tokens(self, tokens) -> np.ndarray:
+    def check_tokens(self, tokens: ArrayLike) -> np.ndarray:
         """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
         return check_token_batch(tokens, self.vocab_size, self.context, "context")
 
@@ -88,10 +93,18 @@ class TinyGPT(Module):
         return self.token_embedding[tokens] + positions  # (batch, seq, d_model), the residual stream
 
     def _readout(self, h):
-        weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
+        # (d_model, vocab_size): the embedding itself when tied
+        weights = self.token_embedding.T if self.unembedding is None else self.unembedding
         return linear(self.norm(h), weights)  # (batch, seq, vocab_size)
 
-    def __call__(self, tokens, *, head_mask=None, return_weights=False):
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
         """Next-character logits at every position.
 
         Parameters
@@ -120,7 +133,7 @@ class TinyGPT(Module):
         loss, grads, _ = self.loss_grads_and_logits(batch)
         return loss, grads
 
-    def loss_grads_and_logits(self, batch: Batch):
+    def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, FloatArray], FloatArray]:
         """The loss, its gradient for every parameter, and the logits (what :func:`train` records)."""
         tokens = self.check_tokens(batch.tokens)
         h = self._embed(tokens)
@@ -129,7 +142,8 @@ class TinyGPT(Module):
             h, cache = block.forward(h, causal=True)
             caches.append(cache)
         normed, norm_cache = self.norm.forward(h)
-        weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
+        # (d_model, vocab_size): the embedding itself when tied
+        weights = self.token_embedding.T if self.unembedding is None else self.unembedding
         logits = linear(normed, weights)  # (batch, seq, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
         d_readout = normed.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)
@@ -151,11 +165,11 @@ class TinyGPT(Module):
         return loss, grads, logits
 
     # ------------------------------------------------------------------ decoding
-    def new_caches(self, batch: int = 1):
+    def new_caches(self, batch: int = 1) -> list[KVCache]:
         """One empty KV cache per block, sized for the whole context."""
         return [block.attention.new_cache(batch, capacity=self.context) for block in self.blocks]
 
-    def decode(self, tokens_new, caches):
+    def decode(self, tokens_new: IntArray, caches: Sequence[KVCache]) -> FloatArray:
         """Logits for new tokens, reusing the keys and values of the tokens already in ``caches``.
 
         Parameters
@@ -184,7 +198,8 @@ class TinyGPT(Module):
                 f"n_heads={self.n_heads}, n_layers={self.n_layers}, tied={self.tied}, parameters={n})")
 
 
-def sample_next(logits, rng, *, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
+def sample_next(logits: ArrayLike, rng: Seed, *, temperature: float = 1.0,
+                top_k: int | None = None) -> np.ndarray:
     """Draw one token per row of ``logits`` (batch, vocab_size).
 
     ``temperature`` divides the logits (below 1: sharper, above 1: flatter; 0: always the most likely);
@@ -220,8 +235,17 @@ def sample_next(logits, rng, *, temperature: float = 1.0, top_k: int | None = No
     return np.minimum(picked, logits.shape[1] - 1)
 
 
-def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.0, top_k: int | None = None,
-             use_cache: bool = True, return_logits: bool = False):
+@overload
+def generate(model: TinyGPT, prompt: ArrayLike, n_new: int, *, rng: Seed, temperature: float = ...,
+             top_k: int | None = ..., use_cache: bool = ...,
+             return_logits: Literal[False] = ...) -> IntArray: ...
+@overload
+def generate(model: TinyGPT, prompt: ArrayLike, n_new: int, *, rng: Seed, temperature: float = ...,
+             top_k: int | None = ..., use_cache: bool = ...,
+             return_logits: Literal[True]) -> tuple[IntArray, FloatArray]: ...
+def generate(model: TinyGPT, prompt: ArrayLike, n_new: int, *, rng: Seed, temperature: float = 1.0,
+             top_k: int | None = None, use_cache: bool = True,
+             return_logits: bool = False) -> IntArray | tuple[IntArray, FloatArray]:
     """Continue ``prompt`` by ``n_new`` sampled tokens, with the KV cache or by full recomputation.
 
     The model sees at most ``model.context`` tokens. When the window is full, it restarts from the last
@@ -265,7 +289,7 @@ def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.
             start = tokens.shape[1] - model.context // 2
             if use_cache:
                 caches, step_input = model.new_caches(tokens.shape[0]), tokens[:, start:]
-        if use_cache:
+        if caches is not None:  # use_cache
             logits = model.decode(step_input, caches)[:, -1]  # (batch, vocab_size)
         else:
             logits = model(tokens[:, start:])[:, -1]
@@ -275,7 +299,7 @@ def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.
     return (tokens, np.stack(all_logits, axis=1)) if return_logits else tokens
 
 
-def per_position_loss(model: TinyGPT, batch: Batch, *, head_mask=None) -> np.ndarray:
+def per_position_loss(model: TinyGPT, batch: Batch, *, head_mask: ArrayLike | None = None) -> np.ndarray:
     """Cross-entropy at every position, averaged over the batch: shape (seq,), nats.
 
     Examples

@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, Protocol, overload
 
 import numpy as np
 
@@ -21,6 +23,7 @@ from mha.grad import cross_entropy, multi_head_backward
 from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
 from mha.layers import MultiHeadAttention
 from mha.module import Module
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_generator, check_dtype_argument, check_positive_int
 
 __all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
@@ -57,7 +60,8 @@ class AttentionOnlyModel(Module):
     ((3, 12, 10), 2, (3, 2, 12, 12))
     """
 
-    def __init__(self, vocab_size, seq_len, d_model=32, n_heads=4, n_layers=2, *, rng, dtype=np.float32):
+    def __init__(self, vocab_size: int, seq_len: int, d_model: int = 32, n_heads: int = 4, n_layers: int = 2,
+                 *, rng: Seed, dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
         self.seq_len = check_positive_int(seq_len, "seq_len")
         self.n_layers = check_positive_int(n_layers, "n_layers")
@@ -72,8 +76,8 @@ class AttentionOnlyModel(Module):
         self.unembedding = readout.astype(self.dtype)
         self.d_model, self.n_heads = d_model, self.layers[0].n_heads
 
-    @property
-    def _params(self) -> dict[str, np.ndarray]:
+    @property  # computed: the arrays live in named attributes
+    def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
         return {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding,
                 "unembedding": self.unembedding}
 
@@ -81,7 +85,7 @@ class AttentionOnlyModel(Module):
         """The attention layers, named ``layers.0``, ``layers.1``, ... (so ``layers.0.W_q``)."""
         return {f"layers.{i}": layer for i, layer in enumerate(self.layers)}
 
-    def check_tokens(self, tokens) -> np.ndarray:
+    def check_tokens(self, tokens: ArrayLike) -> np.ndarray:
         """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
         return check_token_batch(tokens, self.vocab_size, self.seq_len, "seq_len")
 
@@ -92,7 +96,14 @@ class AttentionOnlyModel(Module):
         positions = self.position_embedding[:tokens.shape[1]]  # (seq, d_model)
         return self.token_embedding[tokens] + positions  # (batch, seq, d_model)
 
-    def __call__(self, tokens, *, head_mask=None, return_weights=False):
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
         """Next-token logits for every position.
 
         Parameters
@@ -150,7 +161,8 @@ class AttentionOnlyModel(Module):
         return loss, grads, logits
 
 
-def evaluate(model: AttentionOnlyModel, batch: Batch, *, head_mask=None) -> tuple[float, float]:
+def evaluate(model: AttentionOnlyModel, batch: Batch, *,
+             head_mask: ArrayLike | None = None) -> tuple[float, float]:
     """Loss (nats) and next-token accuracy on the positions of ``batch.loss_mask``.
 
     Examples
@@ -164,7 +176,7 @@ def evaluate(model: AttentionOnlyModel, batch: Batch, *, head_mask=None) -> tupl
     return logits_quality(model(batch.tokens, head_mask=head_mask), batch)
 
 
-def logits_quality(logits, batch: Batch) -> tuple[float, float]:
+def logits_quality(logits: FloatArray, batch: Batch | LabelledTokens) -> tuple[float, float]:
     """Loss (nats) and accuracy of ``logits`` ``(batch, seq, vocab)`` on ``batch.loss_mask``'s positions.
 
     :func:`evaluate` without the forward pass, for callers that need the logits for more.
@@ -173,9 +185,20 @@ def logits_quality(logits, batch: Batch) -> tuple[float, float]:
     return loss, _accuracy(logits, batch)
 
 
-def _accuracy(logits, batch: Batch) -> float:
+def _accuracy(logits: FloatArray, batch: Batch | LabelledTokens) -> float:
     correct = logits.argmax(axis=-1) == batch.targets  # (batch, seq)
     return float(correct[batch.loss_mask].mean())
+
+
+class LabelledTokens(Protocol):
+    """What the measures read from a batch: a :class:`~mha.lab.Batch`, or a task's own batch with answers."""
+
+    @property
+    def tokens(self) -> IntArray: ...  # (batch, seq)
+    @property
+    def targets(self) -> IntArray: ...  # (batch, seq)
+    @property
+    def loss_mask(self) -> BoolArray: ...  # (batch, seq)
 
 
 class Adam:
@@ -199,14 +222,15 @@ class Adam:
     True
     """
 
-    def __init__(self, params, *, lr=1e-2, betas=(0.9, 0.99), eps=1e-8):
+    def __init__(self, params: Mapping[str, FloatArray], *, lr: float = 1e-2,
+                 betas: tuple[float, float] = (0.9, 0.99), eps: float = 1e-8) -> None:
         self.params = dict(params)
         self.lr, self.betas, self.eps = float(lr), tuple(betas), float(eps)
         self.m = {name: np.zeros_like(p) for name, p in self.params.items()}
         self.v = {name: np.zeros_like(p) for name, p in self.params.items()}
         self.t = 0
 
-    def step(self, grads, *, lr=None) -> None:
+    def step(self, grads: Mapping[str, FloatArray], *, lr: float | None = None) -> None:
         """One update from ``grads`` (same names and shapes as ``params``)."""
         if set(grads) != set(self.params):
             missing, unexpected = sorted(set(self.params) - set(grads)), sorted(set(grads) - set(self.params))
@@ -239,8 +263,9 @@ class TrainingHistory:
     seconds: float = 0.0
 
 
-def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-2, warmup: int = 50,
-          probe=None, snapshot_steps=(), held_out: Batch | None = None, progress: bool = True,
+def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Batch], *, steps: int, rng: Seed,
+          lr: float = 1e-2, warmup: int = 50, probe: ArrayLike | None = None,
+          snapshot_steps: Iterable[int] = (), held_out: Batch | None = None, progress: bool = True,
           blas_threads: int | None = 1) -> TrainingHistory:
     """Train ``model`` with Adam on fresh batches from ``sample(rng)``, with a progress bar.
 

@@ -10,10 +10,14 @@ Nothing here is a stored image: change the sizes and the picture changes with th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.shapes import _text_color, head_colors
 from mha.plotting.style import SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 
 __all__ = ["plot_mha_diagram", "plot_soft_lookup", "plot_head_split"]
 
@@ -47,7 +51,7 @@ def _arrow(ax, start, end, *, color="#444444"):
                 arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.0, "shrinkA": 0, "shrinkB": 0})
 
 
-def _tint(color: str, amount: float = 0.82) -> tuple[float, float, float]:
+def _tint(color: str, amount: float = 0.82) -> tuple[float, ...]:
     """``color`` mixed with white: a light fill that keeps black text readable."""
     from matplotlib.colors import to_rgb
 
@@ -67,8 +71,8 @@ def _mini_map(ax, x, y, w, h, weights):
               interpolation="nearest", aspect="auto", zorder=3)
 
 
-def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weights=None,
-                     title: str | None = None):
+def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weights: ArrayLike | None = None,
+                     title: str | None = None) -> Figure:
     """Multi-head attention as boxes and arrows, every box labelled with the shape it holds.
 
     Left to right: the input ``x``; each head's projections ``q_i = x W_Q,i`` (and k, v); each head's
@@ -144,7 +148,7 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
         drawn = weights is not None and seq <= 16
         _box(ax, 2.85, y, 1.38 if drawn else 1.9, row_h, f"softmax(q kᵀ/√{d_head})\nweights ({seq}, {seq})",
              edge=edge, face=face, fontsize=10)
-        if drawn:
+        if drawn and weights is not None:
             _box(ax, 4.23, y, 0.52, row_h, "", edge=edge, face=face)
             _mini_map(ax, 4.28, y + 0.06, 0.42, row_h - 0.12, weights[head])
         _arrow(ax, (4.75, y + row_h / 2), (4.95, y + row_h / 2))
@@ -171,7 +175,8 @@ def _rect(x, y, w, h, color):
     return Rectangle((x, y), w, h, facecolor=color, edgecolor="white", linewidth=0.8)
 
 
-def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = None):
+def plot_soft_lookup(keys: Sequence[str], weights: ArrayLike, values: ArrayLike, *, query: str,
+                     title: str | None = None) -> Figure:
     """Attention as a soft dictionary lookup: every key gets a weight, the answer mixes every value.
 
     Parameters
@@ -240,7 +245,7 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
     return fig
 
 
-def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2):
+def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2) -> Figure:
     """Where each number of ``q`` goes when it is split into heads (batch axis left out).
 
     Three panels: ``q`` of shape ``(seq, d_model)``; ``q.reshape(seq, n_heads, d_head)``, the same numbers

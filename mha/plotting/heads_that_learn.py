@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_head_count_sweep"]
@@ -37,10 +39,11 @@ def _per_seed_panel(ax, counts, values, color, ylabel):
     ax.set_ylabel(ylabel)
 
 
-def plot_head_count_sweep(head_counts, loss, accuracy, *, relation_accuracy=None,
+def plot_head_count_sweep(head_counts: Sequence[int], loss: ArrayLike, accuracy: ArrayLike, *,
+                          relation_accuracy: ArrayLike | None = None,
                           relation_names: Sequence[str] | None = None, d_model: int | None = None,
                           chance_loss: float | None = None,
-                          title: str = "Quality against the number of heads"):
+                          title: str = "Quality against the number of heads") -> Figure:
     """Held-out loss and accuracy against the number of heads (log2 axis), mean ± std over seeds.
 
     Parameters
@@ -82,9 +85,9 @@ def plot_head_count_sweep(head_counts, loss, accuracy, *, relation_accuracy=None
         if parts.ndim != 3 or parts.shape[:2] != loss.shape:
             raise ValueError(f"relation_accuracy must have shape (n_counts, n_seeds, n_relations) = "
                              f"{loss.shape + ('n_relations',)}, got {parts.shape}")
-        relation_names = list(relation_names or (f"part {i}" for i in range(parts.shape[2])))
-        if len(relation_names) != parts.shape[2]:
-            raise ValueError(f"relation_names must name {parts.shape[2]} parts, got {len(relation_names)}")
+        names = list(relation_names or (f"part {i}" for i in range(parts.shape[2])))
+        if len(names) != parts.shape[2]:
+            raise ValueError(f"relation_names must name {parts.shape[2]} parts, got {len(names)}")
     n_panels = 2 if parts is None else 3
     fig = new_figure(3.9 * n_panels + 0.4, 3.6)
     axes = fig.subplots(1, n_panels)
@@ -96,7 +99,7 @@ def plot_head_count_sweep(head_counts, loss, accuracy, *, relation_accuracy=None
         axes[0].axhline(chance_loss, color="0.4", linestyle="--", linewidth=1, label="uniform guess")
     if parts is not None:
         markers, styles = "osD^v", ("-", "--", ":", "-.")  # lines that overlap stay visible
-        for j, (name, color) in enumerate(zip(relation_names, SERIES_COLORS[2:], strict=False)):
+        for j, (name, color) in enumerate(zip(names, SERIES_COLORS[2:], strict=False)):
             axes[2].plot(counts, parts[:, :, j].mean(axis=1), marker=markers[j % len(markers)],
                          linestyle=styles[j % len(styles)], color=color, linewidth=1.6, label=name)
         axes[2].set_ylabel("held-out accuracy of each part")

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.heads import draw_weights
 from mha.plotting.style import SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.self_attention import ScalingCurves
 
 __all__ = ["plot_scores_and_weights", "plot_score_variance", "plot_saturation", "plot_scaling_frame"]
 
@@ -16,7 +23,8 @@ RAW_LABEL = "q·k (no scaling)"
 SCALED_LABEL = "q·k / √d_k"
 
 
-def plot_scores_and_weights(scores, weights, tokens_q=None, tokens_k=None, *, title=None):
+def plot_scores_and_weights(scores: ArrayLike, weights: ArrayLike, tokens_q: Sequence[str] | None = None,
+                            tokens_k: Sequence[str] | None = None, *, title: str | None = None) -> Figure:
     """Scores (signed) next to the weights the softmax makes of them, row for row.
 
     Parameters
@@ -85,7 +93,7 @@ def _draw_raw_and_scaled(ax, d_k, raw, scaled, ylabel):
     ax.grid(alpha=0.3)
 
 
-def plot_score_variance(curves):
+def plot_score_variance(curves: ScalingCurves) -> Figure:
     """Variance of the scores against ``d_k``, log-log, without and with the ``1/√d_k`` scale.
 
     Parameters
@@ -115,7 +123,7 @@ def plot_score_variance(curves):
     return fig
 
 
-def plot_saturation(curves):
+def plot_saturation(curves: ScalingCurves) -> Figure:
     """How peaked the softmax is against ``d_k``: mean largest weight and mean entropy.
 
     Parameters
@@ -155,7 +163,8 @@ def plot_saturation(curves):
     return fig
 
 
-def plot_scaling_frame(scores, *, d_k: int, scaled: bool, score_limit: float, rows_shown: int = 8):
+def plot_scaling_frame(scores: ArrayLike, *, d_k: int, scaled: bool, score_limit: float,
+                       rows_shown: int = 8) -> Figure:
     """One frame of the scaling explorer: the spread of the scores and the weights they give.
 
     Parameters

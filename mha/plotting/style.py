@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import textwrap
 import zlib
+from typing import Any
 
 from matplotlib.figure import Figure
 
@@ -32,14 +33,17 @@ class CourseFigure(Figure):
     """
 
     alt_text: str | None = None
+    #: Filled by :func:`mha.plotting.heads.plot_heads`: one ``HeadPanel`` per head, in head order.
+    head_panels: tuple[Any, ...] = ()
 
     def describe(self) -> str:
         """Alt text: ``alt_text`` if set, else the figure's titles and axis labels in words."""
         if self.alt_text:
             return self.alt_text
         parts = []
-        if self._suptitle is not None and self._suptitle.get_text():
-            parts.append(self._suptitle.get_text())
+        suptitle = self._suptitle  # type: ignore[attr-defined]  # get_suptitle() is matplotlib >= 3.8
+        if suptitle is not None and suptitle.get_text():
+            parts.append(suptitle.get_text())
         for ax in self.axes:
             if not ax.get_visible() or not ax.has_data():
                 continue
@@ -49,7 +53,7 @@ class CourseFigure(Figure):
             parts.append(", ".join(filter(None, [title, *labels])))
         return "Figure: " + "; ".join(p for p in parts if p) if any(parts) else "Figure"
 
-    def draw(self, renderer):
+    def draw(self, renderer: Any) -> None:
         """Draw, first wrapping any title wider than the room it has (no clipped titles)."""
         _wrap_titles(self, renderer)
         super().draw(renderer)
@@ -79,15 +83,15 @@ def _wrap_text(text, room: float, renderer) -> None:
 def _wrap_titles(fig: Figure, renderer) -> None:
     """Wrap the suptitle to the figure's width and each axes title to its grid cell's width."""
     figure_width = fig.bbox.width * 0.98
-    if fig._suptitle is not None:
-        _wrap_text(fig._suptitle, figure_width, renderer)
+    if fig._suptitle is not None:  # type: ignore[attr-defined]  # matplotlib's own attribute
+        _wrap_text(fig._suptitle, figure_width, renderer)  # type: ignore[attr-defined]
     for ax in fig.axes:
         spec = ax.get_subplotspec()
         share = 1.0
         if spec is not None:
             columns = spec.get_gridspec().ncols
             share = (spec.colspan.stop - spec.colspan.start) / columns
-        for title in (ax.title, ax._left_title, ax._right_title):
+        for title in (ax.title, ax._left_title, ax._right_title):  # type: ignore[attr-defined]
             _wrap_text(title, figure_width * share, renderer)
 
 

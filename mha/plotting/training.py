@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.analysis import PruningCurve
 
 __all__ = ["head_label", "plot_training_curve", "plot_head_scores", "plot_pruning"]
 
@@ -17,10 +23,10 @@ MAX_NAMED_STEPS = 25
 MAX_NAMED_GRID_HEADS = 8
 
 
-def head_label(index) -> str:
+def head_label(index: int | tuple[int, ...]) -> str:
     """``(1, 3)`` -> ``"L1 H3"`` (layer 1, head 3); ``(3,)`` or ``3`` -> ``"H3"``."""
-    index = tuple(np.atleast_1d(index).tolist())
-    return f"L{index[0]} H{index[1]}" if len(index) == 2 else f"H{index[-1]}"
+    parts = tuple(np.atleast_1d(index).tolist())
+    return f"L{parts[0]} H{parts[1]}" if len(parts) == 2 else f"H{parts[-1]}"
 
 
 def _running_mean(values: np.ndarray, window: int) -> np.ndarray:
@@ -30,7 +36,8 @@ def _running_mean(values: np.ndarray, window: int) -> np.ndarray:
     return np.convolve(padded, kernel, mode="valid")
 
 
-def plot_training_curve(loss, accuracy=None, *, marks: Sequence[int] = (), title: str = "Training"):
+def plot_training_curve(loss: ArrayLike, accuracy: ArrayLike | None = None, *, marks: Sequence[int] = (),
+                        title: str = "Training") -> Figure:
     """Loss per step (log scale) and, optionally, accuracy per step, with dashed lines at ``marks``.
 
     Parameters
@@ -87,7 +94,8 @@ def plot_training_curve(loss, accuracy=None, *, marks: Sequence[int] = (), title
     return fig
 
 
-def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = None, fmt: str = ".2f"):
+def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = None,
+                     fmt: str = ".2f") -> Figure:
     """One small heatmap per score, layers down and heads across, each cell labelled with its value.
 
     Parameters
@@ -142,8 +150,8 @@ def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = No
     return fig
 
 
-def plot_pruning(curve, accuracy=None, *, n_removed: int | None = None, metric: str = "loss (nats)",
-                 title: str = "Removing heads, least important first"):
+def plot_pruning(curve: PruningCurve, accuracy: ArrayLike | None = None, *, n_removed: int | None = None,
+                 metric: str = "loss (nats)", title: str = "Removing heads, least important first") -> Figure:
     """The metric as heads are removed, with the removed head named under each step.
 
     Parameters
