@@ -172,7 +172,7 @@ def _empty_and_remove(leaf: Path) -> None:
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
     """(mount point, filesystem type, super options) of the cgroup file systems."""
-    found = []
+    found: list[tuple[str, str, set[str]]] = []
     try:
         lines = Path("/proc/self/mountinfo").read_text().splitlines()
     except OSError:
@@ -187,7 +187,7 @@ def _mounts() -> list[tuple[str, str, set[str]]]:
 
 def _own_groups() -> dict[str, str]:
     """Hierarchy ("" for v2, else the controller) -> this process's group path in it."""
-    groups = {}
+    groups: dict[str, str] = {}
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:

@@ -17,6 +17,7 @@ cell or call, so the rest still counts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import mha_classroom.wire as wire
 from mha import checks
@@ -24,6 +25,9 @@ from mha_classroom.borrowed import borrowed_test_cells
 from mha_classroom.probes import Answer, Probe, signature_of
 from mha_classroom.seccomp import syscall_number
 from mha_classroom.stand_ins import MISSING
+
+if TYPE_CHECKING:  # the sandbox module imports nothing of this one; the names are for mypy only
+    from mha_classroom.sandbox import Limits, RunOutput, Sandbox
 
 MAX_RUNS = 8  # runs for the visible calls (and the hidden ones that go with them)
 MAX_HIDDEN_RUNS = 8  # runs for hidden calls alone (a round of chained hidden calls, a stalled one)
@@ -81,11 +85,11 @@ class Collected:
 class Request:
     """What to ask in a run: the cells, the calls, the names, which run, with which files."""
 
-    sandbox: object
+    sandbox: Sandbox
     cells: list
     names: list
     functions: list
-    limits: object
+    limits: Limits
     files: str | None = None
     stand_in: tuple = ()
 
@@ -143,7 +147,7 @@ class RunResult:
     visible: dict
     hidden: dict
     info: dict | None
-    output: object
+    output: RunOutput
 
 
 def one_run(request: Request, visible: list[Probe], hidden: list[Probe], with_mha: bool):

@@ -93,7 +93,7 @@ def recording_for(assignment: Assignment) -> Recording:
 
 def _zero(assignment: Assignment, student: str, reason: str, event: str) -> StudentResult:
     message = f"not graded: {reason}"
-    return StudentResult(student, tuple(QuestionResult(t.grade_id, 0.0, t.points, message)
+    return StudentResult(student, tuple(QuestionResult(t.test_id, 0.0, t.points, message)
                                         for t in assignment.tests), (message,), (), (event,))
 
 
@@ -183,29 +183,29 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
     by_id = {outcome.grade_id: outcome for outcome in outcomes}
     questions = []
     for test in assignment.tests:
-        outcome = by_id[test.grade_id]
+        outcome = by_id[test.test_id]
         passed = outcome.status == "passed"
         feedback = {"passed": "passed", "failed": outcome.message}.get(
             outcome.status, outcome.message or PENDING)
-        questions.append(QuestionResult(test.grade_id, test.points if passed else 0.0,
+        questions.append(QuestionResult(test.test_id, test.points if passed else 0.0,
                                         test.points, without_paths(feedback, hide)))
     errors = []
     for number in sorted(set(got.cells) - borrowed):  # a borrowed test cell's errors are not the student's
-        status, error = got.cells[number]
-        if status != "ok" and error:
-            where = f", line {error[2]}" if error[2] else ""
-            errors.append(f"cell {number}{where}: {error[0]}: {error[1]}" if error[1]
-                          else f"cell {number}{where}: {error[0]}")
+        status, cell_error = got.cells[number]
+        if status != "ok" and cell_error:
+            where = f", line {cell_error[2]}" if cell_error[2] else ""
+            errors.append(f"cell {number}{where}: {cell_error[0]}: {cell_error[1]}" if cell_error[1]
+                          else f"cell {number}{where}: {cell_error[0]}")
         if status == "timeout":
             got.events.add("timeout")
-        if error and error[0] == "MemoryError":
+        if cell_error and cell_error[0] == "MemoryError":
             got.events.add("memory")
     for number in sorted(borrowed & set(got.cells)):  # what really happened to a borrowed test cell
-        status, error = got.cells[number]
-        if status != "ok" and error:
-            at = f" at line {error[2]}" if error[2] else ""
-            got.notes.append(f"the test cell in cell {number} stopped{at} ({error[0]}: "
-                             f"{error[1][:200]}) when the grader ran it with your code, as it would "
+        status, cell_error = got.cells[number]
+        if status != "ok" and cell_error:
+            at = f" at line {cell_error[2]}" if cell_error[2] else ""
+            got.notes.append(f"the test cell in cell {number} stopped{at} ({cell_error[0]}: "
+                             f"{cell_error[1][:200]}) when the grader ran it with your code, as it would "
                              "in your notebook")
     said = notes + got.notes + _notes_on_runs(got)
     return StudentResult(student, tuple(questions), tuple(without_paths(n, hide) for n in said),

@@ -133,7 +133,7 @@ def unique_ids(names: list[str]) -> list[str]:
             candidate = base[:64 - len(suffix)] + suffix  # still at most 64: safe_id keeps it whole
         taken.add(candidate.lower())
         ids[i] = candidate
-    return ids
+    return [given for given in ids if given is not None]  # every name has one by now
 
 
 def _walk(folder: Path, wanted: str) -> tuple[list[Path], str]:

@@ -26,6 +26,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
+from types import FrameType
 
 import numpy as np
 
@@ -102,7 +103,7 @@ def hidden_lines(assignment: Assignment) -> dict[str, set[int]]:
 
 def _from_hidden_line(hidden: dict[str, set[int]]) -> bool:
     """True if the innermost test-cell frame calling now is on a hidden line."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         lines = hidden.get(frame.f_code.co_filename)
         if lines is not None:
@@ -280,15 +281,15 @@ def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=N
             raise AnswerError(f"{name}() changed its input ({which}) in place: leave the arrays you "
                               "are given as they are and compute into new ones (x = x - m, not x -= m)")
         if answer.status != "ok":
-            error = _exception(name, answer, variant)
-            if isinstance(error, NotAnswered) and unanswered is not None and not on_hidden_line:
-                unanswered.append(str(error))
-            raise error
+            failure = _exception(name, answer, variant)
+            if isinstance(failure, NotAnswered) and unanswered is not None and not on_hidden_line:
+                unanswered.append(str(failure))
+            raise failure
         return wire.decode(answer.out, list(answer.arrays))
 
     replay_call.__name__ = replay_call.__qualname__ = name
     if parameters is not None:
-        replay_call.__signature__ = parameters
+        replay_call.__signature__ = parameters  # type: ignore[attr-defined]  # what inspect reads
     return replay_call
 
 
@@ -372,10 +373,10 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
             try:
                 _run_cell(instructor_source(cell), namespace, filename)
                 if cell.role == "test":
-                    outcomes.append(TestOutcome(cell.grade_id, "passed"))
+                    outcomes.append(TestOutcome(cell.test_id, "passed"))
             except ProbeMissing as pending:
                 if cell.role == "test":
-                    outcomes.append(TestOutcome(cell.grade_id, "pending",
+                    outcomes.append(TestOutcome(cell.test_id, "pending",
                                                 HIDDEN_FAILED if pending.hidden else ""))
             except Exception as error:  # noqa: BLE001 - a failed test
                 if cell.role != "test":
@@ -384,7 +385,7 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
                 message = _failure(error, cell, filename)
                 if unanswered and message != HIDDEN_FAILED:  # the grader's reason first: no answer came
                     message = f"{unanswered[0]} ({message})"
-                outcomes.append(TestOutcome(cell.grade_id, "failed", message))
+                outcomes.append(TestOutcome(cell.test_id, "failed", message))
     return outcomes, missing
 
 

@@ -223,7 +223,7 @@ class Sandbox:
         if self.seccomp is not None:
             args += ["--seccomp", SECCOMP_FD]  # the number of the pipe execute() passes
         args.append("--")
-        if self.root:
+        if self.setpriv is not None:  # set when the grader runs as root
             args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--inh-caps=-all", "--bounding-set=-all", "--"]
         return args
@@ -250,8 +250,8 @@ class Sandbox:
         """Run ``command`` in a control group of its own (where there is one), send ``first`` on its
         stdin and, once its output holds a ``visible_done`` frame (among the first ``max_frames``),
         ``second``."""
-        passed = ()
-        if SECCOMP_FD in command:  # bubblewrap reads the filter from a pipe it inherits
+        passed: tuple[int, ...] = ()
+        if SECCOMP_FD in command and self.seccomp is not None:  # bwrap reads it from a pipe it inherits
             readable, writable = os.pipe()
             os.write(writable, self.seccomp)  # a few kilobytes: within a pipe's buffer
             os.close(writable)

@@ -151,8 +151,9 @@ def syscall_number(name: str, machine: str | None = None) -> int | None:
         return None
     for table in (ALLOWED, CONDITIONAL, REFUSED):
         for row in table:
-            if row[0] == name:
-                return row[entry[1]]
+            number = row[entry[1]]
+            if row[0] == name and isinstance(number, int):
+                return number
     return None
 
 
@@ -195,16 +196,19 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
                (_LD_ABS, 0, 0, _NR)]
     if machine == "x86_64":
         program += [(_JGE, 0, 1, X32_BIT), (_RET, 0, 0, _EPERM)]
-    for row in CONDITIONAL:
-        if row[column] is not None:
-            body = _conditional(row[0])
-            program += [(_JEQ, 0, len(body), row[column]), *body]  # not this call: skip its body
-    for _name, *numbers in ALLOWED:
-        if numbers[column - 1] is not None:
-            program += [(_JEQ, 0, 1, numbers[column - 1]), (_RET, 0, 0, _ALLOW)]
-    for _name, *numbers in REFUSED:
-        if numbers[column - 1] is not None:
-            program += [(_JEQ, 0, 1, numbers[column - 1]), (_RET, 0, 0, _EPERM)]
+    for name, *by_machine in CONDITIONAL:
+        conditional = by_machine[column - 1]
+        if isinstance(conditional, int):
+            body = _conditional(name)
+            program += [(_JEQ, 0, len(body), conditional), *body]  # not this call: skip its body
+    for _name, *allowed in ALLOWED:
+        number = allowed[column - 1]
+        if isinstance(number, int):
+            program += [(_JEQ, 0, 1, number), (_RET, 0, 0, _ALLOW)]
+    for _name, *refused in REFUSED:
+        number = refused[column - 1]
+        if isinstance(number, int):
+            program += [(_JEQ, 0, 1, number), (_RET, 0, 0, _EPERM)]
     program.append((_RET, 0, 0, _ENOSYS))
     if len(program) > 4096:  # BPF_MAXINSNS
         raise ValueError(f"the seccomp program has {len(program)} instructions, more than 4096")

@@ -175,7 +175,7 @@ def untouched_test_cells(assignment: Assignment, cells) -> set[int]:
     student's code, run at its place as in the notebook: an edited test cell too (merged with an
     answer cell, or a copy turned into an experiment), while its test is graded on the original.
     """
-    released = {test.grade_id: student_source(test).strip() for test in assignment.tests}
+    released = {test.test_id: student_source(test).strip() for test in assignment.tests}
     ids = set(released)
     return {number for number, (kind, source, grade_id) in enumerate(cells, start=1)
             if kind == "code" and is_test_cell(source, grade_id, ids)
@@ -186,13 +186,13 @@ def notes_on_test_cells(assignment: Assignment, cells) -> tuple[list[str], set[s
     """Notes for the student and events for the teacher about the test cells of ``cells`` (as
     :func:`read_notebook` returns them): missing, edited, or copied."""
     notes, events = [], set()
-    tests = {test.grade_id for test in assignment.tests}
+    tests = {test.test_id for test in assignment.tests}
     present: dict[str, list[str]] = {}  # a test cell copied in Jupyter keeps its id: several cells
     for _, source, grade_id in cells:
         if is_test_cell(source, grade_id, tests):
             present.setdefault(grade_id, []).append(source.strip())
     for test in assignment.tests:
-        copies = present.get(test.grade_id, [])
+        copies = present.get(test.test_id, [])
         if not copies:
             notes.append(f"the test cell {test.grade_id!r} was missing from your notebook; the "
                          "grader ran the original")

@@ -40,7 +40,8 @@ ALLOWED_KINDS = "biufc"
 SCALAR_TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64", "complex64", "complex128")
 #: The dtypes an array may have on the wire (``dtype.str``, either byte order).
-DTYPES = frozenset(np.dtype(name).newbyteorder(order).str for name in SCALAR_TYPES for order in "<>")
+DTYPES = frozenset(np.dtype(name).newbyteorder(order).str for name in SCALAR_TYPES
+                   for order in ("<", ">"))
 
 
 class WireError(ValueError):
@@ -278,7 +279,8 @@ def read_frames(data, max_bytes: int, max_frames: int | None = None) -> tuple[li
     The frames before a flood of valid but unasked-for ones are kept, so the grader still sees which
     cell the run reached; unpacking a million tiny frames would cost a minute of the grader's time."""
     view = memoryview(data)
-    frames, offset, header_budget = [], 0, MAX_HEADER_BYTES
+    frames: list = []
+    offset, header_budget = 0, MAX_HEADER_BYTES
     over = view.nbytes > max_bytes
     if over:  # the output was cut at the size limit: read what fits
         view = view[:max_bytes]
