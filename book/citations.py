@@ -77,14 +77,16 @@ class AuthorYearStyle(PlainStyle):
 register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round", RoundAuthorYear)
 register_pybtex_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)
 
-LIST_ROLE = re.compile(r'(<div\b[^>]*class="citation-list"[^>]*?)\s+role="list"')
+LIST_ROLE = re.compile(
+    r'<div role="list" class="citation-list">|(<div class="citation-list"[^>]*?)\s+role="list"')
 ENTRY_ROLE = re.compile(r'\s+role="doc-biblioentry"')
 
 
 def plain_list_markup(app, pagename, templatename, context, doctree) -> None:
     body = context.get("body")
     if body and "citation-list" in body:
-        context["body"] = ENTRY_ROLE.sub("", LIST_ROLE.sub(r"\1", body))
+        plain = LIST_ROLE.sub(lambda m: m.group(1) or '<div class="citation-list">', body)
+        context["body"] = ENTRY_ROLE.sub("", plain)
 
 
 def setup(app):

@@ -210,7 +210,8 @@ def add_launch_button(app, pagename, templatename, context, doctree) -> None:
     entries = [
         {"type": "link", "text": "JupyterLite", "tooltip": "Run this page as a live notebook in your browser",
          "icon": "_static/images/logo_jupyterlite.svg",
-         "url": f"{context['pathto'](LITE_APP, 1)}?path={pagename}.ipynb", "label": "launch-jupyterlite-button"},
+         "url": f"{context['pathto'](LITE_APP, 1)}?path={pagename}.ipynb",
+         "label": "launch-jupyterlite-button"},
         {"type": "link", "text": "Binder", "tooltip": "Run this page on Binder (a free Jupyter server)",
          "icon": "_static/images/logo_binder.svg", "url": urls["binder"], "label": "launch-binder-button"},
         {"type": "link", "text": "Colab", "tooltip": "Run this page on Google Colab",
@@ -235,8 +236,10 @@ def guard_lite_pages(app, exception) -> None:
         if "lite-guard.js" in html:
             continue
         src = Path(*[".."] * (len(page.relative_to(Path(app.outdir)).parts) - 1), "_static", "lite-guard.js")
-        page.write_text(html.replace("</body>", f'<script src="{src.as_posix()}"></script></body>', 1),
-                        encoding="utf8")
+        tag = f'<script src="{src.as_posix()}"></script>'
+        guarded = html.replace("</body>", f"{tag}</body>", 1) if "</body>" in html else (
+            html.replace("</html>", f"{tag}\n</html>", 1))
+        page.write_text(guarded, encoding="utf8")
 
 
 def setup(app):

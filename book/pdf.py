@@ -29,11 +29,11 @@ READY_JS = """async () => {
 }"""
 
 
-def print_book(site: Path, out: Path) -> Path:
-    """Print ``site/index.html`` (a single-page build) to ``out``; return ``out``."""
+def print_book(site: Path, out: Path, page_name: str = "index.html") -> Path:
+    """Print ``site/<page_name>`` (by default a single-page build's one page) to ``out``; return ``out``."""
     from playwright.sync_api import sync_playwright
 
-    page_file = site / "index.html"
+    page_file = site / page_name
     if not page_file.is_file():
         raise SystemExit(f"{page_file} is missing: build it first (make pdf does)")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -42,7 +42,7 @@ def print_book(site: Path, out: Path) -> Path:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(f"{url}/index.html", wait_until="load", timeout=300_000)
+            page.goto(f"{url}/{page_name}", wait_until="load", timeout=300_000)
             views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
             if views:
                 page.evaluate("window.mhaWidgets.load()")
@@ -55,7 +55,7 @@ def print_book(site: Path, out: Path) -> Path:
             browser.close()
     finally:
         server.shutdown()
-    print(f"printed {site / 'index.html'} ({views} widgets, {images} images) to {out} "
+    print(f"printed {page_file} ({views} widgets, {images} images) to {out} "
           f"({out.stat().st_size / 1e6:.1f} MB)")
     return out
 
@@ -64,8 +64,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "singlehtml")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "pdf" / "multi-head-attention.pdf")
+    parser.add_argument("--page", default="index.html", help="one page of --site (e.g. to try a chapter)")
     args = parser.parse_args()
-    print_book(args.site, args.out)
+    print_book(args.site, args.out, args.page)
     return 0
 
 

@@ -145,8 +145,8 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
             continue
         edge, face = colors[head], _tint(colors[head])
         _arrow(ax, (centre, levels["x"]), (x + box_w / 2, levels["qkv"] + box_h))
-        _box(ax, x, levels["qkv"], box_w, box_h, f"head {head}: q, k, v\n({seq}, {d_head}) each", edge=edge, face=face,
-             fontsize=10)
+        _box(ax, x, levels["qkv"], box_w, box_h, f"head {head}: q, k, v\n({seq}, {d_head}) each",
+             edge=edge, face=face, fontsize=10)
         _arrow(ax, (x + box_w / 2, levels["qkv"]), (x + box_w / 2, levels["attend"] + box_h))
         label = f"softmax(q kᵀ/√{d_head})\nweights ({seq}, {seq})"
         if drawn:
@@ -155,8 +155,8 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
         else:
             _box(ax, x, levels["attend"], box_w, box_h, label, edge=edge, face=face, fontsize=10)
         _arrow(ax, (x + box_w / 2, levels["attend"]), (x + box_w / 2, levels["head"] + box_h))
-        _box(ax, x, levels["head"], box_w, box_h, f"head_{head} = w v\n({seq}, {d_head})", edge=edge, face=face,
-             fontsize=10)
+        _box(ax, x, levels["head"], box_w, box_h, f"head_{head} = w v\n({seq}, {d_head})",
+             edge=edge, face=face, fontsize=10)
     if drawn:
         ax.text(0.02, levels["attend"] - 0.2, f"each map: softmax(q kᵀ/√{d_head}), ({seq}, {seq})",
                 **{**stage, "fontweight": "normal"})
@@ -169,15 +169,18 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
         ax.add_patch(_rect(i * strip_w, levels["concat"], strip_w, 0.6, color))
         if strip_w >= 0.62:
             ax.text((i + 0.5) * strip_w, levels["concat"] + 0.3, f"{i * d_head}–{(i + 1) * d_head - 1}",
-                    ha="center", va="center", fontsize=10, color=_text_color(color), zorder=4, linespacing=1.0)
+                    ha="center", va="center", fontsize=10, color=_text_color(color), zorder=4)
     for c, head in enumerate(shown):
         if head is not None:
-            _arrow(ax, (c * column + 0.05 + box_w / 2, levels["head"]), ((head + 0.5) * strip_w, levels["concat"] + 0.6))
+            _arrow(ax, (c * column + 0.05 + box_w / 2, levels["head"]),
+                   ((head + 0.5) * strip_w, levels["concat"] + 0.6))
     ax.text(0.02, levels["wo"] + 0.85, "4. mix heads", **stage)
     _arrow(ax, (centre, levels["concat"]), (centre, levels["wo"] + 0.62))
-    _box(ax, centre - 1.0, levels["wo"], 2.0, 0.62, f"W_O\n({d_model}, {d_model})", face="#eeeeee", fontsize=10)
+    _box(ax, centre - 1.0, levels["wo"], 2.0, 0.62, f"W_O\n({d_model}, {d_model})", face="#eeeeee",
+         fontsize=10)
     _arrow(ax, (centre, levels["wo"]), (centre, levels["out"] + 0.62))
-    _box(ax, centre - 1.0, levels["out"], 2.0, 0.62, f"output\n({seq}, {d_model})", face="#eeeeee", fontsize=10)
+    _box(ax, centre - 1.0, levels["out"], 2.0, 0.62, f"output\n({seq}, {d_model})", face="#eeeeee",
+         fontsize=10)
     heads = "1 head" if n_heads == 1 else f"{n_heads} heads"
     fig.suptitle(title or f"Multi-head attention: {seq} tokens, d_model = {d_model}, {heads} "
                           f"of d_head = {d_model} / {n_heads} = {d_head}", fontsize=TITLE_PT)
@@ -228,12 +231,13 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
     best = int(np.argmax(weights))
     answers = np.stack([weights @ values, values[best]])  # (2, d_v)
     vmax = float(np.abs(values).max()) or 1.0
-    fig = new_figure(9.5, 1.6 + 0.32 * len(keys), alt_text=(
+    # One panel under the other in the book's column (mha.plotting.style).
+    fig = new_figure(MAX_WIDTH_IN, 2.6 + 0.5 * len(keys), alt_text=(
         f'The query "{query}" scores every key; its attention weights are largest for "{keys[best]}" '
         f"({weights[best]:.2f}). The answer is the weighted sum of all value rows, shown next to the single "
         "value a hard dictionary lookup would return."))
-    grid = fig.add_gridspec(2, 2, width_ratios=(1, 2.2), height_ratios=(len(keys), 2.5))
-    ax_w = fig.add_subplot(grid[0, 0])
+    grid = fig.add_gridspec(3, 1, height_ratios=(len(keys), len(keys), 2.5))
+    ax_w = fig.add_subplot(grid[0])
     bars = ax_w.barh(range(len(keys)), weights, color="#0072B2")
     bars[best].set_color("#D55E00")
     ax_w.set_yticks(range(len(keys)), keys)
@@ -243,12 +247,12 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
     ax_w.set_title(f'query "{query}": how well each key matches', fontsize=10)
     for i, w in enumerate(weights):
         ax_w.text(min(w + 0.02, 0.8), i, f"{w:.2f}", va="center", fontsize=8)
-    ax_v = fig.add_subplot(grid[0, 1])
+    ax_v = fig.add_subplot(grid[1])
     ax_v.imshow(values, cmap=SIGNED_CMAP, vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
     ax_v.set_yticks(range(len(keys)), [f"v({k})" for k in keys])
     ax_v.set_xticks([])
     ax_v.set_title("values: what each token hands over", fontsize=10)
-    ax_o = fig.add_subplot(grid[1, 1], sharex=ax_v)
+    ax_o = fig.add_subplot(grid[2], sharex=ax_v)
     image = ax_o.imshow(answers, cmap=SIGNED_CMAP, vmin=-vmax, vmax=vmax, aspect="auto",
                         interpolation="nearest")
     ax_o.set_yticks([0, 1], ["soft: Σ w·v", f"hard: v({keys[best]})"])

@@ -191,7 +191,10 @@ def max_panels_per_row(panel_width: float) -> int:
 
 
 def _single_row_grid(fig: Figure):
-    """The GridSpec when every visible axes sits in one cell of the same one-row grid, else None."""
+    """The GridSpec and its panels by column when every visible axes sits in one cell of the same
+    one-row grid, else None (also with colour bars: constrained layout places them by the old grid)."""
+    if any(getattr(ax, "_colorbar", None) is not None for ax in fig.axes):
+        return None
     main = [ax for ax in fig.axes if ax.get_visible() and ax.get_subplotspec() is not None
             and not ax.get_label() == "<colorbar>"]
     specs = [ax.get_subplotspec() for ax in main]
