@@ -1,4 +1,4 @@
-/* Inside the JupyterLite app (lite/*/index.html; book/lite_site.py adds this script): a clear message
+/* Inside the JupyterLite app (every index.html under lite/, to which book/lite_site.py adds this script): a clear message
  * when the live notebook cannot start.
  *
  * JupyterLite runs Python in the browser (Pyodide), downloaded from a CDN when the notebook starts.

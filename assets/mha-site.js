@@ -141,11 +141,18 @@
   }
 
   function markScrollers() {
-    document.querySelectorAll(".bd-article table, .mha-av-scroll, .cell_output .output").forEach(function (el) {
+    var scrollers = ".bd-article table, .mha-av-scroll, .mha-av-panel, .cell_output .output, .widget-container";
+    document.querySelectorAll(scrollers).forEach(function (el) {
       if (el.getBoundingClientRect().width === 0) return;
       var scrolls = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
       scrollRegion(el, scrolls, el.tagName === "TABLE" ? tableName(el) : "Output (scrolls sideways)");
     });
+  }
+
+  var pendingScrollers = null;
+  function markScrollersSoon() {
+    window.clearTimeout(pendingScrollers);
+    pendingScrollers = window.setTimeout(markScrollers, 200);
   }
 
   // Buttons whose aria-label hides their visible words (the theme's "Search Ctrl+K" named "Search",
@@ -364,6 +371,7 @@
             fixControls(root);
             root.querySelectorAll("img.widget-image").forEach(describeFrame);
             markFigures(root);
+            markScrollersSoon();  // widgets and views drawn later may scroll too
           }
         }
       });

@@ -8,8 +8,8 @@ with two pixels per CSS px (``mha.plotting.style.PNG_DPI``). When the HTML build
   so the browser reserves its room before it arrives and never stretches it past its size;
 - a 1x copy (``NAME-1x.png``, resized with Pillow) and ``srcset="NAME-1x.png 1x, NAME.png 2x"``:
   a phone with a dense screen takes the sharp one, a plain screen half the bytes;
-- ``loading="lazy"`` and ``decoding="async"``, except the page's first figure (often on the first
-  screen, where lazy loading would only delay it).
+- ``loading="lazy"`` and ``decoding="async"``: a figure loads as the reader nears it (Chrome starts
+  well before it is in view, so figures on the first screen still arrive with the text).
 
 :func:`frame_img` writes the same ``<img>`` for a widget frame (``book/widget_frames.py``).
 """
@@ -131,7 +131,7 @@ def size_page_figures(page: Path, outdir: Path) -> int:
         if not path.is_file() or outdir not in path.parents:
             return tag
         count += 1
-        return _with_attributes(tag, sized_attributes(path, src.group(1), lazy=count > 1))
+        return _with_attributes(tag, sized_attributes(path, src.group(1)))
 
     rewritten = IMG.sub(rewrite, text)
     if count:

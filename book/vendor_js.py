@@ -64,7 +64,8 @@ def copy_package(package: str, patterns: list[str], destination: str) -> int:
     return count
 
 
-WOFF_FALLBACKS = re.compile(r',url\(fonts/[\w-]+\.woff\) format\("woff"\),url\(fonts/[\w-]+\.ttf\) format\("truetype"\)')
+WOFF_FALLBACKS = re.compile(
+    r',url\(fonts/[\w-]+\.woff\) format\("woff"\),url\(fonts/[\w-]+\.ttf\) format\("truetype"\)')
 
 
 def rewrite_katex_css(path: Path) -> None:

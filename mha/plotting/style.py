@@ -15,8 +15,9 @@ How big the text is
 -------------------
 Every text of a figure reads at least ``MIN_TEXT_PX`` (11) CSS px on a desktop and
 ``MIN_PHONE_TEXT_PX`` (9) on a phone. That holds when no text is smaller than ``MIN_FONT_PT``
-(10 pt, 13.9 CSS px at full size) and no figure is wider than ``MAX_WIDTH_IN`` (5.5 in), the
-width a phone shrinks to 358 px with 10-pt text still at 9 px. :func:`fit_to_column` enforces
+(10 pt, 13.9 CSS px at full size) and no figure is wider than ``MAX_WIDTH_IN`` (5.31 in), the
+width a phone shrinks to 344 px (``PHONE_FIGURE_PX``: a widget's frame, padded inside the 358-px
+column) with 10-pt text still at 9 px. :func:`fit_to_column` enforces
 both before a figure is saved: a row of panels wider than that is re-flowed into fewer panels per
 row (a taller figure, not a smaller picture), anything else is narrowed, and smaller text is
 raised to the floor. Each PNG records its smallest text (``MinFontSize``, in pt) beside its alt
@@ -62,11 +63,13 @@ PNG_DPI = CSS_PX_PER_INCH * PIXEL_RATIO
 #: The smallest text a reader should see, in CSS px (desktop, phone).
 MIN_TEXT_PX = 11
 MIN_PHONE_TEXT_PX = 9
+#: The narrowest place a figure is shown on a phone: a widget's frame, padded inside the column.
+PHONE_FIGURE_PX = 344
 #: The smallest font a figure may use, and the title size.
 MIN_FONT_PT = 10
 TITLE_PT = 11
-#: The widest figure whose MIN_FONT_PT text still reads MIN_PHONE_TEXT_PX on a phone (5.52 in).
-MAX_WIDTH_IN = round(PHONE_COLUMN_PX * MIN_FONT_PT / (72 * MIN_PHONE_TEXT_PX), 2)
+#: The widest figure whose MIN_FONT_PT text still reads MIN_PHONE_TEXT_PX on a phone (5.31 in).
+MAX_WIDTH_IN = round(PHONE_FIGURE_PX * MIN_FONT_PT / (72 * MIN_PHONE_TEXT_PX), 2)
 
 #: Perceptually uniform, colour-blind friendly, readable in greyscale.
 WEIGHTS_CMAP = "viridis"
