@@ -36,6 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from machine import machine_line  # noqa: E402 - benchmarks/ is on sys.path when run
+
 from book.site_weight import (  # noqa: E402 - after the path is set
     CHROMIUM_ARGS,
     PHONE,
@@ -44,7 +46,6 @@ from book.site_weight import (  # noqa: E402 - after the path is set
     first_visit,
     serve,
 )
-from machine import machine_line  # noqa: E402 - benchmarks/ is on sys.path when run
 
 PAGES = ["intro", "chapters/multi_head", "chapters/real_heads", "glossary"]
 CHROMIUM = "/usr/bin/chromium"
