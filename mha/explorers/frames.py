@@ -54,6 +54,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from mha.explorers._png import figure_to_png
+from mha.plotting.style import PNG_DPI
 
 __all__ = ["FrameExplorer", "frame_explorer", "render_frames", "slider_values"]
 
@@ -136,7 +137,7 @@ def render_frames(
     render: Callable[..., Any],
     controls: Mapping[str, Sequence[Any]],
     *,
-    dpi: int = 80,
+    dpi: int = PNG_DPI,
     colors: int | None = None,
     title: str | None = None,
 ) -> tuple[str, dict[tuple[Any, ...], bytes | str]]:
@@ -293,7 +294,7 @@ def frame_explorer(
     initial: Mapping[str, Any] | None = None,
     title: str | None = None,
     caption: str | None = None,
-    dpi: int = 80,
+    dpi: int = PNG_DPI,
     colors: int | None = None,
     live: Mapping[str, widgets.ValueWidget] | None = None,
 ) -> FrameExplorer:

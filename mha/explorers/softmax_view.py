@@ -36,7 +36,7 @@ STYLE = (".mha-sv{color:inherit;font-size:0.85rem;margin:0.5rem 0;max-width:100%
          ".mha-sv-controls{display:flex;flex-wrap:wrap;gap:0.4rem 1rem;align-items:center}"
          ".mha-sv input[type=range]{width:12rem;max-width:60vw;vertical-align:middle}"
          ".mha-sv input:focus-visible{outline:2px solid #111;outline-offset:2px;box-shadow:0 0 0 2px #fff}"
-         ".mha-sv svg text{fill:currentColor;font-size:12px;font-family:inherit}"
+         ".mha-sv svg text{fill:currentColor;font-size:var(--mha-sv-font,12px);font-family:inherit}"
          ".mha-sv-cell{stroke:none}.mha-sv-caption{font-style:italic;margin:0.3rem 0}")
 
 

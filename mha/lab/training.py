@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -354,9 +355,15 @@ class _NoBar(contextlib.nullcontext):
 
 
 def _progress_bar(total: int, show: bool):
-    """A tqdm bar of ``total`` steps, used as a context manager (closed, hence green, at the end)."""
+    """A tqdm bar of ``total`` steps, used as a context manager (closed, hence green, at the end).
+
+    ``TQDM_DISABLE=1`` in the environment turns it off, as it does every tqdm bar that is not given
+    ``disable`` explicitly: the book's build sets it (a bar would print the build machine's speed).
+    """
     try:
         from tqdm.auto import tqdm
     except ImportError:
         return _NoBar()
-    return tqdm(total=total, desc="training", disable=not show, mininterval=0.5)
+    if not show or os.environ.get("TQDM_DISABLE", "").lower() in {"1", "true", "yes"}:
+        return _NoBar()
+    return tqdm(total=total, desc="training", mininterval=0.5)

@@ -4,7 +4,9 @@ Figures are :class:`~mha.plotting.style.CourseFigure` objects built without ``py
 shown twice in a notebook and nothing needs closing; a notebook cell displays the returned figure, with
 its alt text. Every figure has a
 white background (readable on the site's dark theme), labelled axes, titled heads and a perceptual
-colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
+colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions. A chapter
+that draws a figure of its own starts from ``new_figure`` (at most ``MAX_WIDTH_IN`` wide: see
+:mod:`mha.plotting.style`), so that it too is drawn for the book's column.
 """
 
 from mha.extras import require
@@ -39,7 +41,7 @@ from mha.plotting.shapes import (
     plot_masks,
     shape_table_html,
 )
-from mha.plotting.style import CourseFigure, register_ipython_display
+from mha.plotting.style import MAX_WIDTH_IN, CourseFigure, new_figure, register_ipython_display
 from mha.plotting.training import plot_head_scores, plot_pruning, plot_training_curve
 from mha.plotting.transformer_block import plot_stack_statistics, plot_token_statistics
 
@@ -47,6 +49,8 @@ register_ipython_display()
 
 __all__ = [
     "CourseFigure",
+    "new_figure",
+    "MAX_WIDTH_IN",
     "plot_attention",
     "plot_heads",
     "plot_curves",

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mha.plotting.style import SERIES_COLORS, SIGNED_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, SIGNED_CMAP, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -146,10 +146,15 @@ def plot_matrix(matrix: ArrayLike, *, xlabel: str, ylabel: str, title: str | Non
     image = ax.imshow(matrix, cmap=SIGNED_CMAP, vmin=-limit, vmax=limit, interpolation="nearest",
                       aspect="auto")
     if annotate:
-        for (r, c), value in np.ndenumerate(matrix):
-            text = f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-            ax.text(c, r, text, ha="center", va="center", fontsize="small",
-                    color="white" if abs(value) > 0.6 * limit else "black")
+        texts = {(r, c): f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+                 for (r, c), value in np.ndenumerate(matrix)}
+        # Each value at 10 pt (mha.plotting.style) where it fits its cell; where it would not, the
+        # colour and the alt text say it.
+        cell = (min(size[0], MAX_WIDTH_IN) - 2.0) / cols  # inches: the plot's width over its columns
+        if cell >= 0.09 * max(map(len, texts.values())):
+            for (r, c), text in texts.items():
+                ax.text(c, r, text, ha="center", va="center", fontsize=MIN_FONT_PT,
+                        color="white" if abs(matrix[r, c]) > 0.6 * limit else "black")
     for axis, labels in ((ax.xaxis, xticks), (ax.yaxis, yticks)):
         if labels is not None:
             axis.set_ticks(range(len(labels)), labels=list(labels))

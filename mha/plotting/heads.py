@@ -15,7 +15,7 @@ from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from mha.plotting.style import WEIGHTS_CMAP, CourseFigure, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, WEIGHTS_CMAP, CourseFigure, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -180,7 +180,7 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     head_titles : sequence of str, optional
         One title per head; defaults to "head 0", "head 1", ...
     ncols : int, optional
-        Heads per row; defaults to at most 4.
+        Heads per row; defaults to as many as fit the book's column (``MAX_WIDTH_IN``).
 
     Returns
     -------
@@ -203,16 +203,21 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
         head_titles = [f"head {h}" for h in range(n_heads)]
     elif len(head_titles) != n_heads:
         raise ValueError(f"head_titles has {len(head_titles)} entries for {n_heads} heads")
-    ncols = min(n_heads, 4) if ncols is None else ncols
-    nrows = math.ceil(n_heads / ncols)
     words_q = tokens_q is not None and seq_q <= MAX_HEAD_LABELS
     words_k = tokens_k is not None and seq_k <= MAX_HEAD_LABELS
-    # Everything below is in inches: margins sized for the longest label.
-    char = 0.075
+    # Everything below is in inches, for the book's column (mha.plotting.style): margins sized for the
+    # longest label at 10 pt; a panel tall enough for one 10-pt token label per row; as many panels
+    # side by side as fit MAX_WIDTH_IN, the others on further rows.
+    char = 0.085
     labels_q, labels_k = tokens_q or [], tokens_k or []  # used only where words_q / words_k
-    left = 0.55 + (char * max(map(len, labels_q)) if words_q else 0.25)
-    bottom = 0.5 + (char * max(map(len, labels_k)) if words_k else 0.25)
-    top, right, cell, gap_x, gap_y = (0.75 if title else 0.4), 1.0, 2.1, 0.15, 0.35
+    left = 0.55 + (char * max(map(len, labels_q)) if words_q else 0.3)
+    bottom = 0.5 + (char * max(map(len, labels_k)) if words_k else 0.3)
+    labelled = max(seq_q if words_q else 0, seq_k if words_k else 0)
+    top, right, gap_x, gap_y = (0.75 if title else 0.4), 0.7, 0.15, 0.4
+    cell = min(3.0, max(1.6, 0.15 * labelled))
+    fits = max(1, int((MAX_WIDTH_IN - left - right + gap_x) // (cell + gap_x)))
+    ncols = min(n_heads, fits) if ncols is None else ncols
+    nrows = math.ceil(n_heads / ncols)
     width = left + ncols * cell + (ncols - 1) * gap_x + right
     height = bottom + nrows * (cell + gap_y) + top - gap_y
     fig = new_figure(width, height, alt_text=(

@@ -17,7 +17,7 @@ from matplotlib.image import AxesImage
 
 from mha.plotting.cross_attention import MIN_LINK_WEIGHT, draw_links
 from mha.plotting.heads import _check_tokens, _check_weights
-from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, WEIGHTS_CMAP, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -107,7 +107,9 @@ def plot_model_view(attentions: ArrayLike, tokens: Sequence[str] | None = None, 
     attentions = _check_weights(attentions, 4, "(n_layers, n_heads, seq, seq)")
     n_layers, n_heads, seq, seq_k = attentions.shape
     tokens = _check_tokens(tokens, seq, "tokens")
-    fig = new_figure(0.85 * n_heads + 1.4, 0.85 * n_layers + 1.0)
+    # Every map in the book's column (mha.plotting.style): at most 5.5 inches for all the heads.
+    side = min(0.85, (MAX_WIDTH_IN - 1.4) / n_heads)
+    fig = new_figure(side * n_heads + 1.4, side * n_layers + 1.2)
     axes = fig.subplots(n_layers, n_heads, squeeze=False)
     image: AxesImage | None = None
     for (layer, head), ax in np.ndenumerate(axes):
@@ -116,10 +118,12 @@ def plot_model_view(attentions: ArrayLike, tokens: Sequence[str] | None = None, 
         ax.set_xticks([])
         ax.set_yticks([])
         if layer == 0:
-            ax.set_title(f"head {head}", fontsize=8)
+            ax.set_title(f"h{head}" if side < 0.7 else f"head {head}", fontsize=MIN_FONT_PT)
         if head == 0:
-            ax.set_ylabel(f"layer {layer}", fontsize=8)
-    axes[-1, 0].set_xlabel("key", fontsize=8)
+            ax.set_ylabel(f"L{layer}" if side < 0.7 else f"layer {layer}", fontsize=MIN_FONT_PT, rotation=0,
+                          ha="right", va="center")
+    fig.supxlabel("heads (h) across, layers (L) down; in each map queries down, keys across",
+                  fontsize=MIN_FONT_PT)
     if image is not None:  # n_layers and n_heads are at least 1: always drawn
         fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
     fig.suptitle(title)

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mha.plotting.heads import draw_weights
-from mha.plotting.style import SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -58,9 +58,10 @@ def plot_scores_and_weights(scores: ArrayLike, weights: ArrayLike, tokens_q: Seq
     for tokens, size, name in ((tokens_q, seq_q, "tokens_q"), (tokens_k, seq_k, "tokens_k")):
         if tokens is not None and len(tokens) != size:
             raise ValueError(f"{name} has {len(tokens)} labels for {size} rows/columns")
-    side = min(6.0, 1.6 + 0.32 * max(seq_q, seq_k))
-    fig = new_figure(2 * side + 1.6, side)
-    ax_scores, ax_weights = fig.subplots(1, 2)
+    # One map per row in the book's column (mha.plotting.style): room for a 10-pt label per token.
+    side = min(MAX_WIDTH_IN - 1.6, 1.6 + 0.2 * max(seq_q, seq_k))
+    fig = new_figure(side + 1.6, 2 * side + 0.6)
+    ax_scores, ax_weights = fig.subplots(2, 1)
     finite = scores[np.isfinite(scores)]
     limit = float(np.abs(finite).max()) if finite.size else 1.0
     shown = np.ma.masked_invalid(scores)  # -inf (masked keys) left blank

@@ -16,6 +16,7 @@
   var SVG = "http://www.w3.org/2000/svg";
   var VIRIDIS = ["440154", "472d7b", "3b528b", "2c728e", "21918c", "28ae80", "5ec962", "addc30", "fde725"];
   var CELL = 34;
+  var MIN_TEXT_PX = 11;  // mha.plotting.style.MIN_TEXT_PX: the smallest text, at any width
 
   function viridis(t) {
     t = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
@@ -88,12 +89,22 @@
     }
     el("div", {"class": "mha-sv-caption"}, root,
       "Rows: queries. Columns: keys. Colour: weight, from 0 (dark) to 1 (yellow).");
-    var left = 12 + 7 * Math.max.apply(null, data.tokens_q.map(function (t) { return t.length; }));
-    var top = 12 + 7 * Math.max.apply(null, data.tokens_k.map(function (t) { return t.length; }));
-    var width = left + seqK * CELL + 130, height = top + seqQ * CELL + 8;
-    // Scales down to a phone's column (viewBox), never up past its natural size.
+    // The picture scales down to the column (viewBox), never up past its natural size. On a narrow
+    // column its words are set larger in the picture's own units, so that once scaled they still
+    // read at MIN_TEXT_PX (the course's smallest text on a phone, mha.plotting.style).
+    var longestQ = Math.max.apply(null, data.tokens_q.map(function (t) { return t.length; }));
+    var longestK = Math.max.apply(null, data.tokens_k.map(function (t) { return t.length; }));
+    var available = root.clientWidth || 640, font = 12, left, top, width, height;
+    for (var pass = 0; pass < 3; pass++) {  // the words' room depends on their size: settle it
+      left = 12 + 0.6 * font * longestQ;
+      top = 12 + 0.6 * font * longestK;
+      width = left + seqK * CELL + 11 * font;
+      font = Math.max(12, Math.ceil(MIN_TEXT_PX * width / available));
+    }
+    height = top + seqQ * CELL + 8;
     var svg = el("svg", {viewBox: "0 0 " + width + " " + height, width: "100%",
       style: "max-width:" + width + "px;height:auto", role: "img", "class": "mha-sv-svg"}, root);
+    svg.style.setProperty("--mha-sv-font", font + "px");
     var caption = el("title", {}, svg);
     data.tokens_k.forEach(function (t, j) {
       var x = left + (j + 0.5) * CELL;
