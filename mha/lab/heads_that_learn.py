@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.lab.training import AttentionOnlyModel, _progress_bar, logits_quality, train
+from mha.lab.training import AttentionOnlyModel, logits_quality, progress_bar, train
 from mha.validation import as_generator, check_positive_int
 
 __all__ = ["RELATIONS", "CardBatch", "HeadCountSweep", "card_relations", "card_vocab_size",
@@ -262,7 +262,7 @@ def head_count_sweep(head_counts=(1, 2, 4, 8, 16, 32), *, rng, d_model: int = 32
 
     results = np.zeros((counts.size, n_seeds, 2 + len(RELATIONS)))  # loss, accuracy, per relation
     seconds = np.zeros(counts.size)
-    with _progress_bar(counts.size * n_seeds, progress) as bar:
+    with progress_bar(counts.size * n_seeds, progress) as bar:
         for i, n_heads in enumerate(counts):
             start = time.perf_counter()
             for s, (weight_seed, data_seed) in enumerate(run_seeds):

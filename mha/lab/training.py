@@ -23,7 +23,8 @@ from mha.layers import MultiHeadAttention
 from mha.module import Module
 from mha.validation import as_generator, check_dtype_argument, check_positive_int
 
-__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
+__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "progress_bar",
+           "train"]
 
 
 class AttentionOnlyModel(Module):
@@ -283,7 +284,7 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     rates = learning_rates(lr, steps, warmup)
     start = time.perf_counter()
     # The bar counts training steps (not the final snapshot), so a finished run reads steps/steps.
-    with blas_threads_limit(blas_threads), _progress_bar(steps, progress) as bar:
+    with blas_threads_limit(blas_threads), progress_bar(steps, progress) as bar:
         for step in range(steps + 1):
             if step in snapshot_steps and probe is not None:
                 _, weights = model(probe, return_weights=True)
@@ -328,8 +329,19 @@ class _NoBar(contextlib.nullcontext):
         pass
 
 
-def _progress_bar(total: int, show: bool):
-    """A tqdm bar of ``total`` steps, used as a context manager (closed, hence green, at the end)."""
+def progress_bar(total: int, show: bool):
+    """A progress bar of ``total`` steps, used as a context manager: ``with progress_bar(n, True) as bar:``.
+
+    A tqdm bar (a widget in notebooks, closed, hence green, at the end) when tqdm is installed; without
+    tqdm (the NumPy-only install, a browser kernel) a silent stand-in whose ``update`` does nothing, so
+    the training loops that call ``bar.update(1)`` run the same either way.
+
+    Examples
+    --------
+    >>> with progress_bar(3, show=False) as bar:
+    ...     for _ in range(3):
+    ...         bar.update(1)
+    """
     try:
         from tqdm.auto import tqdm
     except ImportError:

@@ -88,6 +88,12 @@ def test_sweep_has_one_result_per_head_count_and_seed_and_repeats_exactly():
     assert not np.array_equal(first.loss, other.loss)
 
 
+def test_sweep_runs_without_tqdm_and_shows_the_same_numbers(without_tqdm):
+    """The browser path: JupyterLite installs no tqdm, and the sweep's bar must not be needed."""
+    silent = head_count_sweep((1, 2), rng=5, **{**TINY, "progress": True})
+    np.testing.assert_array_equal(silent.loss, head_count_sweep((1, 2), rng=5, **TINY).loss)
+
+
 def test_models_of_one_seed_start_from_the_same_numbers_split_into_different_heads():
     one, four = (AttentionOnlyModel(12, 6, d_model=8, n_heads=h, n_layers=1, rng=np.random.default_rng(3))
                  for h in (1, 4))
