@@ -3,7 +3,7 @@
 The model is embeddings, a stack of causal :class:`~mha.MultiHeadAttention` layers added to a residual
 stream, and a linear readout to next-token logits. There is no MLP and no layer norm, so everything the
 model learns to do, its attention heads do. Inference and ablation go through the package's layers
-(``layer(h, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
+(``layer(r, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
 passes of :mod:`mha.grad`.
 """
 
@@ -111,13 +111,13 @@ class AttentionOnlyModel(Module):
         """
         tokens = self.check_tokens(tokens)
         head_masks = self._check_head_mask(head_mask)
-        h = self._embed(tokens)  # (batch, seq, d_model), the residual stream
+        r = self._embed(tokens)  # (batch, seq, d_model), the residual stream
         all_weights = []
         for layer, layer_head_mask in zip(self.layers, head_masks, strict=True):
-            out, weights = layer(h, causal=True, head_mask=layer_head_mask, return_weights=True)
-            h = h + out
+            out, weights = layer(r, causal=True, head_mask=layer_head_mask, return_weights=True)
+            r = r + out
             all_weights.append(weights)
-        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+        logits = r @ self.unembedding  # (batch, seq, vocab_size)
         return (logits, all_weights) if return_weights else logits
 
     def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
@@ -128,25 +128,25 @@ class AttentionOnlyModel(Module):
     def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
         """:meth:`loss_and_grads` and the logits ``(batch, seq, vocab_size)`` of the same forward pass."""
         tokens = self.check_tokens(batch.tokens)
-        h = self._embed(tokens)
+        r = self._embed(tokens)
         caches = []
         for layer in self.layers:
-            out, cache = layer.forward(h, causal=True)
+            out, cache = layer.forward(r, causal=True)
             caches.append(cache)
-            h = h + out
-        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+            r = r + out
+        logits = r @ self.unembedding  # (batch, seq, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
-        grads = {"unembedding": h.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
-        d_h = d_logits @ self.unembedding.T  # (batch, seq, d_model)
+        grads = {"unembedding": r.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
+        d_r = d_logits @ self.unembedding.T  # (batch, seq, d_model)
         for i in reversed(range(self.n_layers)):
-            layer_grads, d_input, _, _ = multi_head_backward(d_h, caches[i])
+            layer_grads, d_input, _, _ = multi_head_backward(d_r, caches[i])
             grads.update({f"layers.{i}.{name}": g for name, g in layer_grads.items()})
-            d_h = d_h + d_input  # the residual path and the path through the layer
+            d_r = d_r + d_input  # the residual path and the path through the layer
         d_tokens = np.zeros_like(self.token_embedding)
-        np.add.at(d_tokens, tokens, d_h)  # a token used twice collects both gradients
+        np.add.at(d_tokens, tokens, d_r)  # a token used twice collects both gradients
         grads["token_embedding"] = d_tokens
         d_positions = np.zeros_like(self.position_embedding)
-        d_positions[:tokens.shape[1]] = d_h.sum(axis=0)
+        d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
         grads["position_embedding"] = d_positions
         return loss, grads, logits
 
