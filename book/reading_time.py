@@ -371,8 +371,10 @@ def time_sentence(page: PageTime) -> str:
 def intro_block(course: CourseTime) -> str:
     """The totals and the table the intro shows between its reading-time markers."""
     core_total, all_total = stated_totals(course)
-    rows = [f"**The core path: about {format_duration(core_total)}. Everything: about "
-            f"{format_duration(all_total)}.**", "",
+    chapters = [p for p in course.pages if p.docname != "intro"]
+    on_path = sum(p.on_core_path for p in chapters)
+    rows = [f"**The core path: about {format_duration(core_total)}, through {on_path} of the {len(chapters)} "
+            f"chapters. Everything: about {format_duration(all_total)}.**", "",
             "| chapter | core path | everything |", "| --- | --- | --- |"]
     for page in course.pages:
         if page.docname == "intro":
