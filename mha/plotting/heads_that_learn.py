@@ -152,16 +152,16 @@ def plot_blend_margins(shares, margins, *, marks: dict[str, float] | None = None
     fig = new_figure(5.2, 3.1)
     ax = fig.add_subplot()
     ax.plot(shares, margins, color=SERIES_COLORS[0], linewidth=2, label="margin of the blend")
-    best = int(np.argmax(margins))
+    best = int(np.flatnonzero(margins >= margins.max() - 1e-12)[-1])  # the right-hand peak, if two
     ax.plot([shares[best]], [margins[best]], "o", color=SERIES_COLORS[0])
     ax.annotate(f"best: {shares[best]:.2f} / {1 - shares[best]:.2f}", (shares[best], margins[best]),
-                textcoords="offset points", xytext=(6, 4), fontsize=9)
+                textcoords="offset points", xytext=(8, -2), fontsize=9)
     for (label, share), color in zip((marks or {}).items(), SERIES_COLORS[1:], strict=False):
         ax.axvline(share, color=color, linestyle="--", linewidth=1.4, label=f"{label} ({share:.2f})")
     ax.set_xlabel("share of the weight on relation 1 (the rest on relation 2)")
     ax.set_ylabel("margin (1 = one relation alone)")
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, max(0.4, float(margins.max()) * 1.25))
+    ax.set_ylim(0, max(0.4, float(margins.max()) * 1.5))  # room for the legend above the peaks
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title(title, fontsize=10)
