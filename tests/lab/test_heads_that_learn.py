@@ -152,7 +152,7 @@ def blends_by_loops(weights, n_numbers):
     blends = {}
     for answer in itertools.product(range(n_numbers), repeat=len(weights)):
         vector = np.zeros(n_numbers)
-        for share, number in zip(weights, answer):
+        for share, number in zip(weights, answer, strict=True):
             vector[number] += share
         blends[answer] = vector
     return blends
