@@ -47,10 +47,13 @@ PYODIDE_KERNELSPEC = {"name": "python", "display_name": "Python (Pyodide)", "lan
 INSTALL_NOTE = (
     "This notebook runs in your browser with JupyterLite: "
     "Python is Pyodide, nothing is installed on your computer, and your changes stay in this "
-    "browser. The next cell installs the course package `mha` (served by this website) and "
-    "the widgets library; run it first."
+    "browser. The next cell installs the course package `mha` (served by this website), "
+    "Matplotlib for the figures and the widgets library; run it first."
 )
-INSTALL_CELL = "%pip install -q ipywidgets mha-course"
+#: What a live chapter may import beyond Python's own library and IPython: NumPy (the wheel's one
+#: dependency), the wheel, the widgets and the figures. tests/chapters/test_lite_install.py runs every
+#: live chapter with exactly this install.
+INSTALL_CELL = "%pip install -q ipywidgets matplotlib mha-course"
 REPOSITORY = "https://github.com/mha-course/multi-head-attention"
 #: Where the published site's files live in the repository: Colab opens a notebook from GitHub, and
 #: the built site (with each page's executed notebook under _sources/) is published from this branch.

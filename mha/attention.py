@@ -257,7 +257,7 @@ def merge_heads(x: ArrayLike) -> FloatArray:
     Returns
     -------
     ndarray, shape (..., seq, n_heads * d_head)
-        Head ``h`` occupies features ``h * d_head`` to ``(h + 1) * d_head``.
+        Head ``i`` occupies features ``i * d_head`` to ``(i + 1) * d_head``.
 
     Examples
     --------

@@ -237,10 +237,10 @@ class TransformerBlock(Module):
             return drop(out)
 
         if self.norm == "pre":
-            h, parts["norm1"] = self.norm1.forward(x)
-            x = x + attend(h)  # the residual stream itself is never normalised
-            h, parts["norm2"] = self.norm2.forward(x)
-            f, parts["ffn"] = self.ffn.forward(h)
+            y, parts["norm1"] = self.norm1.forward(x)
+            x = x + attend(y)  # the residual stream itself is never normalised
+            y, parts["norm2"] = self.norm2.forward(x)
+            f, parts["ffn"] = self.ffn.forward(y)
             out: FloatArray = x + drop(f)
         else:
             x, parts["norm1"] = self.norm1.forward(x + attend(x))
@@ -324,14 +324,14 @@ class DecoderBlock(Module):
         x = as_float_array(x, "x")
         parts: dict[str, Any]
         parts = {}
-        h, parts["norm1"] = self.norm1.forward(x)
-        attended, parts["self_attention"] = self.self_attention.forward(h, mask=mask, causal=causal)
+        y, parts["norm1"] = self.norm1.forward(x)
+        attended, parts["self_attention"] = self.self_attention.forward(y, mask=mask, causal=causal)
         x = x + attended
-        h, parts["norm2"] = self.norm2.forward(x)
-        attended, parts["cross_attention"] = self.cross_attention.forward(h, memory, mask=memory_mask)
+        y, parts["norm2"] = self.norm2.forward(x)
+        attended, parts["cross_attention"] = self.cross_attention.forward(y, memory, mask=memory_mask)
         x = x + attended
-        h, parts["norm3"] = self.norm3.forward(x)
-        f, parts["ffn"] = self.ffn.forward(h)
+        y, parts["norm3"] = self.norm3.forward(x)
+        f, parts["ffn"] = self.ffn.forward(y)
         return x + f, BlockCache("decoder", parts, (None, None, None))
 
     def decode(self, x_new: ArrayLike, memory: ArrayLike, cache: KVCache, *,

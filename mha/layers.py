@@ -82,8 +82,8 @@ class MultiHeadAttention(Module, FrameworkWeights):
         Learn biases ``b_q, b_k, b_v, b_o`` (zeros at first). With False they are None.
     n_kv_heads : int, optional
         Number of key/value heads. ``n_heads`` (default) is plain multi-head attention, 1 is multi-query
-        attention, anything dividing ``n_heads`` is grouped-query attention: query head ``h`` reads key/value
-        head ``h // (n_heads // n_kv_heads)``.
+        attention, anything dividing ``n_heads`` is grouped-query attention: query head ``i`` reads key/value
+        head ``i // (n_heads // n_kv_heads)``.
     rng : numpy.random.Generator or int, optional
         Source of the initial weights (Glorot-uniform). Pass a Generator or seed for reproducible weights.
     dtype : np.float32 or np.float64, default np.float64

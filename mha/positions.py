@@ -269,7 +269,9 @@ def apply_rotary(x: ArrayLike, positions: ArrayLike | None = None, *, base: floa
     contents and on ``m - n`` only: rotating both by the same extra angle changes nothing.
 
     Pairs are adjacent features, as in the RoFormer paper; some libraries pair feature ``i`` with
-    ``i + d_head/2`` instead (same idea, different layout, so weights do not transfer between the two).
+    ``i + d_head/2`` instead (same idea, different layout: weights trained for one work in the other once
+    the columns of each head's ``W_q`` and ``W_k`` are permuted, feature ``i`` to ``2i`` and
+    ``i + d_head/2`` to ``2i + 1``).
 
     Parameters
     ----------

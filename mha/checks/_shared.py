@@ -151,7 +151,7 @@ SPLIT_MISTAKES = {
     "transposing: that cuts the *sequence* into heads. Reshape to (batch, seq, n_heads, d_head), "
     "then swap axes 1 and 2.",
     _split_interleaved: "you split the features as (d_head, n_heads), so each head gets every "
-    "n_heads-th feature. Head h owns the contiguous block h*d_head:(h+1)*d_head: reshape to "
+    "n_heads-th feature. Head i owns the contiguous block i*d_head:(i+1)*d_head: reshape to "
     "(batch, seq, n_heads, d_head).",
 }
 MERGE_MISTAKES = {

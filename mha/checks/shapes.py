@@ -34,8 +34,8 @@ def check_split_heads(fn: Callable[..., Any], *, rng: np.random.Generator | None
                       quiet: bool = False) -> None:
     """Check your ``split_heads(x, n_heads)`` against :func:`mha.split_heads`.
 
-    ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``h``
-    holding features ``h*d_head:(h+1)*d_head``.
+    ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``i``
+    holding features ``i*d_head:(i+1)*d_head``.
 
     Examples
     --------

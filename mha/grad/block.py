@@ -122,14 +122,14 @@ def block_backward(d_out: FloatArray, cache: BlockCache) -> tuple[Grads, FloatAr
         return d if scale is None else d * scale
 
     if cache.norm == "pre":
-        g, d_h = feed_forward_backward(undrop(d_out, drop_ffn), c["ffn"])
+        g, d_y = feed_forward_backward(undrop(d_out, drop_ffn), c["ffn"])
         grads.update(_named(g, "ffn"))
-        g, d_norm = layer_norm_backward(d_h, c["norm2"])
+        g, d_norm = layer_norm_backward(d_y, c["norm2"])
         grads.update(_named(g, "norm2"))
         d_x = d_out + d_norm  # the residual path and the path through the sub-layer
-        g, d_h, _, _ = multi_head_backward(undrop(d_x, drop_attention), c["attention"])
+        g, d_y, _, _ = multi_head_backward(undrop(d_x, drop_attention), c["attention"])
         grads.update(_named(g, "attention"))
-        g, d_norm = layer_norm_backward(d_h, c["norm1"])
+        g, d_norm = layer_norm_backward(d_y, c["norm1"])
         grads.update(_named(g, "norm1"))
         return grads, d_x + d_norm
     g, d_sum = layer_norm_backward(d_out, c["norm2"])
@@ -155,19 +155,19 @@ def decoder_block_backward(d_out: FloatArray, cache: BlockCache
     c: dict[str, Any]
     grads: Grads
     c, grads = cache.parts, {}
-    g, d_h = feed_forward_backward(d_out, c["ffn"])
+    g, d_y = feed_forward_backward(d_out, c["ffn"])
     grads.update(_named(g, "ffn"))
-    g, d_norm = layer_norm_backward(d_h, c["norm3"])
+    g, d_norm = layer_norm_backward(d_y, c["norm3"])
     grads.update(_named(g, "norm3"))
     d_x = d_out + d_norm
-    g, d_h, d_key, d_value = multi_head_backward(d_x, c["cross_attention"])
+    g, d_y, d_key, d_value = multi_head_backward(d_x, c["cross_attention"])
     assert d_key is not None and d_value is not None  # cross-attention: keys and values from the memory
     grads.update(_named(g, "cross_attention"))
-    g, d_norm = layer_norm_backward(d_h, c["norm2"])
+    g, d_norm = layer_norm_backward(d_y, c["norm2"])
     grads.update(_named(g, "norm2"))
     d_x = d_x + d_norm
-    g, d_h, _, _ = multi_head_backward(d_x, c["self_attention"])
+    g, d_y, _, _ = multi_head_backward(d_x, c["self_attention"])
     grads.update(_named(g, "self_attention"))
-    g, d_norm = layer_norm_backward(d_h, c["norm1"])
+    g, d_norm = layer_norm_backward(d_y, c["norm1"])
     grads.update(_named(g, "norm1"))
     return grads, d_x + d_norm, d_key + d_value

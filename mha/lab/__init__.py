@@ -57,14 +57,25 @@ from mha.lab.heads_that_learn import (
     RELATIONS,
     CardBatch,
     HeadCountSweep,
+    blend_margin,
     card_relations,
     card_vocab_size,
     head_count_sweep,
     relation_accuracy,
+    relation_margins,
 )
 from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
-from mha.lab.real_heads import KINDS, PATTERN_SCORES, HeadSurvey, survey_heads
+from mha.lab.real_heads import (
+    DETERMINER_NOUN,
+    KINDS,
+    PATTERN_SCORES,
+    DependencyScores,
+    HeadSurvey,
+    dependency_scores,
+    labelled_pairs,
+    survey_heads,
+)
 from mha.lab.self_attention import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
 from mha.lab.seq2seq_tasks import Seq2SeqBatch, alignment_match
 from mha.lab.shapes import (
@@ -108,9 +119,10 @@ __all__ = [
     "head_entropy", "mean_attention_distance", "weight_on", "weight_at_offset", "strongest_connections",
     "head_importance", "PruningCurve", "pruning_curve",
     "PATTERN_SCORES", "KINDS", "HeadSurvey", "survey_heads",
+    "DETERMINER_NOUN", "DependencyScores", "labelled_pairs", "dependency_scores",
     # how the number of heads affects quality
     "RELATIONS", "CardBatch", "card_relations", "card_vocab_size", "relation_accuracy", "HeadCountSweep",
-    "head_count_sweep",
+    "head_count_sweep", "relation_margins", "blend_margin",
     "pool_kv_heads", "relative_error", "fit_to_teacher",
     # measurement
     "median_seconds", "interleaved_seconds", "peak_bytes", "blas_threads",

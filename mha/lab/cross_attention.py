@@ -254,7 +254,7 @@ def translation_attention(d_head: int = 16, *, dtype: DTypeLike = np.float64) ->
 
     ``d_model = 3 * d_head`` (French decoder), ``kdim = vdim = d_head`` (English encoder), no biases.
     Every head's key and value is the encoder vector itself (``W_k``, ``W_v`` are identities side by side),
-    and ``W_o`` is the identity, so head ``h``'s output is columns ``h * d_head`` to ``(h + 1) * d_head``
+    and ``W_o`` is the identity, so head ``i``'s output is columns ``i * d_head`` to ``(i + 1) * d_head``
     of the layer's output. The heads differ only in ``W_q``.
 
     Examples
@@ -272,8 +272,8 @@ def translation_attention(d_head: int = 16, *, dtype: DTypeLike = np.float64) ->
     meaning_gain = MEANING_MARGIN * sqrt_d  # a perfect match scores 1, an unrelated word about 0
     meaning_rows, position_rows = slice(0, w.d_meaning_fr), slice(w.d_meaning_fr, w.d_model)
 
-    def head_columns(h, block):  # the meaning or position block inside head h's d_head columns
-        start = h * d_head + (0 if block == "meaning" else w.d_meaning_en)
+    def head_columns(i, block):  # the meaning or position block inside head i's d_head columns
+        start = i * d_head + (0 if block == "meaning" else w.d_meaning_en)
         return slice(start, start + (w.d_meaning_en if block == "meaning" else w.d_position))
 
     W_q = np.zeros((w.d_model, w.d_model))

@@ -29,8 +29,8 @@ __all__ = ["pool_kv_heads", "relative_error", "fit_to_teacher"]
 def pool_kv_heads(layer: MultiHeadAttention, n_kv_heads: int) -> MultiHeadAttention:
     """A copy of ``layer`` with ``n_kv_heads`` key/value heads, each the mean of the heads it replaces.
 
-    Query and output projections are copied unchanged. Query head ``h`` keeps reading the key/value
-    head of its group, ``h // (n_heads // n_kv_heads)``, which is now an average over that group.
+    Query and output projections are copied unchanged. Query head ``i`` keeps reading the key/value
+    head of its group, ``i // (n_heads // n_kv_heads)``, which is now an average over that group.
 
     Parameters
     ----------

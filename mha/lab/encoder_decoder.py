@@ -109,13 +109,13 @@ class Seq2Seq(Module):
     def encode(self, source: IntArray, source_mask: ArrayLike) -> np.ndarray:
         """The encoder's output, shape (batch, seq_k, d_model)."""
         source = self._check(source, "source")
-        h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
+        r = self.token_embedding[source] + self.source_positions[:source.shape[1]]
         for block in self.encoder:
-            h = block(h, mask=self._key_mask(source_mask))
-        return self.encoder_norm(h)
+            r = block(r, mask=self._key_mask(source_mask))
+        return self.encoder_norm(r)
 
-    def _readout(self, h):
-        return linear(self.decoder_norm(h), self.token_embedding.T)  # (batch, seq_q, vocab_size)
+    def _readout(self, r):
+        return linear(self.decoder_norm(r), self.token_embedding.T)  # (batch, seq_q, vocab_size)
 
     @overload
     def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
@@ -132,24 +132,24 @@ class Seq2Seq(Module):
         """
         memory = self.encode(source, source_mask)
         tokens = self._check(tokens, "tokens")
-        h = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
+        r = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
         crosses = []
         for block in self.decoder:
-            h, cross = block(h, memory, memory_mask=self._key_mask(source_mask), return_weights=True)
+            r, cross = block(r, memory, memory_mask=self._key_mask(source_mask), return_weights=True)
             crosses.append(cross)
-        logits = self._readout(h)
+        logits = self._readout(r)
         return (logits, crosses) if return_weights else logits
 
     def loss_grads_and_logits(self, batch: Seq2SeqBatch) -> tuple[float, dict[str, FloatArray], FloatArray]:
         """The loss on a :class:`~mha.lab.seq2seq_tasks.Seq2SeqBatch`, its gradients, and the logits."""
         source, tokens = self._check(batch.source, "source"), self._check(batch.tokens, "tokens")
         key_mask = self._key_mask(batch.source_mask)
-        h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
+        r = self.token_embedding[source] + self.source_positions[:source.shape[1]]
         enc_caches, dec_caches = [], []
         for block in self.encoder:
-            h, cache = block.forward(h, mask=key_mask)
+            r, cache = block.forward(r, mask=key_mask)
             enc_caches.append(cache)
-        memory, memory_cache = self.encoder_norm.forward(h)
+        memory, memory_cache = self.encoder_norm.forward(r)
         x = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
         for decoder_block in self.decoder:
             x, cache = decoder_block.forward(x, memory, memory_mask=key_mask)
@@ -170,14 +170,14 @@ class Seq2Seq(Module):
             g, d_x, d_mem = decoder_block_backward(d_x, dec_caches[i])
             named(f"decoder.{i}", g)
             d_memory += d_mem  # every decoder block reads the same memory
-        g, d_h = layer_norm_backward(d_memory, memory_cache)
+        g, d_r = layer_norm_backward(d_memory, memory_cache)
         named("encoder_norm", g)
         for i in reversed(range(len(self.encoder))):
-            g, d_h = block_backward(d_h, enc_caches[i])
+            g, d_r = block_backward(d_r, enc_caches[i])
             named(f"encoder.{i}", g)
         grads["token_embedding"] = (d_table + embedding_backward(d_x, tokens, self.vocab_size)
-                                    + embedding_backward(d_h, source, self.vocab_size))
-        for name, d, seq in (("source_positions", d_h, source.shape[1]),
+                                    + embedding_backward(d_r, source, self.vocab_size))
+        for name, d, seq in (("source_positions", d_r, source.shape[1]),
                              ("target_positions", d_x, tokens.shape[1])):
             grads[name] = np.zeros_like(self.source_positions)
             grads[name][:seq] = d.sum(axis=0)
@@ -218,15 +218,15 @@ def greedy_decode(model: Seq2Seq, source: IntArray, source_mask: BoolArray, *, b
     crosses, done = [], np.zeros(batch, dtype=bool)
     for step in range(max_new):
         if use_cache:
-            h = model.token_embedding[written[:, -1:]] + model.target_positions[step:step + 1]
+            r = model.token_embedding[written[:, -1:]] + model.target_positions[step:step + 1]
             for block, cache in zip(model.decoder, caches, strict=True):
-                h, cross = block.decode(h, memory, cache, memory_mask=key_mask)
-            logits, cross = model._readout(h)[:, -1], cross[:, :, -1]
+                r, cross = block.decode(r, memory, cache, memory_mask=key_mask)
+            logits, cross = model._readout(r)[:, -1], cross[:, :, -1]
         else:
-            h = model.token_embedding[written] + model.target_positions[:written.shape[1]]
+            r = model.token_embedding[written] + model.target_positions[:written.shape[1]]
             for block in model.decoder:
-                h, cross = block(h, memory, memory_mask=key_mask, return_weights=True)
-            logits, cross = model._readout(h)[:, -1], cross[:, :, -1]
+                r, cross = block(r, memory, memory_mask=key_mask, return_weights=True)
+            logits, cross = model._readout(r)[:, -1], cross[:, :, -1]
         nxt = np.where(done, eos, logits.argmax(axis=-1))  # (batch,)
         written = np.concatenate([written, nxt[:, None]], axis=1)
         crosses.append(cross)

@@ -238,7 +238,7 @@ def head_assignment(seq: int, d_model: int, n_heads: int, *,
         split = index.reshape(n_heads, seq, d_head)  # (n_heads, seq, d_head), the bug
     head = np.empty(seq * d_model, dtype=int)
     slot = np.empty(seq * d_model, dtype=int)
-    head[split] = np.arange(n_heads)[:, None, None]  # scatter: entry split[h, t, j] belongs to head h
+    head[split] = np.arange(n_heads)[:, None, None]  # scatter: entry split[i, t, j] belongs to head i
     slot[split] = np.arange(seq)[None, :, None]  # ... at token position t
     return head.reshape(seq, d_model), slot.reshape(seq, d_model)
 

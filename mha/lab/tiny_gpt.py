@@ -1,7 +1,7 @@
 """A tiny character-level GPT built from the package's own blocks, trained with its own backward passes.
 
 Token and position embeddings, pre-norm :class:`mha.TransformerBlock` s with causal attention, a final
-layer norm, and an output layer that reuses the token embedding (*tied*: ``logits = h @ Eᵀ``) or has its
+layer norm, and an output layer that reuses the token embedding (*tied*: ``logits = r @ Eᵀ``) or has its
 own matrix. :func:`mha.lab.training.train` trains it (Adam, a warm-up and cosine schedule, one BLAS thread so
 that every run gives the same numbers); :func:`generate` writes with the KV cache.
 """
@@ -38,7 +38,7 @@ class TinyGPT(Module):
     d_ff : int, optional
         Feed-forward width; ``4 * d_model`` by default.
     tied : bool, default True
-        Output logits ``h @ token_embeddingᵀ`` (no output matrix of its own).
+        Output logits ``r @ token_embeddingᵀ`` (no output matrix of its own).
     activation : {"relu", "gelu", "gelu_exact"}, default "relu"
         Of the feed-forward networks. ReLU (the 2017 paper's) trains as well here and costs a fraction
         of GELU's ``tanh`` in NumPy.
@@ -92,10 +92,10 @@ class TinyGPT(Module):
         positions = self.position_embedding[start:start + tokens.shape[1]]  # (seq, d_model)
         return self.token_embedding[tokens] + positions  # (batch, seq, d_model), the residual stream
 
-    def _readout(self, h):
+    def _readout(self, r):
         # (d_model, vocab_size): the embedding itself when tied
         weights = self.token_embedding.T if self.unembedding is None else self.unembedding
-        return linear(self.norm(h), weights)  # (batch, seq, vocab_size)
+        return linear(self.norm(r), weights)  # (batch, seq, vocab_size)
 
     @overload
     def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
@@ -120,12 +120,12 @@ class TinyGPT(Module):
         weights : list of ndarray, each (batch, n_heads, seq, seq); only with ``return_weights=True``
         """
         tokens = self.check_tokens(tokens)
-        h = self._embed(tokens)
+        r = self._embed(tokens)
         all_weights = []
         for block, layer_mask in zip(self.blocks, self._check_head_mask(head_mask), strict=True):
-            h, weights = block(h, causal=True, head_mask=layer_mask, return_weights=True)
+            r, weights = block(r, causal=True, head_mask=layer_mask, return_weights=True)
             all_weights.append(weights)
-        logits = self._readout(h)
+        logits = self._readout(r)
         return (logits, all_weights) if return_weights else logits
 
     def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
@@ -136,31 +136,31 @@ class TinyGPT(Module):
     def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, FloatArray], FloatArray]:
         """The loss, its gradient for every parameter, and the logits (what :func:`train` records)."""
         tokens = self.check_tokens(batch.tokens)
-        h = self._embed(tokens)
+        r = self._embed(tokens)
         caches = []
         for block in self.blocks:
-            h, cache = block.forward(h, causal=True)
+            r, cache = block.forward(r, causal=True)
             caches.append(cache)
-        normed, norm_cache = self.norm.forward(h)
+        normed, norm_cache = self.norm.forward(r)
         # (d_model, vocab_size): the embedding itself when tied
         weights = self.token_embedding.T if self.unembedding is None else self.unembedding
         logits = linear(normed, weights)  # (batch, seq, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
         d_readout = normed.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)
         grads = {}
-        norm_grads, d_h = layer_norm_backward(linear(d_logits, weights.T), norm_cache)
+        norm_grads, d_r = layer_norm_backward(linear(d_logits, weights.T), norm_cache)
         grads.update({f"norm.{name}": g for name, g in norm_grads.items()})
         for i in reversed(range(self.n_layers)):
-            block_grads, d_h = block_backward(d_h, caches[i])
+            block_grads, d_r = block_backward(d_r, caches[i])
             grads.update({f"blocks.{i}.{name}": g for name, g in block_grads.items()})
-        d_tokens = embedding_backward(d_h, tokens, self.vocab_size)  # (vocab_size, d_model)
+        d_tokens = embedding_backward(d_r, tokens, self.vocab_size)  # (vocab_size, d_model)
         if self.tied:
             d_tokens += d_readout.T  # the table is used twice: as input and as output layer
         else:
             grads["unembedding"] = d_readout
         grads["token_embedding"] = d_tokens
         d_positions = np.zeros_like(self.position_embedding)
-        d_positions[:tokens.shape[1]] = d_h.sum(axis=0)
+        d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
         grads["position_embedding"] = d_positions
         return loss, grads, logits
 
@@ -186,11 +186,11 @@ class TinyGPT(Module):
         if start + tokens_new.shape[1] > self.context:
             raise ValueError(f"decoding past the context: {start} cached + {tokens_new.shape[1]} new > "
                              f"{self.context} positions")
-        h = self._embed(tokens_new, start)
+        r = self._embed(tokens_new, start)
         for block, cache in zip(self.blocks, caches, strict=True):
-            h = h + block.attention.decode(block.norm1(h), cache)
-            h = h + block.ffn(block.norm2(h))
-        return self._readout(h)
+            r = r + block.attention.decode(block.norm1(r), cache)
+            r = r + block.ffn(block.norm2(r))
+        return self._readout(r)
 
     def __repr__(self) -> str:
         n = self.parameter_count()

@@ -3,7 +3,7 @@
 The model is embeddings, a stack of causal :class:`~mha.MultiHeadAttention` layers added to a residual
 stream, and a linear readout to next-token logits. There is no MLP and no layer norm, so everything the
 model learns to do, its attention heads do. Inference and ablation go through the package's layers
-(``layer(h, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
+(``layer(r, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
 passes of :mod:`mha.grad`.
 """
 
@@ -27,7 +27,8 @@ from mha.module import Module
 from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_generator, check_dtype_argument, check_positive_int
 
-__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
+__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "progress_bar",
+           "train"]
 
 
 class AttentionOnlyModel(Module):
@@ -122,13 +123,13 @@ class AttentionOnlyModel(Module):
         """
         tokens = self.check_tokens(tokens)
         head_masks = self._check_head_mask(head_mask)
-        h = self._embed(tokens)  # (batch, seq, d_model), the residual stream
+        r = self._embed(tokens)  # (batch, seq, d_model), the residual stream
         all_weights = []
         for layer, layer_head_mask in zip(self.layers, head_masks, strict=True):
-            out, weights = layer(h, causal=True, head_mask=layer_head_mask, return_weights=True)
-            h = h + out
+            out, weights = layer(r, causal=True, head_mask=layer_head_mask, return_weights=True)
+            r = r + out
             all_weights.append(weights)
-        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+        logits = r @ self.unembedding  # (batch, seq, vocab_size)
         return (logits, all_weights) if return_weights else logits
 
     def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
@@ -139,25 +140,25 @@ class AttentionOnlyModel(Module):
     def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
         """:meth:`loss_and_grads` and the logits ``(batch, seq, vocab_size)`` of the same forward pass."""
         tokens = self.check_tokens(batch.tokens)
-        h = self._embed(tokens)
+        r = self._embed(tokens)
         caches = []
         for layer in self.layers:
-            out, cache = layer.forward(h, causal=True)
+            out, cache = layer.forward(r, causal=True)
             caches.append(cache)
-            h = h + out
-        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+            r = r + out
+        logits = r @ self.unembedding  # (batch, seq, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
-        grads = {"unembedding": h.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
-        d_h = d_logits @ self.unembedding.T  # (batch, seq, d_model)
+        grads = {"unembedding": r.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
+        d_r = d_logits @ self.unembedding.T  # (batch, seq, d_model)
         for i in reversed(range(self.n_layers)):
-            layer_grads, d_input, _, _ = multi_head_backward(d_h, caches[i])
+            layer_grads, d_input, _, _ = multi_head_backward(d_r, caches[i])
             grads.update({f"layers.{i}.{name}": g for name, g in layer_grads.items()})
-            d_h = d_h + d_input  # the residual path and the path through the layer
+            d_r = d_r + d_input  # the residual path and the path through the layer
         d_tokens = np.zeros_like(self.token_embedding)
-        np.add.at(d_tokens, tokens, d_h)  # a token used twice collects both gradients
+        np.add.at(d_tokens, tokens, d_r)  # a token used twice collects both gradients
         grads["token_embedding"] = d_tokens
         d_positions = np.zeros_like(self.position_embedding)
-        d_positions[:tokens.shape[1]] = d_h.sum(axis=0)
+        d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
         grads["position_embedding"] = d_positions
         return loss, grads, logits
 
@@ -309,7 +310,7 @@ def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Bat
     rates = learning_rates(lr, steps, warmup)
     start = time.perf_counter()
     # The bar counts training steps (not the final snapshot), so a finished run reads steps/steps.
-    with blas_threads_limit(blas_threads), _progress_bar(steps, progress) as bar:
+    with blas_threads_limit(blas_threads), progress_bar(steps, progress) as bar:
         for step in range(steps + 1):
             if step in snapshot_steps and probe is not None:
                 _, weights = model(probe, return_weights=True)
@@ -354,11 +355,18 @@ class _NoBar(contextlib.nullcontext):
         pass
 
 
-def _progress_bar(total: int, show: bool):
-    """A tqdm bar of ``total`` steps, used as a context manager (closed, hence green, at the end).
+def progress_bar(total: int, show: bool):
+    """A progress bar of ``total`` steps, used as a context manager: ``with progress_bar(n, True) as bar:``.
 
-    ``TQDM_DISABLE=1`` in the environment turns it off, as it does every tqdm bar that is not given
-    ``disable`` explicitly: the book's build sets it (a bar would print the build machine's speed).
+    A tqdm bar (a widget in notebooks, closed, hence green, at the end) when tqdm is installed; without
+    tqdm (the NumPy-only install, a browser kernel) a silent stand-in whose ``update`` does nothing, so
+    the training loops that call ``bar.update(1)`` run the same either way.
+
+    Examples
+    --------
+    >>> with progress_bar(3, show=False) as bar:
+    ...     for _ in range(3):
+    ...         bar.update(1)
     """
     try:
         from tqdm.auto import tqdm

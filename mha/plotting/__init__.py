@@ -24,7 +24,7 @@ from mha.plotting.efficient_attention import (
     plot_online_softmax,
 )
 from mha.plotting.heads import plot_attention, plot_heads
-from mha.plotting.heads_that_learn import plot_head_count_sweep
+from mha.plotting.heads_that_learn import plot_blend_margins, plot_head_count_sweep
 from mha.plotting.multi_head import plot_pattern_tradeoff
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
@@ -79,6 +79,7 @@ __all__ = [
     "plot_head_scores",
     "plot_pruning",
     "plot_head_count_sweep",
+    "plot_blend_margins",
     "plot_online_softmax",
     "plot_memory",
     "plot_decode_cost",

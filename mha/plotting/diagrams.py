@@ -317,8 +317,8 @@ def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2) -> Figure:
             cell(axes[1], f + gap * head, -t - 1, t, f, head)  # (seq, n_heads, d_head): gaps between heads
             row = -(head * (seq + gap) + t) - 1  # (n_heads, seq, d_head): one block of seq rows per head
             cell(axes[2], f % d_head, row, t, f, head)
-    for h in range(n_heads):
-        axes[2].text(-0.3, -(h * (seq + gap) + seq / 2), f"head {h}", ha="right", va="center", fontsize=8)
+    for i in range(n_heads):
+        axes[2].text(-0.3, -(i * (seq + gap) + seq / 2), f"head {i}", ha="right", va="center", fontsize=8)
     titles = (f"q\n({seq}, {d_model}) = (seq, d_model)",
               f"q.reshape({seq}, {n_heads}, {d_head})\n(seq, n_heads, d_head): same order, new cuts",
               f".transpose(1, 0, 2)\n({n_heads}, {seq}, {d_head}) = (n_heads, seq, d_head)")

@@ -54,7 +54,7 @@ def head_colors(n_heads: int) -> list[str]:
     from matplotlib.colors import to_hex
 
     cmap = colormaps[WEIGHTS_CMAP]
-    return [to_hex(cmap(h / max(1, n_heads - 1))) for h in range(n_heads)]
+    return [to_hex(cmap(i / max(1, n_heads - 1))) for i in range(n_heads)]
 
 
 def _text_color(background: str) -> str:
@@ -173,7 +173,7 @@ def memory_layout_html(steps: Sequence[ShapeStep]) -> str:
         blocks = []  # (offset, text, head)
         for part, per_head in arrays_by_part:
             offsets = _block_offsets(per_head, root)[0]  # batch element 0: (n_heads, seq)
-            blocks += [(offsets[h, t], f"{part}{t}", h) for h in range(n_heads) for t in range(seq)]
+            blocks += [(offsets[i, t], f"{part}{t}", i) for i in range(n_heads) for t in range(seq)]
         return [(text, head) for _, text, head in sorted(blocks)]
 
     qkv = by_name["qkv"].array
@@ -242,7 +242,7 @@ def plot_head_assignment(seq: int, d_model: int, n_heads: int) -> Figure:
         ax.set_yticks(range(seq))
     axes[0].set_ylabel("token")
     bar = fig.colorbar(image, ax=axes, ticks=range(n_heads), label="head", shrink=0.9)
-    bar.ax.set_yticklabels([str(h) for h in range(n_heads)])
+    bar.ax.set_yticklabels([str(i) for i in range(n_heads)])
     fig.suptitle("Which head gets each number (cell text: its token position inside that head)")
     return fig
 

@@ -152,7 +152,7 @@ def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = No
         for (layer, head), value in np.ndenumerate(values if fits else np.empty((0, 0))):
             ax.text(head, layer, format(value, fmt), ha="center", va="center", fontsize=MIN_FONT_PT,
                     color="black" if value > middle else "white")  # dark text on bright cells
-        ax.set_xticks(range(n_heads), [f"H{h}" for h in range(n_heads)])
+        ax.set_xticks(range(n_heads), [f"H{i}" for i in range(n_heads)])
         ax.set_yticks(range(n_layers), [f"layer {layer}" for layer in range(n_layers)])
         ax.set_xlabel("head")
         ax.set_title(name, fontsize=TITLE_PT)
@@ -249,8 +249,8 @@ def _draw_head_grid(ax, mask: np.ndarray, title: str) -> None:
                     color="black" if kept else "white")
     else:  # cells too small for words: the title says which colour is which
         title = f"{title} (bright: on)"
-    ax.set_xticks(range(mask.shape[1]), [f"H{h}" if mask.shape[1] <= MAX_NAMED_GRID_HEADS else str(h)
-                                         for h in range(mask.shape[1])], fontsize=8)
+    ax.set_xticks(range(mask.shape[1]), [f"H{i}" if mask.shape[1] <= MAX_NAMED_GRID_HEADS else str(i)
+                                         for i in range(mask.shape[1])], fontsize=8)
     ax.set_yticks(range(mask.shape[0]), [f"layer {layer}" for layer in range(mask.shape[0])])
     ax.set_xlabel("head")
     ax.set_title(title, fontsize=10)
