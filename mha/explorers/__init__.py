@@ -3,7 +3,8 @@ and its slider values to the frame machinery of :mod:`mha.explorers.frames` (liv
 :mod:`mha.explorers._live`). One module per topic; the data they show comes from :mod:`mha.lab`. The real
 model's head, model and query-key views are drawn in the browser instead
 (:mod:`mha.explorers.attention_view`), and so is the temperature view
-(:mod:`mha.explorers.softmax_view`). Needs the ``widgets`` extra (matplotlib and ipywidgets).
+(:mod:`mha.explorers.softmax_view`), and so are the questions a reader answers before opening a
+solution (:mod:`mha.explorers.quiz`). Needs the ``widgets`` extra (matplotlib and ipywidgets).
 """
 
 from mha.extras import require
@@ -17,6 +18,7 @@ from mha.explorers.efficient_attention import kv_sharing_explorer, online_softma
 from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.explorers.multi_head import head_explorer, render_heads
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
+from mha.explorers.quiz import quiz
 from mha.explorers.real_heads import head_view, model_view, query_key_view, sentence_explorer
 from mha.explorers.self_attention import scaling_explorer
 from mha.explorers.shapes import shape_explorer
@@ -50,4 +52,5 @@ __all__ = [
     "sampling_explorer",
     "learned_alignment_explorer",
     "softmax_view",
+    "quiz",
 ]
