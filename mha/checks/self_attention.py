@@ -416,8 +416,8 @@ check_score_shift = check_function(SCORE_SHIFT, __name__,
 
 TELESCOPE_QUERY = Choice("check_telescope_query", "Which query makes \u201ctelescope\u201d attend *mostly* "
                          "to \u201cman\u201d (with this chapter's `W_q`, `W_k`)?", [
-    Option("`x_man`, the embedding of \u201cman\u201d.", hint="scores compare the query with *keys*, and the "
-           "key of \u201cman\u201d is `x_man @ W_k`: `W_k` can turn `x_man` in any direction."),
+    Option("`x_man @ W_q`, the query of \u201cman\u201d.", hint="that makes \u201ctelescope\u201d look where "
+           "\u201cman\u201d looks, not at \u201cman\u201d: to find a token, point at its *key*."),
     Option("A long vector along `k_man`, the key of \u201cman\u201d.", explains="q\u00b7k is largest for the "
            "key the query points along, and a long query widens the gaps until the softmax picks that key."),
     Option("A vector of length 1 along `k_man`.", hint="right direction, too short: its scores stay small, "
