@@ -18,7 +18,7 @@ def circuits_explorer(model, token_names, *, previous: int | None = None):
     token_names : sequence of str
     previous : int, optional
         The layer-0 head whose output later layers' keys carry (e.g. the previous-token head): later
-        layers' QK circuits are drawn through it (K-composition).
+        layers' QK circuits are drawn through it (K-composition), and the explorer opens on it.
 
     Returns
     -------
@@ -40,6 +40,7 @@ def circuits_explorer(model, token_names, *, previous: int | None = None):
     return frame_explorer(
         render,
         {"layer": list(range(len(model.layers))), "head": list(range(model.n_heads))},
+        initial={"layer": 0, "head": previous} if previous is not None else None,
         title="Each head's circuits: where it looks (QK) and what it writes (OV)",
         caption="Top: the scores the head's weights alone give (layer 0: positions; later layers: the "
                 "query's token against the token before the key). Bottom: the logits each attended token "

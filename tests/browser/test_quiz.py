@@ -141,7 +141,7 @@ def test_each_kind_is_answered_wrong_then_right_by_keyboard_alone(browser, profi
 @pytest.mark.parametrize("profile", PROFILES)
 def test_a_chapters_questions_work_in_the_built_book(browser, site_url, site_pages, profile):
     html = site_pages["chapters/shapes"].read_text(encoding="utf8")
-    assert html.count('class="mha-quiz"') == 2
+    assert html.count('class="mha-quiz" id=') == 2
     page, visit = open_page(browser, f"{site_url}/chapters/shapes.html", profile=profile)
     try:
         box = page.locator(".mha-quiz", has_text="MiB").first
