@@ -76,6 +76,8 @@ def test_the_plane_draws_mhas_weights_wherever_the_query_goes(browser, profile):
     assert "most weight on" in page.inner_text("#gv .mha-gv-status")
     if profile == "phone":
         assert plane.bounding_box()["width"] <= COLUMN
+        bars = page.locator("#gv .mha-gv-bars").bounding_box()
+        assert bars["x"] + bars["width"] <= 390  # the score and weight columns fit beside the keys
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert errors == []
     context.close()
@@ -122,6 +124,8 @@ def test_a_picture_in_the_book_moves_with_its_slider_and_fits_a_phone(browser, s
             keys = np.asarray(page.evaluate(f"JSON.parse(document.querySelector('{root} script').textContent)"
                                             ".keys"))
             np.testing.assert_allclose(drawn, geometry_weights(after, keys), atol=1e-8)
+            view = page.locator(root)
+            assert view.evaluate("v => v.scrollWidth <= v.clientWidth")  # nothing cut at the column's edge
             if profile == "phone":
                 assert plane.bounding_box()["width"] <= COLUMN
     finally:
