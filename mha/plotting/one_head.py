@@ -38,7 +38,7 @@ def _matrix(ax, values, x0, y0, *, fmt, norm, cmap, rows=None, cols=None, name=N
         for j in range(n_cols):
             face = colours(norm(values[i, j]))
             ax.add_patch(Rectangle((x0 + j, y0 + i), 1, 1, facecolor=face, edgecolor="white", lw=1))
-            ax.text(x0 + j + 0.5, y0 + i + 0.5, format(values[i, j], fmt).replace("-", "\u2212"),
+            ax.text(x0 + j + 0.5, y0 + i + 0.5, _number(values[i, j], fmt=fmt),
                     ha="center", va="center", fontsize=CELL_FONT, color=_ink(face))
     for i, label in enumerate(rows or []):
         ax.text(x0 - 0.15, y0 + i + 0.5, label, ha="right", va="center", fontsize=10)
@@ -57,14 +57,18 @@ def _signed(*arrays) -> TwoSlopeNorm:
     return TwoSlopeNorm(0.0, -limit, limit)
 
 
-def _number(x: float, digits: int = 2) -> str:
-    return f"{x:.{digits}f}".replace("-", "\u2212")
+def _number(x: float, digits: int = 2, fmt: str | None = None) -> str:
+    text = format(x, fmt or f".{digits}f")
+    if float(text) == 0:  # -0.0 or a small negative rounded to zero: a reader expects plain 0
+        text = text.lstrip("-")
+    return text.replace("-", "\u2212")
 
 
 def _product(a: float, b: float, digits: int = 2) -> str:
     """``a·b`` with negative factors in parentheses: ``0.70·(−0.60)``."""
     def factor(x):
-        return f"({_number(x, digits)})" if x < 0 else _number(x, digits)
+        text = _number(x, digits)
+        return f"({text})" if text.startswith("\u2212") else text
     return f"{factor(a)}\u00b7{factor(b)}"
 
 

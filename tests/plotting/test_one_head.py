@@ -1,6 +1,8 @@
 """mha.plotting.one_head: each step prints the numbers of its arrays, traces the query it is given, and
 keeps one box for every step (the cells do not move as the reader steps)."""
 
+import re
+
 import matplotlib
 import numpy as np
 import pytest
@@ -16,7 +18,8 @@ def _cell_texts(fig):
 
 
 def _printed(array, fmt):
-    return [format(v, fmt) for v in np.asarray(array).ravel()]
+    return [format(v + 0.0, fmt).removeprefix("-") if float(format(v, fmt)) == 0 else format(v, fmt)
+            for v in np.asarray(array).ravel()]
 
 
 @pytest.mark.parametrize(("step", "arrays"), [
@@ -41,6 +44,15 @@ def test_the_caption_writes_out_the_traced_querys_arithmetic():
         assert caption.startswith(f"3. Scores: {head.tokens[query]} · {head.tokens[best]}")
         assert caption.endswith(f"{head.scores[query, best]:.2f}")
         assert head.tokens[query] in fig.describe()
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_zero_is_printed_without_a_sign(step):
+    head = head_walkthrough("the cat sat", rng=0)  # its embeddings hold a -0.0 (a small negative, rounded)
+    assert (np.signbit(head.x) & (head.x == 0)).any()
+    fig = plot_head_step(head, step, query=2)
+    printed = _cell_texts(fig) + [fig.texts[-1].get_text().replace("\u2212", "-")]
+    assert not [t for t in printed if re.search(r"-0\.0+(?!\d*[1-9])", t)]
 
 
 def test_every_step_keeps_the_same_box():
