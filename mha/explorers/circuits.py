@@ -33,6 +33,8 @@ def circuits_explorer(model, token_names, *, previous: int | None = None):
     (4, ['layer', 'head'])
     """
     names = list(token_names)
+    if previous is not None and (isinstance(previous, bool) or previous not in range(model.n_heads)):
+        raise ValueError(f"previous must be a head of layer 0, 0 to {model.n_heads - 1}, got {previous!r}")
 
     def render(layer, head):
         return plot_circuits(head_circuits(model, layer, head, previous=previous if layer else None), names)

@@ -8,7 +8,7 @@ import pytest
 from mha import checks
 from mha.checks.questions import Choice, Option
 from mha.explorers import quiz
-from mha.explorers.browser import static_text, view_html
+from mha.explorers.browser import static_text
 
 
 def _payload(html: str) -> dict:
@@ -45,9 +45,3 @@ def test_ids_differ_between_two_views_of_one_question():
 def test_anything_but_a_question_is_refused(thing):
     with pytest.raises(TypeError, match="asks a question"):
         quiz(thing)
-
-
-def test_view_html_takes_inline_styles_and_the_static_files():
-    html = view_html({"a": 1}, prefix="mha-x", script="quiz.js", mount="mhaQuiz.mount",
-                     styles=["quiz.css", ".mha-x{color:red}"], element_id="x")
-    assert static_text("quiz.css") in html and ".mha-x{color:red}" in html

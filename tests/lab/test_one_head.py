@@ -45,9 +45,18 @@ def test_plane_weights_are_the_softmax_of_scaled_dot_products():
     rng = np.random.default_rng(0)
     keys, query = rng.normal(size=(6, 2)), rng.normal(size=2)
     np.testing.assert_allclose(geometry_weights(query, keys), mha.softmax(keys @ query / math.sqrt(2)))
-    along = keys[2] / np.linalg.norm(keys[2]) * 20.0  # a long query along key 2 picks key 2 ...
-    assert geometry_weights(along, keys).argmax() == 2 or np.linalg.norm(keys[2]) < np.linalg.norm(keys).max()
-    np.testing.assert_allclose(geometry_weights([0.0, 0.0], keys), 1 / 6)  # ... a zero query picks none
+    np.testing.assert_allclose(geometry_weights([0.0, 0.0], keys), 1 / 6)  # a zero query picks none
+
+
+def test_a_longer_query_sharpens_the_weights_toward_the_key_it_points_at():
+    angles = np.deg2rad([0, 60, 150, 250])
+    keys = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (4, 2): unit keys, well apart
+    direction = keys[2]
+    tops = [geometry_weights(direction * length, keys)[2] for length in (0.5, 2.0, 8.0, 32.0)]
+    assert geometry_weights(direction * 2.0, keys).argmax() == 2
+    assert np.all(np.diff(tops) > 0) and tops[-1] > 0.99  # same direction, longer arrow: sharper
+    flipped = geometry_weights(-direction * 8.0, keys)
+    assert flipped[2] == flipped.min()  # pointing away: the key it left gets the least
 
 
 @pytest.mark.parametrize(("query", "keys"), [([1.0], [[1.0, 0.0]]), ([1.0, 0.0], [1.0, 0.0]),
