@@ -34,6 +34,7 @@ from mha.checks._shared import (
     output_and_weights,
     split_no_transpose,
 )
+from mha.checks.questions import Choice, Option, check_function
 
 
 @dataclass(frozen=True)
@@ -244,3 +245,23 @@ def check_parameter_formula(fn: Callable[..., Any], *, quiet: bool = False) -> N
         expect_value(check, got, cost.parameter_count(d_model, n_heads), f"on {case}", hints,
                      rel=0)
     check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+HEAD_SWAP = Choice("check_head_swap", (
+    "You swap heads 0 and 2 by moving their columns of `W_q`, `W_k`, `W_v` (and the biases), but leave "
+    "`W_o` as it is. What happens to the layer's output?"), [
+    Option("Nothing: heads have no order.",
+           hint="heads have no order only if the rows of `W_o` move with them. Head i's output fills slot i "
+                "of the concatenation, and slot i meets rows i\u00b7d_head \u2026 of `W_o`."),
+    Option("It changes: each moved head's output now meets the rows of `W_o` made for the other head.",
+           explains="Concat(…) W_o is a sum over heads of head_i times its own rows of `W_o`; move a "
+                    "head without its rows and it is multiplied by the wrong ones."),
+    Option("NumPy raises an error: the shapes no longer fit.",
+           hint="every head has the same width, so every shape still fits. The bug is silent."),
+    Option("The attention maps change, the output does not.",
+           hint="each head's map comes from its own columns of `W_q` and `W_k`, so the maps are the "
+                "same maps in a new order; it is the output that changes, through `W_o`."),
+])
+
+check_head_swap = check_function(HEAD_SWAP, __name__, "Grade your answer to “Heads have no order”: a letter.")

@@ -18,6 +18,7 @@ import numpy as np
 from mha import attention, masks
 from mha.checks._core import Checker, Mistake, accepts, learner_check, takes_positional
 from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, output_and_weights
+from mha.checks.questions import Choice, Option, check_function
 
 OVERFLOW = (
     "overflow: np.exp of large scores is inf, and inf / inf is NaN. Subtract each row's max before "
@@ -399,3 +400,35 @@ def check_padding_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
                         np.arange(s)[None, :] <= np.array(n)[:, None])[:, None, None, :]),
         ])
     check.passed("(batch, 1, 1, seq_k), True on the real tokens, bool.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+SCORE_SHIFT = Choice("check_score_shift", "You add a different number to each *column* of the scores: key j "
+                     "gets +c_j from every query. What happens to the weights?", [
+    Option("Nothing: softmax ignores numbers added to the scores.", hint="a constant cancels only when the "
+           "whole *row* gets it: then no difference within the row changes. A number per key changes them."),
+    Option("Every query moves weight towards the keys that got more.", explains="a row's weights depend "
+           "only on the differences between its scores, and a number per key changes those differences."),
+    Option("Only column j changes; the other keys keep their weights.",
+           hint="each row still sums to 1: what key j gains comes out of the other keys of the same row."),
+    Option("The weight of key j grows by c_j.", hint="softmax does not add: a weight is exp(score) over the "
+           "row's sum, between 0 and 1. Adding c_j multiplies key j's exp by e^c_j before dividing."),
+])
+
+check_score_shift = check_function(SCORE_SHIFT, __name__,
+                                   "Grade your answer to “Shift the scores”: a letter.")
+
+TELESCOPE_QUERY = Choice("check_telescope_query", "Which query makes \u201ctelescope\u201d attend *mostly* "
+                         "to \u201cman\u201d (with this chapter's `W_q`, `W_k`)?", [
+    Option("`x_man @ W_q`, the query of \u201cman\u201d.", hint="that makes \u201ctelescope\u201d look where "
+           "\u201cman\u201d looks, not at \u201cman\u201d: to find a token, point at its *key*."),
+    Option("A long vector along `k_man`, the key of \u201cman\u201d.", explains="q\u00b7k is largest for the "
+           "key the query points along, and a long query widens the gaps until the softmax picks that key."),
+    Option("A vector of length 1 along `k_man`.", hint="right direction, too short: its scores stay small, "
+           "and the softmax of small scores is nearly uniform. Scale it up."),
+    Option("`v_man`, the value of \u201cman\u201d.",
+           hint="values never enter the scores: they are what a token hands over once the weights are set."),
+])
+
+check_telescope_query = check_function(TELESCOPE_QUERY, __name__,
+                                       "Grade your answer to “The telescope”: a letter.")

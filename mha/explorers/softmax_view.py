@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import softmax
-from mha.explorers.attention_view import _static, embedded_json
+from mha.explorers.browser import view_html
 from mha.masks import causal_mask
 from mha.typing import ArrayLike
 
@@ -106,12 +106,9 @@ class SoftmaxView:
 
     def to_html(self, *, element_id: str | None = None) -> str:
         """A self-contained HTML fragment: data, script, and the call that draws the view."""
-        data, element_id = embedded_json(self.payload, "mha-sv", element_id)
-        return (f'<div class="mha-sv" id="{element_id}"><style>{STYLE}</style>'
-                f'<script type="application/json" class="mha-sv-data">{data}</script>'
-                f"<noscript>The temperature view needs JavaScript.</noscript></div>\n"
-                f"<script>{_static('softmax_view.js')}\n"
-                f'window.mhaSoftmaxView.mount(document.getElementById("{element_id}"));</script>')
+        return view_html(self.payload, prefix="mha-sv", script="softmax_view.js",
+                         mount="mhaSoftmaxView.mount", styles=[STYLE],
+                         needs="The temperature view needs JavaScript.", element_id=element_id)
 
     def _repr_html_(self) -> str:
         return self.to_html()

@@ -14,6 +14,9 @@ modules *use* it. A module named after a chapter holds what that chapter alone r
 ``encoder_decoder``      a tiny encoder-decoder (``seq2seq_tasks``: tasks whose alignment is known)
 ``real_heads``           kinds of heads in a pretrained model, surveyed
 
+``one_head``             one head's arithmetic step by step, and keys and a query drawn in two dimensions
+``circuits``             a head's QK and OV circuits, read off its weights (the heads that learn)
+
 Shared: ``examples`` (the course's sentences and deterministic toy embeddings), ``tasks`` and ``training``
 (synthetic tasks and a small attention-only model trained with Adam), ``analysis`` (what trained heads
 attend to, and pruning them) and ``measure`` (timing and peak memory).
@@ -23,12 +26,14 @@ Chapters import from here: ``from mha.lab import toy_embeddings, trace_shapes``.
 
 from mha.lab import (
     analysis,
+    circuits,
     cross_attention,
     efficient_attention,
     encoder_decoder,
     examples,
     heads_that_learn,
     measure,
+    one_head,
     positions,
     real_heads,
     self_attention,
@@ -50,6 +55,7 @@ from mha.lab.analysis import (
     weight_at_offset,
     weight_on,
 )
+from mha.lab.circuits import HeadCircuits, argmax_share, head_circuits, ov_circuit, qk_circuit
 from mha.lab.efficient_attention import fit_to_teacher, pool_kv_heads, relative_error
 from mha.lab.encoder_decoder import Seq2Seq, greedy_decode
 from mha.lab.examples import LONG_TOKENS, PARAPHRASE_PAIRS, SENTENCES, head_weights, tokenize, toy_embeddings
@@ -65,6 +71,14 @@ from mha.lab.heads_that_learn import (
     relation_margins,
 )
 from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
+from mha.lab.one_head import (
+    STEPS,
+    HeadWalkthrough,
+    KeyGeometry,
+    geometry_weights,
+    head_walkthrough,
+    key_geometry,
+)
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.lab.real_heads import (
     DETERMINER_NOUN,
@@ -104,7 +118,11 @@ __all__ = [
     # modules
     "self_attention", "shapes", "cross_attention", "positions", "heads_that_learn", "efficient_attention",
     "transformer_block", "tiny_gpt", "encoder_decoder", "real_heads", "examples", "tasks", "training",
-    "analysis", "measure", "text", "seq2seq_tasks",
+    "analysis", "measure", "text", "seq2seq_tasks", "one_head", "circuits",
+    # one head's arithmetic, queries and keys in two dimensions
+    "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
+    # a head's QK and OV circuits
+    "HeadCircuits", "head_circuits", "qk_circuit", "ov_circuit", "argmax_share",
     # examples
     "SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights",
     # shapes and scaling

@@ -14,6 +14,7 @@ from mha.extras import require
 require("mha.plotting", "plot", "matplotlib")
 
 from mha.plotting.charts import plot_curves, plot_matrix
+from mha.plotting.circuits import plot_circuits
 from mha.plotting.cost import loglog_slope, plot_cost_breakdown, plot_growth, plot_heads_tradeoff
 from mha.plotting.cross_attention import plot_alignment, plot_links
 from mha.plotting.diagrams import plot_head_split, plot_mha_diagram, plot_soft_lookup
@@ -26,6 +27,7 @@ from mha.plotting.efficient_attention import (
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.heads_that_learn import plot_blend_margins, plot_head_count_sweep
 from mha.plotting.multi_head import plot_pattern_tradeoff
+from mha.plotting.one_head import plot_head_step
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
 from mha.plotting.self_attention import (
@@ -81,6 +83,8 @@ __all__ = [
     "plot_head_count_sweep",
     "plot_blend_margins",
     "plot_online_softmax",
+    "plot_head_step",
+    "plot_circuits",
     "plot_memory",
     "plot_decode_cost",
     "plot_kv_tradeoff",

@@ -2,7 +2,8 @@
  *
  * mha.explorers.softmax_view writes one <div class="mha-sv"> holding a <script type="application/json">
  * with the scores (seq_q x seq_k, row-major), the tokens, the first temperature and whether a causal-mask
- * switch is offered, then inlines this file and calls window.mhaSoftmaxView.mount(root).
+ * switch is offered, then inlines view_base.js (el, viridis) and this file and calls
+ * window.mhaSoftmaxView.mount(root).
  *
  * The maths is the package's (mha.softmax of the masked, scaled scores): subtract each row's maximum,
  * exponentiate, divide by the row's sum; a masked score is -Infinity and gets weight exactly 0. The tests
@@ -13,21 +14,9 @@
   if (window.mhaSoftmaxView && window.mhaSoftmaxView.version >= 1) {
     return;
   }
-  var SVG = "http://www.w3.org/2000/svg";
-  var VIRIDIS = ["440154", "472d7b", "3b528b", "2c728e", "21918c", "28ae80", "5ec962", "addc30", "fde725"];
+  var base = window.mhaViewBase, el = base.el, viridis = base.viridis;  // view_base.js, inlined before
   var CELL = 34;
   var MIN_TEXT_PX = 11;  // mha.plotting.style.MIN_TEXT_PX: the smallest text, at any width
-
-  function viridis(t) {
-    t = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
-    var i = Math.min(VIRIDIS.length - 2, Math.floor(t));
-    var f = t - i;
-    var a = VIRIDIS[i], b = VIRIDIS[i + 1];
-    return "rgb(" + [0, 2, 4].map(function (o) {
-      var x = parseInt(a.substr(o, 2), 16), y = parseInt(b.substr(o, 2), 16);
-      return Math.round(x + (y - x) * f);
-    }).join(",") + ")";
-  }
 
   /* mha.causal_mask: aligned to the end, query i sits at position seq_k - seq_q + i. */
   function blocked(i, j, seqQ, seqK) {
@@ -48,19 +37,6 @@
       var total = e.reduce(function (a, b) { return a + b; }, 0);
       return e.map(function (x) { return x / total; });
     });
-  }
-
-  function el(tag, attrs, parent, text) {
-    var node = tag === "svg" || tag === "rect" || tag === "text" || tag === "g" ?
-      document.createElementNS(SVG, tag) : document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    if (parent) {
-      parent.appendChild(node);
-    }
-    return node;
   }
 
   function mount(root) {
