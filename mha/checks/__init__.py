@@ -15,7 +15,8 @@ book's order:
 
 - ``self_attention``: check_softmax, check_attention, check_causal_mask, check_dot_variance,
   check_window_mask, check_padding_mask;
-  questions: check_score_shift, check_telescope_query
+  questions: check_score_shift
+- ``attention_up_close``: questions: check_telescope_query
 - ``multi_head``: check_multi_head, check_einsum_layer, check_parameter_formula;
   questions: check_head_swap
 - ``shapes``: check_split_heads, check_merge_heads, check_head_shapes;
@@ -58,6 +59,7 @@ fails there.
 """
 
 from mha.checks._core import CheckFailed, strict
+from mha.checks.attention_up_close import check_telescope_query
 from mha.checks.cost import check_block_size, check_crossover, check_kv_budget
 from mha.checks.cross_attention import (
     check_cross_attention_shapes,
@@ -104,7 +106,6 @@ from mha.checks.self_attention import (
     check_padding_mask,
     check_score_shift,
     check_softmax,
-    check_telescope_query,
     check_window_mask,
 )
 from mha.checks.shapes import (

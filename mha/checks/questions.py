@@ -156,7 +156,7 @@ class Choice(Question):
         missing = [o.text for o in self.options if (not o.right or several) and not o.hint]
         if missing:
             raise ValueError(f"{name}: every option a learner can get wrong needs a hint: {missing}")
-        self.explanation = " ".join(o.explains for o in right)
+        self.explanation = " ".join(o.explains or "" for o in right)  # right options explain
 
     def grade(self, answer) -> Feedback:
         letters = _letters(answer, len(self.options), self.name)
@@ -165,10 +165,10 @@ class Choice(Question):
         chosen = {LETTERS.index(c) for c in letters}
         for i, option in enumerate(self.options):  # a wrong choice first: it names a misconception
             if i in chosen and not option.right:
-                return Feedback(False, option.hint)
+                return Feedback(False, option.hint or "")
         for i, option in enumerate(self.options):  # then a right option left out
             if i not in chosen and option.right:
-                return Feedback(False, option.hint)
+                return Feedback(False, option.hint or "")
         return Feedback(True, self.explanation)
 
     def _payload(self) -> dict:
@@ -194,9 +194,10 @@ class Number(Question):
         if isinstance(answer, bool) or not isinstance(answer, numbers.Real) or not math.isfinite(answer):
             raise ValueError(f"{self.name} takes a finite number{' in ' + self.unit if self.unit else ''}, "
                              f"got {type(answer).__name__} {answer!r}")
-        if answer in self.answer:
+        value = float(answer)
+        if value in self.answer:
             return Feedback(True, self.explanation)
-        hint = next((r.hint for r in self.wrong if answer in r), self.otherwise)
+        hint = next((r.hint for r in self.wrong if value in r), self.otherwise)
         return Feedback(False, hint)
 
     def _payload(self) -> dict:
@@ -277,5 +278,5 @@ def check_function(question: Question, module: str, doc: str) -> Callable:
     check.__name__ = check.__qualname__ = question.name
     check.__module__, check.__doc__ = module, doc
     checked = learner_check(check)
-    checked.question = question
+    checked.question = question  # type: ignore[attr-defined]  # the page's quiz reads it
     return checked
