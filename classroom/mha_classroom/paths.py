@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SYSTEM_DIRS", "font_cache", "grader_package_copies", "inside", "interpreter",
-           "python_dirs", "site_dirs"]
+__all__ = ["SYSTEM_DIRS", "clashes", "font_cache", "grader_package_copies", "inside",
+           "interpreter", "python_dirs", "site_dirs"]
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 GRADER_PACKAGE = __name__.partition(".")[0]  # mha_classroom
@@ -33,6 +33,20 @@ def inside(path: str, folder: str) -> bool:
     """
     folder = folder.rstrip("/") + "/"
     return (path.rstrip("/") + "/").startswith(folder)
+
+
+def clashes(dirs: list[str], places: list[str]) -> list[tuple[str, str]]:
+    """The pairs (host folder, place) where a folder the sandbox binds lies in, or holds, one of
+    the places where the sandbox shows its own files (one bind would hide the other).
+
+    Examples
+    --------
+    >>> clashes(["/opt/mha-submission/venv", "/tmp/venv"], ["/opt/mha-submission", "/opt/x"])
+    [('/opt/mha-submission/venv', '/opt/mha-submission')]
+    >>> clashes(["/opt"], ["/opt/x"]), clashes(["/opt/x-venv"], ["/opt/x"])
+    ([('/opt', '/opt/x')], [])
+    """
+    return [(d, p) for d in dirs for p in places if inside(d, p) or inside(p, d)]
 
 
 def interpreter() -> str:

@@ -37,6 +37,7 @@ from mha_classroom.budget import Budget, find_budget
 from mha_classroom.channel import converse, framed
 from mha_classroom.paths import (
     SYSTEM_DIRS,
+    clashes,
     font_cache,
     grader_package_copies,
     inside,
@@ -161,6 +162,11 @@ class Sandbox:
                     raise SandboxUnavailable(
                         f"the Python environment {bound} contains {folder}, which would be visible "
                         "to submissions: grade from a virtual environment outside the course folder")
+
+    def own_places(self) -> list[str]:
+        """Where the sandbox shows its own files (an identical bind of the course is no clash)."""
+        course = f"{INSIDE_PACKAGE}/mha"
+        return [INSIDE_RUNNER, INSIDE_SUBMISSION] + ([course] if self.package != course else [])
 
     def host_paths(self) -> list[str]:
         """Folders of this machine whose names must not reach a student (longest first)."""
@@ -343,6 +349,13 @@ class Sandbox:
     def self_test(self) -> None:
         """Raise SandboxUnavailable, naming the cause, if this sandbox cannot run the grader's
         Python contained (:mod:`~mha_classroom.selftest`)."""
+        found = clashes(python_dirs(), self.own_places())
+        if found:
+            bound, place = found[0]
+            raise SandboxUnavailable(
+                f"the Python environment {bound} lies where the sandbox shows its own files "
+                f"({place}), so one would hide the other: create the virtual environment in "
+                "any other folder (/tmp and home folders work) and install the grader there")
         limits = Limits(timeout=30)
         try:
             done = self.execute(self.command(False, limits, command_args()), b"", limits)

@@ -227,3 +227,28 @@ def test_the_grader_runs_from_a_venv_under_tmp_by_a_relative_path_or_a_link(pare
         assert points == total == 15 and executable.startswith((str(folder), "../"))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("environment", ["/opt/mha-submission/venv", "/opt/mha-runner/py", "/opt"])
+def test_a_python_environment_where_the_sandbox_shows_its_own_files_is_refused_by_name(
+        environment, sandbox, monkeypatch):
+    """A virtual environment under /opt/mha-submission was hidden by a folder submission's files:
+    that student scored 0 with no word of why. The self-test now says so before any run."""
+    from mha_classroom import sandbox as module
+    from mha_classroom.sandbox import SandboxUnavailable
+
+    monkeypatch.setattr(module, "python_dirs", lambda: [environment])
+    with pytest.raises(SandboxUnavailable, match=r"the Python environment (\S+) lies where") as error:
+        sandbox.self_test()
+    assert environment in str(error.value) and "create the virtual environment in" in str(error.value)
+
+
+def test_the_course_cloned_at_the_sandboxs_own_course_folder_is_no_clash(sandbox, monkeypatch):
+    """``/opt/mha-course`` is a natural place for the course: its ``mha`` is bound to itself."""
+    from mha_classroom import sandbox as module
+
+    monkeypatch.setattr(module, "python_dirs", lambda: ["/opt/mha-course/.venv"])
+    monkeypatch.setattr(sandbox, "package", "/opt/mha-course/mha")
+    assert module.clashes(module.python_dirs(), sandbox.own_places()) == []
+    monkeypatch.setattr(sandbox, "package", "/srv/course/mha")
+    assert module.clashes(["/opt/mha-course/mha/venv"], sandbox.own_places()) != []
