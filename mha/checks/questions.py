@@ -272,7 +272,7 @@ def check_function(question: Question, module: str, doc: str) -> Callable:
     if not isinstance(question, Question):
         raise TypeError(f"check_function() takes a Question, got {type(question).__name__}")
 
-    def check(answer, *, quiet: bool = False) -> None:
+    def check(answer: object, *, quiet: bool = False) -> None:
         question.check(answer, quiet=quiet)
 
     check.__name__ = check.__qualname__ = question.name
