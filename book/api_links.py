@@ -162,14 +162,25 @@ def _on_builder_inited(app) -> None:
 
 
 def _on_docstring(app, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
-    """Put "Taught in: <chapter>" under an entry's first paragraph."""
+    """Put "Taught in: <chapter>" under an entry's first paragraph.
+
+    A constant without a ``#:`` comment would show its type's docstring (tuple's, str's, int's): it
+    shows its value instead.
+    """
     if what not in ("function", "class", "data", "exception"):
         return
+    if what == "data" and lines and lines[0].strip() == _first_line(type(obj).__doc__):
+        value = repr(obj)
+        lines[:] = [f"Value: ``{value if len(value) <= 60 else value[:57] + '...'}``", ""]
     docname = getattr(app.env, "mha_taught_in", {}).get(name)
     if docname is None:
         return
     end = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
     lines[end:end] = ["", f"**Taught in** :doc:`/{docname}`."]
+
+
+def _first_line(doc: str | None) -> str | None:
+    return inspect.cleandoc(doc).splitlines()[0].strip() if doc else None
 
 
 def _skip_foreign_members(app, what: str, name: str, obj: Any, skip: bool, options: Any) -> bool | None:

@@ -35,8 +35,9 @@ BoolArray: TypeAlias = NDArray[np.bool_]
 #: An array of integers, e.g. token ids or positions.
 IntArray: TypeAlias = NDArray[np.integer[Any]]
 #: What ``rng=`` accepts: a seeded ``numpy.random.Generator``, an integer seed, or None (fresh entropy).
-# A string, so that `import mha` does not load numpy.random before anything asks for a random number.
 Seed: TypeAlias = "np.random.Generator | int | None"
+# Seed is a string so that `import mha` does not load numpy.random before anything asks for a random
+# number (a plain comment above it would hide its #: doc comment from autodoc).
 #: An attention step on per-head arrays, ``attend(q, k, v, mask, bias) -> (context, weights)``: the
 #: weights may be None (the annex's tiles never hold them all).
 Attend: TypeAlias = Callable[[FloatArray, FloatArray, FloatArray, "BoolArray | None", "FloatArray | None"],

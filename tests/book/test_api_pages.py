@@ -86,3 +86,27 @@ def test_a_chapter_s_sources_name_what_it_imports_and_calls():
     assert found[:4] == ["mha.split_heads", "mha.lab.trace_layer", "mha.lab.toy_embeddings",
                          "mha.chunked_attention"]
     assert importlib.import_module("mha.lab.shapes").trace_layer  # the test's names are real
+
+
+class _App:
+    """What the docstring hook reads of Sphinx's app: an environment that knows no chapters yet."""
+
+    env = None
+
+
+@pytest.mark.parametrize("value", [("config.json", "model.safetensors"), 7, "pip install x" * 10])
+def test_a_constant_without_a_doc_comment_shows_its_value_not_its_type_s_docstring(value):
+    from sphinx.util.docstrings import prepare_docstring
+
+    lines = prepare_docstring(type(value).__doc__)
+    api_links._on_docstring(_App(), "data", "mha.example.CONSTANT", value, None, lines)
+    shown = repr(value)
+    assert lines[0].startswith("Value: ``") and lines[0].endswith("``")
+    assert lines[0][len("Value: ``"):-2] in (shown, shown[:57] + "...")
+    assert len(lines[0]) <= 72 and type(value).__doc__.split("\n")[0] not in "\n".join(lines)
+
+
+def test_a_constant_s_own_doc_comment_is_kept():
+    lines = ["What ``rng=`` accepts."]
+    api_links._on_docstring(_App(), "data", "mha.example.Seed", "np.random.Generator | int", None, lines)
+    assert lines == ["What ``rng=`` accepts."]
