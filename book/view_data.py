@@ -7,6 +7,11 @@ text in "Real heads" before its first paragraph could paint. Every such JSON lar
 ``INLINE_LIMIT`` is written once to ``_images/views/<hash>.json`` and its ``<script>`` left empty with
 a ``data-src`` that names the file; ``attention_view.js`` fetches it when the view comes within two
 screens (``mount``).
+
+The views' script (``attention_view.js``, 28 kB) comes inlined in every output, so that an output runs
+anywhere; a page with three views carried it three times. On the site each copy becomes a reference to
+one file, ``_images/views/attention_view-<hash>.js``, fetched once and cached, followed by the output's
+own one-line call to ``mount``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ from pathlib import Path
 VIEWS = "_images/views"
 INLINE_LIMIT = 8_000  # characters: small views stay inline (one request fewer)
 DATA = re.compile(r'<script type="application/json" class="mha-av-data">(.*?)</script>', re.S)
+# The script attention_view.py inlines: the library, then the call that draws this output's views.
+LIBRARY = re.compile(r"<script>(/\* The course's attention views.*?)\n"
+                     r"(window\.mhaAttentionView\.mount\(document\.getElementById\(\"[\w-]+\"\)\);)</script>",
+                     re.S)
 
 
 def data_to_files(body: str, outdir: Path, url_of) -> tuple[str, int]:
@@ -43,10 +52,33 @@ def data_to_files(body: str, outdir: Path, url_of) -> tuple[str, int]:
     return DATA.sub(move, body), moved
 
 
+def library_to_file(body: str, outdir: Path, url_of) -> tuple[str, int]:
+    """``body`` with every inlined copy of the views' script replaced by a reference to one file."""
+    moved = 0
+
+    def move(match: re.Match) -> str:
+        nonlocal moved
+        library, call = match.group(1), match.group(2)
+        name = f"attention_view-{hashlib.sha256(library.encode('utf8')).hexdigest()[:12]}.js"
+        path = outdir / VIEWS / name
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(library, encoding="utf8")
+        moved += 1
+        # A script in the body without async runs before the next one: mount exists when it is called.
+        return f'<script src="{html.escape(url_of(f"{VIEWS}/{name}"))}"></script><script>{call}</script>'
+
+    return LIBRARY.sub(move, body), moved
+
+
 def move_view_data(app, pagename, templatename, context, doctree) -> None:
     body = context.get("body")
     if body and "mha-av-data" in body:
-        context["body"], _ = data_to_files(body, Path(app.outdir), lambda rel: context["pathto"](rel, 1))
+        def url_of(rel):
+            return context["pathto"](rel, 1)
+
+        body, _ = data_to_files(body, Path(app.outdir), url_of)
+        context["body"], _ = library_to_file(body, Path(app.outdir), url_of)
 
 
 def setup(app):

@@ -1,0 +1,48 @@
+"""The site's attention views: large arrays and the views' script become files the page fetches."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from book.view_data import INLINE_LIMIT, VIEWS, data_to_files, library_to_file
+from mha.explorers.attention_view import AttentionView
+
+
+def _page(tmp_path, n_views: int, data_chars: int = 10) -> str:
+    payload = {"views": ["head_view"], "pad": "x" * data_chars}
+    outputs = [AttentionView(payload).to_html(element_id=f"mha-av-{i}") for i in range(n_views)]
+    return "<p>before</p>" + "<p>between</p>".join(outputs) + "<p>after</p>"
+
+
+def _url(rel: str) -> str:
+    return "../" + rel
+
+
+def test_every_copy_of_the_views_script_becomes_one_file_and_each_output_keeps_its_own_call(tmp_path):
+    page = _page(tmp_path, 3)
+    library = resources.files("mha.explorers").joinpath("static", "attention_view.js").read_text("utf8")
+    assert page.count(library) == 3
+    body, moved = library_to_file(page, tmp_path, _url)
+    assert moved == 3 and library not in body
+    files = list((tmp_path / VIEWS).glob("attention_view-*.js"))
+    assert len(files) == 1 and files[0].read_text("utf8") == library
+    src = f'<script src="../{VIEWS}/{files[0].name}"></script>'
+    assert body.count(src) == 3
+    for i in range(3):  # the file first, then the call that draws this output
+        call = f'<script>window.mhaAttentionView.mount(document.getElementById("mha-av-{i}"));</script>'
+        assert body.count(src + call) == 1
+    assert body.startswith("<p>before</p>") and body.endswith("<p>after</p>")
+
+
+def test_a_page_without_views_is_left_as_it_is(tmp_path):
+    page = "<p>no views</p><script>var x = 1;</script>"
+    assert library_to_file(page, tmp_path, _url) == (page, 0)
+    assert data_to_files(page, tmp_path, _url) == (page, 0)
+    assert not (tmp_path / VIEWS).exists()
+
+
+def test_only_large_view_data_moves_to_a_file(tmp_path):
+    small, _ = data_to_files(_page(tmp_path, 1, data_chars=10), tmp_path, _url)
+    assert 'data-src="' not in small
+    large, moved = data_to_files(_page(tmp_path, 1, data_chars=INLINE_LIMIT), tmp_path, _url)
+    assert moved == 1 and 'data-src="../_images/views/' in large and "x" * 100 not in large
