@@ -118,6 +118,22 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     return value
 
 
+def check_positive_real(value, name: str) -> float:
+    """Return ``value`` as a float, or raise unless it is a finite real number > 0 (a bool is refused).
+
+    >>> check_positive_real(50, "softcap")
+    50.0
+    >>> check_positive_real(float("inf"), "softcap")
+    Traceback (most recent call last):
+    ...
+    ValueError: softcap must be a finite number > 0, got inf
+    """
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    if not ok or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
 def check_bool_mask(mask, name: str = "mask") -> np.ndarray:
     """Return ``mask`` as a boolean array, refusing 0/1 or additive float masks.
 
