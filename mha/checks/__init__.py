@@ -22,6 +22,7 @@ book's order:
 - ``positions``: check_rotate_new_keys
 - ``heads_that_learn``: check_uniform_entropy
 - ``efficient_attention``: check_query_chunks, check_merge_states, check_cache_tokens
+- ``modern_attention``: check_streaming_mask, check_latent_cache, check_absorbed_scores
 - ``transformer_block``: check_ffn_share, check_rms_norm
 - ``tiny_gpt``: check_temperature
 - ``encoder_decoder``: check_uniform_match
@@ -49,6 +50,7 @@ from mha.checks.encoder_decoder import check_uniform_match
 from mha.checks.frameworks import check_from_state_dict, check_keras_output_kernel
 from mha.checks.heads_that_learn import check_uniform_entropy
 from mha.checks.integrity import package_forbidden
+from mha.checks.modern_attention import check_absorbed_scores, check_latent_cache, check_streaming_mask
 from mha.checks.multi_head import check_einsum_layer, check_multi_head, check_parameter_formula
 from mha.checks.positions import check_rotate_new_keys
 from mha.checks.real_heads import check_previous_token_share
@@ -73,4 +75,5 @@ __all__ = [
     "check_previous_token_share", "check_query_chunks", "check_rms_norm", "check_rotate_new_keys",
     "check_softmax", "check_split_heads", "check_temperature", "check_uniform_entropy",
     "check_uniform_match", "check_window_mask", "check_padding_mask", "strict", "package_forbidden",
+    "check_streaming_mask", "check_latent_cache", "check_absorbed_scores",
 ]

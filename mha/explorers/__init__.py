@@ -15,6 +15,7 @@ from mha.explorers.cross_attention import alignment_explorer
 from mha.explorers.diagram import diagram_explorer
 from mha.explorers.efficient_attention import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.modern_attention import context_explorer, window_explorer
 from mha.explorers.multi_head import head_explorer, render_heads
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
 from mha.explorers.real_heads import head_view, model_view, query_key_view, sentence_explorer
@@ -50,4 +51,6 @@ __all__ = [
     "sampling_explorer",
     "learned_alignment_explorer",
     "softmax_view",
+    "window_explorer",
+    "context_explorer",
 ]

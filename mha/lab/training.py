@@ -236,11 +236,13 @@ class TrainingHistory:
     snapshots: dict[int, list[np.ndarray]] = field(default_factory=dict)
     #: step -> (loss, accuracy) on the held-out batch, at the snapshot steps
     evaluations: dict[int, tuple[float, float]] = field(default_factory=dict)
+    #: step -> what ``record(model)`` returned, at the snapshot steps
+    records: dict[int, object] = field(default_factory=dict)
     seconds: float = 0.0
 
 
 def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-2, warmup: int = 50,
-          probe=None, snapshot_steps=(), held_out: Batch | None = None, progress: bool = True,
+          probe=None, snapshot_steps=(), held_out: Batch | None = None, record=None, progress: bool = True,
           blas_threads: int | None = 1) -> TrainingHistory:
     """Train ``model`` with Adam on fresh batches from ``sample(rng)``, with a progress bar.
 
@@ -261,6 +263,9 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     snapshot_steps : iterable of int
     held_out : Batch, optional
         Evaluated (loss and accuracy) at ``snapshot_steps``, into ``history.evaluations``.
+    record : callable, optional
+        ``record(model)`` is called at ``snapshot_steps``, into ``history.records`` (e.g. the largest
+        attention logit).
     progress : bool, default True
         Show a tqdm progress bar (a widget in notebooks).
     blas_threads : int or None, default 1
@@ -276,8 +281,8 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     snapshot_steps = set(snapshot_steps)
     if probe is not None:
         probe = model.check_tokens(np.asarray(probe)[None])
-    elif snapshot_steps and held_out is None:
-        raise ValueError("snapshot_steps need a probe sequence, a held_out batch, or both")
+    elif snapshot_steps and held_out is None and record is None:
+        raise ValueError("snapshot_steps need a probe sequence, a held_out batch or a record function")
     history = TrainingHistory()
     optimizer = Adam(model.parameters(), lr=lr)
     rates = learning_rates(lr, steps, warmup)
@@ -290,6 +295,8 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
                 history.snapshots[step] = [w[0] for w in weights]  # (n_heads, seq, seq) per layer
             if step in snapshot_steps and held_out is not None:
                 history.evaluations[step] = evaluate(model, held_out)
+            if step in snapshot_steps and record is not None:
+                history.records[step] = record(model)
             if step == steps:
                 break
             batch = sample(rng)
