@@ -85,7 +85,8 @@ def linear_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, *, causal: bool =
 
 def linear_attention_recurrent(q: ArrayLike, k: ArrayLike, v: ArrayLike, *,
                                feature_map: FeatureMap = elu_feature_map, eps: float = 1e-6,
-                               return_state: bool = False):
+                               return_state: bool = False,
+                               ) -> NDArray[np.floating] | tuple[NDArray[np.floating], tuple]:
     """Causal linear attention as a recurrence: one token at a time, a state of fixed size.
 
     ``S_t = S_{t-1} + φ(k_t) v_tᵀ``, ``z_t = z_{t-1} + φ(k_t)``,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.cost import attention_cache_bytes, format_bytes
 from mha.explorers._live import live_int
@@ -17,7 +18,7 @@ __all__ = ["render_window", "window_explorer", "context_explorer"]
 
 
 def render_window(window: int, *, seq: int = 24, n_layers: int = 2, tokens: int = 4096,
-                  n_kv_heads: int = 8, d_head: int = 128, sinks: int = 0):
+                  n_kv_heads: int = 8, d_head: int = 128, sinks: int = 0) -> Figure:
     """One frame: the band mask of ``window`` over ``seq`` tokens, and the cache it needs over ``tokens``.
 
     The cache is :func:`mha.cost.attention_cache_bytes` of one layer (16-bit, ``n_kv_heads`` heads of

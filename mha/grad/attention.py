@@ -169,7 +169,8 @@ def multi_head_backward(d_out, cache: LayerCache):
     return grads, d_query, d_key, d_value
 
 
-def attention_step_backward(d_context, cache: LayerCache):
+def attention_step_backward(d_context: np.ndarray, cache: LayerCache,
+                            ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]:
     """Gradients of a layer's attention step for its per-head ``q``, ``k``, ``v``, and of the step's weights.
 
     The textbook step is :func:`attention_backward`. A :class:`mha.ModernAttention` prepares its queries

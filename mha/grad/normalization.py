@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from mha.normalization import RMSNormCache
 
 __all__ = ["rms_norm_backward"]
 
 
-def rms_norm_backward(d_out, cache: RMSNormCache) -> tuple[NDArray[np.floating] | None, NDArray[np.floating]]:
+def rms_norm_backward(d_out: ArrayLike, cache: RMSNormCache,
+                      ) -> tuple[NDArray[np.floating] | None, NDArray[np.floating]]:
     """Gradients of ``y = gain · x / rms(x)`` for the gain and for ``x``.
 
     With ``n = x / rms(x)`` and ``dn = d_out · gain``: ``dx = (dn - n · mean(dn · n)) / rms(x)``, the

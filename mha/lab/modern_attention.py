@@ -10,6 +10,7 @@ GPT (:class:`mha.lab.TinyGPT` with rotary positions, trained on the course's pro
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -19,10 +20,14 @@ from mha.efficient import KVCache, RollingKVCache
 from mha.lab.measure import peak_bytes
 from mha.lab.tasks import Batch
 from mha.lab.tiny_gpt import TinyGPT, per_position_loss
+from mha.layers import MultiHeadAttention
 from mha.masks import causal_mask, sliding_window_mask
 from mha.rope_scaling import scaled_rotary
 from mha.validation import as_generator, check_positive_int
 from mha.variants import ModernAttention
+
+if TYPE_CHECKING:  # the encoder needs the pretrained extra; only its type is named here
+    from mha.pretrained import Encoder
 
 __all__ = ["bos_batch", "bos_windows", "first_token_weight", "stream_losses", "context_losses",
            "receptive_field", "cache_growth", "largest_logit", "logit_ranges", "window_similarity"]
@@ -98,7 +103,7 @@ def first_token_weight(weights: Sequence[NDArray[np.floating]], *, from_query: i
     return np.stack([w[..., from_query:, 0].mean(axis=(0, 2)) for w in weights])
 
 
-def window_similarity(encoder, text: str, *, window: int,
+def window_similarity(encoder: Encoder, text: str, *, window: int,
                       sinks: Sequence[int] = (0, 1)) -> dict[int, NDArray[np.floating]]:
     """How close each token's final state stays to the full model's when attention is cut to a window.
 
@@ -235,7 +240,7 @@ def receptive_field(n_layers: int, seq: int, *, window: int, d_model: int = 16, 
     return np.array(reach)
 
 
-def cache_growth(layer, n_tokens: int, *, window: int, sinks: int = 0, every: int = 64,
+def cache_growth(layer: MultiHeadAttention, n_tokens: int, *, window: int, sinks: int = 0, every: int = 64,
                  rng=0) -> dict[str, dict[str, list[int]]]:
     """Decode ``n_tokens`` random tokens through ``layer`` with a full and a rolling cache; measure both.
 
@@ -286,7 +291,7 @@ def largest_logit(model: TinyGPT, tokens: ArrayLike) -> float:
     return largest
 
 
-def logit_ranges(layer, scales: Sequence[float], *, seq: int = 32,
+def logit_ranges(layer: MultiHeadAttention, scales: Sequence[float], *, seq: int = 32,
                  rng=0) -> dict[str, dict[str, list[float]]]:
     """Score range and softmax entropy of one layer's heads as its input grows, plain, QK-normed, capped.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.cost import format_bytes
 from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
@@ -28,7 +29,7 @@ def _finish(fig, axes, title: str | None):
 
 
 def plot_patterns(masks: Mapping[str, np.ndarray], *, notes: Mapping[str, str] | None = None, ncols: int = 3,
-                  title: str | None = None):
+                  title: str | None = None) -> Figure:
     """Boolean attention patterns side by side: dark where a query (row) may attend to a key (column).
 
     Examples
@@ -58,7 +59,8 @@ def plot_patterns(masks: Mapping[str, np.ndarray], *, notes: Mapping[str, str] |
     return fig
 
 
-def plot_cache_growth(results: Mapping[str, Mapping[str, Sequence[int]]], *, title: str | None = None):
+def plot_cache_growth(results: Mapping[str, Mapping[str, Sequence[int]]], *,
+                      title: str | None = None) -> Figure:
     """Bytes held by each cache, and peak bytes of one decoding step, against the tokens decoded.
 
     ``results`` is what :func:`mha.lab.modern_attention.cache_growth` returns.
@@ -78,7 +80,7 @@ def plot_cache_growth(results: Mapping[str, Mapping[str, Sequence[int]]], *, tit
     return _finish(fig, (ax_cache, ax_step), title)
 
 
-def plot_receptive_field(reach: Sequence[int], window: int, *, title: str | None = None):
+def plot_receptive_field(reach: Sequence[int], window: int, *, title: str | None = None) -> Figure:
     """How far a change to one token reaches after each layer of sliding-window attention."""
     reach = np.asarray(reach)
     layers = np.arange(1, reach.size + 1)
@@ -93,7 +95,7 @@ def plot_receptive_field(reach: Sequence[int], window: int, *, title: str | None
     return fig
 
 
-def plot_first_token_weight(weights: Mapping[str, np.ndarray], *, title: str | None = None):
+def plot_first_token_weight(weights: Mapping[str, np.ndarray], *, title: str | None = None) -> Figure:
     """Heat maps of the weight each head (column) of each layer (row) gives the first token.
 
     Examples
@@ -117,7 +119,7 @@ def plot_first_token_weight(weights: Mapping[str, np.ndarray], *, title: str | N
 
 
 def plot_stream_losses(losses: Mapping[str, np.ndarray], *, trained_length: int, smooth: int = 16,
-                       title: str | None = None):
+                       title: str | None = None) -> Figure:
     """Next-token loss along a long stream, one line per way of caching (a running mean of ``smooth``)."""
     fig = new_figure(7.0, 3.4)
     ax = fig.subplots()
@@ -136,7 +138,7 @@ def plot_stream_losses(losses: Mapping[str, np.ndarray], *, trained_length: int,
 
 
 def plot_logit_ranges(scales: Sequence[float], results: Mapping[str, Mapping[str, Sequence[float]]], *,
-                      title: str | None = None):
+                      title: str | None = None) -> Figure:
     """Largest score and softmax entropy against the input's scale, one line per attention step.
 
     ``results`` is what :func:`mha.lab.modern_attention.logit_ranges` returns.
@@ -154,7 +156,7 @@ def plot_logit_ranges(scales: Sequence[float], results: Mapping[str, Mapping[str
 
 
 def plot_logit_growth(runs: Mapping[str, Mapping[int, float]], losses: Mapping[str, Sequence[float]], *,
-                      title: str | None = None):
+                      title: str | None = None) -> Figure:
     """Largest attention score at the recorded steps, and the training loss, one line per run."""
     fig = new_figure(7.0, 3.2)
     ax_logit, ax_loss = fig.subplots(1, 2)
@@ -169,7 +171,7 @@ def plot_logit_growth(runs: Mapping[str, Mapping[int, float]], losses: Mapping[s
 
 
 def plot_context_losses(results: Mapping[str, Mapping[int, np.ndarray]], *, original_context: int,
-                        highlight: str | None = None, title: str | None = None):
+                        highlight: str | None = None, title: str | None = None) -> Figure:
     """Loss against position on windows longer than the training context, one line per scaling method.
 
     ``results`` is what :func:`mha.lab.modern_attention.context_losses` returns; the longest windows are
@@ -191,7 +193,7 @@ def plot_context_losses(results: Mapping[str, Mapping[int, np.ndarray]], *, orig
 
 
 def plot_rotary_turns(tables: Mapping[str, np.ndarray], *, original_context: int, length: int,
-                      title: str | None = None):
+                      title: str | None = None) -> Figure:
     """Turns each feature pair makes over ``length`` positions, per method, against the trained range.
 
     A pair whose turns over ``length`` exceed its turns over ``original_context``, while below one full
@@ -214,7 +216,7 @@ def plot_rotary_turns(tables: Mapping[str, np.ndarray], *, original_context: int
     return fig
 
 
-def plot_cache_bars(values: Mapping[str, float], *, title: str, unit_label: str = "per token"):
+def plot_cache_bars(values: Mapping[str, float], *, title: str, unit_label: str = "per token") -> Figure:
     """Horizontal bars of bytes, labelled with :func:`mha.cost.format_bytes`.
 
     Examples
