@@ -69,7 +69,7 @@ def margins(found: dict[str, float]) -> dict[str, float]:
     two, four = 2 * CONTEXT, 4 * CONTEXT
     return {
         "dense - sinks (> 1.0)": found["stream dense after 2L"] - found["stream sinks after 2L"],
-        "window - sinks (> 0.05)": found["stream window after 2L"] - found["stream sinks after 2L"],
+        "window - sinks (> 0.03)": found["stream window after 2L"] - found["stream sinks after 2L"],
         "sinks late - first L (< 0.1)": found["stream sinks after 2L"] - found["stream sinks first L"],
         "none - ntk at 2L (> 0.2)": found[f"none past L at {two}"] - found[f"ntk past L at {two}"],
         "none - ntk at 4L (> 0.2)": found[f"none past L at {four}"] - found[f"ntk past L at {four}"],
