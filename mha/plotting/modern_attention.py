@@ -38,19 +38,22 @@ def plot_patterns(masks: Mapping[str, np.ndarray], *, notes: Mapping[str, str] |
     >>> fig = plot_patterns({"causal": mha.causal_mask(8), "window 3": mha.sliding_window_mask(8, window=3)})
     >>> [ax.get_title() for ax in fig.axes]
     ['causal', 'window 3']
+    >>> fig = plot_patterns({"w": mha.sliding_window_mask(8, window=3)}, notes={"w": "38%"})
+    >>> fig.axes[0].get_title().splitlines()
+    ['w', '38%']
     """
     names = list(masks)
     ncols = min(ncols, len(names))
     nrows = -(-len(names) // ncols)
-    fig = new_figure(2.4 * ncols, 2.6 * nrows + (0.4 if title else 0))
+    fig = new_figure(2.4 * ncols, (3.0 if notes else 2.6) * nrows + (0.4 if title else 0))
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     for ax, name in zip(axes, names, strict=False):
         mask = np.asarray(masks[name])
         ax.imshow(mask, cmap="Greys", vmin=0, vmax=1.4, interpolation="nearest")
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name if not notes or name not in notes else f"{name}\n{notes[name]}", fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_xlabel("key" if not notes or name not in notes else f"key\n{notes[name]}", fontsize=9)
+        ax.set_xlabel("key", fontsize=9)
         ax.set_ylabel("query", fontsize=9)
     for ax in axes[len(names):]:
         ax.set_visible(False)
@@ -129,7 +132,7 @@ def plot_stream_losses(losses: Mapping[str, np.ndarray], *, trained_length: int,
         smoothed = np.convolve(curve, kernel, mode="valid")
         ax.plot(np.arange(smoothed.size) + smooth, smoothed, color=color, label=name)
     ax.axvline(trained_length, color="0.4", linestyle=":", linewidth=1)
-    ax.text(trained_length, ax.get_ylim()[1], " trained length", va="top", fontsize=8, color="0.3")
+    ax.text(trained_length, ax.get_ylim()[0], " trained length", va="bottom", fontsize=8, color="0.3")
     ax.set(xlabel="position in the stream (tokens)", ylabel=f"loss, nats (mean of {smooth})",
            title=title or "Streaming a long text through a tiny GPT")
     ax.legend(fontsize=8)

@@ -46,6 +46,6 @@ def test_every_figure_is_titled_and_labelled():
 
 def test_the_pattern_notes_and_the_context_legend_carry_the_numbers():
     fig = plot_patterns({"window": mha.sliding_window_mask(6, window=2)}, notes={"window": "33%"})
-    assert "33%" in fig.axes[0].get_xlabel()
+    assert fig.axes[0].get_title() == "window\n33%"
     fig = plot_context_losses({"ntk": {64: np.r_[np.zeros(32), np.ones(32)]}}, original_context=32)
     assert "ntk: 1.00 past 32" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
