@@ -76,6 +76,7 @@ def margins(found: dict[str, float]) -> dict[str, float]:
         "plain 150 / start (> 100)": found["plain logit 150"] / found["plain logit start"],
         "plain / normed at 150 (> 20)": found["plain logit 150"] / found["qk_norm logit 150"],
         "normed at 150 (< 50)": found["qk_norm logit 150"],
+        "plain at 150 (> 1000)": found["plain logit 150"],
     }
 
 
