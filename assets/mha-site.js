@@ -9,10 +9,8 @@
  * 2. Solution headers. sphinx-togglebutton only toggles when the click lands on the title box or
  *    the chevron; "Solution to Exercise N" is a link to the exercise, so clicking (or tapping) the
  *    words jumped away instead. A click anywhere on a folded block's title now opens it.
- * 3. Display equations wider than the column are scaled down to fit (MathJax 3 does not break
- *    lines), but never below 80 %: on a phone the widest ones would shrink to 8 px, indices to 6 px.
- *    Past that they scroll sideways inside the column (mha-site.css). Scaled back when the window
- *    widens.
+ * 3. Display equations (KaTeX, typeset at build time) a little wider than the column are scaled
+ *    down to fit, never below 80 %; past that they scroll inside the column (mha-site.css).
  * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view. Each is
  *    a button to assistive technology, named by its alt text and ", press Enter to enlarge". On a
  *    touch screen, a figure shrunk far below its own size gets a line saying it can be tapped.
@@ -25,10 +23,8 @@
  *    typed number). The slider itself, with its arrow keys, sets the value.
  * 7. The "Contents" drawer on a narrow screen closes when a section in it is chosen: it covered
  *    the very text it had just scrolled to.
- * 6. JupyterLite. Its Python (Pyodide) comes from a CDN when the live notebook starts; offline or
- *    behind a network that blocks it, the reader got a blank tab and a kernel stuck at [*]. The
- *    launch link first checks that the CDN answers, and otherwise says what failed and how to run
- *    the chapter on one's own computer.
+ * 6. (JupyterLite's clear message when its Python cannot load lives in the lite app itself,
+ *    assets/lite-guard.js, so that it shows however the notebook is opened.)
  * 8. Tables with code in their cells. Identifiers never broke, so on a desktop the framework
  *    comparison was 1204 px wide in a 686-px column, half of it scrolled out of sight. Identifiers
  *    longer than LONG_CODE characters may now break after . _ ( , = (a <wbr>, which copying
@@ -41,6 +37,8 @@
  *    scroll. Such a table is marked; on a narrow screen mha-site.css sets each row as a block: the
  *    first cell as its title, the others under it, each after its column's name when there are
  *    more than two columns. ARIA roles keep it a table to a screen reader.
+ * 10. Tables, outputs and views that scroll sideways take keyboard focus and are named; buttons
+ *    whose aria-label differs from their visible words are named by those words.
  */
 (function () {
   "use strict";
@@ -88,34 +86,88 @@
   }
 
   /* 3. Equations fit the column --------------------------------------------------------- */
+  // KaTeX typesets at build time and does not break lines; long formulas are written over aligned
+  // lines in the chapters. One still a little wider than the column is scaled down, never below
+  // 80 % (on a phone the widest would shrink to 8 px, indices to 6 px); past that it scrolls inside
+  // the column, as a focusable, named region with a shade on the edge that has more.
   var MIN_EQUATION_SCALE = 0.8;
 
   function fitEquations() {
-    document.querySelectorAll('mjx-container[display="true"]').forEach(function (container) {
-      container.style.fontSize = "";
-      container.classList.remove("mha-scrolls");
+    document.querySelectorAll(".bd-article .katex-display").forEach(function (container) {
       var math = container.firstElementChild;
       if (!math) return;
+      math.style.fontSize = "";
       var available = container.clientWidth;
-      var needed = math.getBoundingClientRect().width;
-      if (available > 0 && needed > available) {
+      var needed = container.scrollWidth;
+      if (available > 0 && needed > available + 1) {
         var scale = Math.max(MIN_EQUATION_SCALE, Math.floor((available / needed) * 100) / 100);
-        container.style.fontSize = scale * 100 + "%";
-        container.classList.add("mha-scaled");
+        math.style.fontSize = scale * 100 + "%";
       }
-      // Still wider at the smallest scale: it scrolls, and a shade at the right edge says so.
-      container.classList.toggle("mha-scrolls", container.scrollWidth > container.clientWidth + 1);
+      var scrolls = container.scrollWidth > container.clientWidth + 1;
+      container.classList.toggle("mha-scrolls", scrolls);
+      scrollRegion(container, scrolls, "Equation (scrolls sideways)");
     });
   }
 
-  function fitEquationsWhenTypeset() {
-    var mathjax = window.MathJax;
-    if (!mathjax || !mathjax.startup || !mathjax.startup.promise) return;
-    mathjax.startup.promise.then(fitEquations);
+  function fitEquationsWhenLaidOut() {
+    fitEquations();
     var pending = null;
     window.addEventListener("resize", function () {
       window.clearTimeout(pending);
-      pending = window.setTimeout(fitEquations, 150);
+      pending = window.setTimeout(function () { fitEquations(); markScrollers(); }, 150);
+    });
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(fitEquations);
+  }
+
+  /* 10. Scrolling regions take focus; names match visible labels -------------------------- */
+  // A region that scrolls sideways must be reachable by the keyboard (arrow keys scroll it) and
+  // say what it is; it is no Tab stop when it fits.
+  function scrollRegion(element, scrolls, name) {
+    element.classList.toggle("mha-scrolls", scrolls);
+    if (scrolls) {
+      element.tabIndex = 0;
+      if (!element.hasAttribute("aria-label")) element.setAttribute("aria-label", name);
+      if (element.tagName !== "TABLE" && !element.hasAttribute("role")) element.setAttribute("role", "region");
+    } else if (element.getAttribute("tabindex") === "0") {
+      element.removeAttribute("tabindex");
+    }
+  }
+
+  function tableName(table) {
+    var caption = table.querySelector("caption");
+    var first = table.querySelector("th, td");
+    var text = (caption || first || table).textContent.trim().replace(/\s+/g, " ").slice(0, 60);
+    return "Table" + (text ? ": " + text : "") + " (scrolls sideways)";
+  }
+
+  function markScrollers() {
+    var scrollers = ".bd-article table, .mha-av-scroll, .mha-av-panel, .cell_output .output, .widget-container";
+    document.querySelectorAll(scrollers).forEach(function (el) {
+      if (el.getBoundingClientRect().width === 0) return;
+      var scrolls = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
+      scrollRegion(el, scrolls, el.tagName === "TABLE" ? tableName(el) : "Output (scrolls sideways)");
+    });
+  }
+
+  var pendingScrollers = null;
+  function markScrollersSoon() {
+    window.clearTimeout(pendingScrollers);
+    pendingScrollers = window.setTimeout(markScrollers, 200);
+  }
+
+  // Buttons whose aria-label hides their visible words (the theme's "Search Ctrl+K" named "Search",
+  // myst-nb's "Show code cell source" named "Toggle hidden content"): a voice-control user says
+  // what they see. Their visible text becomes their name.
+  function nameByVisibleText() {
+    document.querySelectorAll("button[aria-label]").forEach(function (button) {
+      var visible = button.textContent.replace(/\s+/g, " ").trim();
+      var label = button.getAttribute("aria-label");
+      if (visible && label.toLowerCase().indexOf(visible.toLowerCase()) < 0) {
+        button.removeAttribute("aria-label");
+      }
+    });
+    document.querySelectorAll("summary[aria-label], .toggle-button[aria-label]").forEach(function (el) {
+      if (el.textContent.trim()) el.removeAttribute("aria-label");
     });
   }
 
@@ -319,6 +371,7 @@
             fixControls(root);
             root.querySelectorAll("img.widget-image").forEach(describeFrame);
             markFigures(root);
+            markScrollersSoon();  // widgets and views drawn later may scroll too
           }
         }
       });
@@ -327,67 +380,6 @@
       subtree: true, childList: true, characterData: true,
       attributes: true,
       attributeFilter: ["aria-valuenow", "src", "alt", "contenteditable", "class"],
-    });
-  }
-
-  /* 6. JupyterLite launch, or a clear message ------------------------------------------- */
-  // Where jupyterlite-pyodide-kernel fetches Pyodide from (its default pyodideUrl's host).
-  var PYODIDE_PROBE = "https://cdn.jsdelivr.net/pyodide/";
-  var PROBE_TIMEOUT_MS = 8000;
-
-  function probe(url) {
-    return new Promise(function (resolve, reject) {
-      var timer = window.setTimeout(function () { reject(new Error("timed out")); }, PROBE_TIMEOUT_MS);
-      fetch(url, { mode: "no-cors", cache: "no-store" }).then(function () {
-        window.clearTimeout(timer);
-        resolve();
-      }, function (error) {
-        window.clearTimeout(timer);
-        reject(error);
-      });
-    });
-  }
-
-  function liteFailed(link) {
-    var dialog = document.createElement("dialog");
-    dialog.className = "mha-lite-failed";
-    dialog.setAttribute("role", "alertdialog");
-    dialog.setAttribute("aria-labelledby", "mha-lite-failed-title");
-    var root = document.documentElement.dataset.content_root || "./";
-    var page = link.href.split("path=")[1] || "";
-    dialog.innerHTML =
-      '<h2 id="mha-lite-failed-title">The live notebook cannot start</h2>' +
-      "<p>JupyterLite runs Python in your browser, and first downloads it (Pyodide, about 30 MB) " +
-      "from <code>cdn.jsdelivr.net</code>. That download failed: you may be offline, or your " +
-      "network blocks that site. Nothing else on this page needs it.</p>" +
-      "<p>Run this chapter on your computer instead: " +
-      '<a href="' + root + 'chapters/run_locally.html">Run it on your computer</a>' +
-      (page ? ', or <a download href="' + root + "_sources/" + decodeURIComponent(page) +
-        '">download this page as a notebook (.ipynb)</a>' : "") +
-      ".</p>" +
-      '<form method="dialog"><button type="submit" class="btn btn-primary">Close</button></form>';
-    dialog.addEventListener("close", function () { dialog.remove(); });
-    document.body.appendChild(dialog);
-    dialog.showModal();
-  }
-
-  function launchLite(event) {
-    var link = event.target.closest && event.target.closest('a[href*="lite/notebooks/"]');
-    if (!link) return;
-    event.preventDefault();
-    // Open the tab now, while the click still counts as the reader's (pop-up blockers), and
-    // send it to JupyterLite only once the CDN has answered.
-    var tab = link.target === "_blank" ? window.open("", "_blank") : null;
-    if (tab) tab.document.title = "Starting JupyterLite…";
-    link.setAttribute("aria-busy", "true");
-    probe(PYODIDE_PROBE).then(function () {
-      link.removeAttribute("aria-busy");
-      if (tab) tab.location.href = link.href;
-      else window.location.href = link.href;
-    }, function () {
-      link.removeAttribute("aria-busy");
-      if (tab) tab.close();
-      liteFailed(link);
     });
   }
 
@@ -456,7 +448,6 @@
   }
 
   ready(function () {
-    document.addEventListener("click", launchLite, true);
     forwardSidebarToggles();
     document.addEventListener("click", openFoldsFromTitle, true);
     document.addEventListener("click", closeDrawerOnLink);
@@ -465,7 +456,9 @@
     markFigures();
     fixControls(document.body);
     watchWidgets();
-    fitEquationsWhenTypeset();
+    fitEquationsWhenLaidOut();
+    markScrollers();
+    nameByVisibleText();
     breakLongCode();
     if (WIDE && WIDE.addEventListener) WIDE.addEventListener("change", breakLongCode);
     markProseTables();

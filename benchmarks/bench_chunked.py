@@ -129,7 +129,7 @@ def main():
     print(f"float64, seq 1024, padding + causal masks: max |chunked - full| = {gap:.1e} "
           f"({'meets' if gap <= 1e-12 else 'MISSES'} <= 1e-12)")
     if args.record:
-        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         record(args.record, {"date": now, "machine": machine,
                              "load_average": summary["load_average"],
                              "matmul_gflops": summary["matmul_gflops"]["float32"], "dtype": "float32",

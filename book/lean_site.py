@@ -11,11 +11,23 @@ It also moves each page's widget state (myst-nb puts it in ``<head>``: every pre
 up to 2.8 MB) to the end of ``<body>``, so the browser paints the text before reading the frames.
 html-manager finds the state anywhere in the document when the page has loaded.
 
-The widget manager is loaded only on pages with widgets (myst-nb), deferred (``_config.yml``).
+The widget manager is loaded only on pages with widgets (myst-nb), and there only when a widget
+nears the screen (``assets/widgets-loader.js``, ``_config.yml``).
+
+pydata-sphinx-theme also loads Sphinx's three search scripts (``searchtools.js``,
+``language_data.js`` and the 0.1 MB ``searchindex.js``) on every page, in ``<head>`` and not
+deferred: they held back the first paint of every page, for a search-as-you-type feature this book
+does not use (the header's search box opens a form that goes to ``search.html``, which loads
+them itself). ``templates/layout.html`` drops them through the ``drop_search_scripts`` filter.
+
+Notebooks run during the build with ``TQDM_DISABLE=1``: a progress bar is a widget that shows the
+build machine's speed ("161.38it/s") and was wider than a phone's column; readers running the
+notebook still get theirs.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -23,11 +35,18 @@ from markupsafe import Markup
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 ICON_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
+SEARCH_SCRIPTS = re.compile(
+    r'\s*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)"></script>')
 
 
 def drop_icon_script(html: str) -> Markup:
     """``html`` without the theme's ``fontawesome.js`` script tag."""
     return Markup(ICON_SCRIPT.sub("", str(html)))
+
+
+def drop_search_scripts(html: str) -> Markup:
+    """``html`` without the search script tags the theme puts in every page's ``<head>``."""
+    return Markup(SEARCH_SCRIPTS.sub("", str(html)))
 
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -58,10 +77,17 @@ def add_templates(app, config) -> None:
 def register_filter(app) -> None:
     if hasattr(app.builder, "templates"):
         app.builder.templates.environment.filters["drop_icon_script"] = drop_icon_script
+        app.builder.templates.environment.filters["drop_search_scripts"] = drop_search_scripts
+
+
+def no_progress_bars(app, config) -> None:
+    """Notebook kernels inherit the build's environment: tqdm draws no bar in them."""
+    os.environ["TQDM_DISABLE"] = "1"
 
 
 def setup(app):
     app.connect("config-inited", add_templates)
+    app.connect("config-inited", no_progress_bars)
     app.connect("builder-inited", register_filter)
     # After myst-nb has put the page's scripts in the context.
     app.connect("html-page-context", widget_state_after_text, priority=900)

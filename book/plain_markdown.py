@@ -6,7 +6,8 @@ get their markdown cells through :func:`plain_markdown`, which keeps what each c
 
 - roles become their text: ``{term}`heads <head>``` → ``heads``, ``{doc}`shapes``` → ``shapes``,
   ``{cite:t}`vaswani2017attention``` → ``Vaswani et al. (2017)``, ``{math}`x``` → ``$x$``;
-- directives become Markdown: an exercise or admonition becomes a quote headed by its title, a
+- directives become Markdown: an exercise or admonition becomes a quote headed by its title, a deep
+  dive's start a quote that says it is optional and its end a closing line, a
   ``{literalinclude}`` of the package becomes the included source as a Python block, ``{math}`` a
   ``$$`` block; options (``:label:``, ``:class:`` ...) and targets (``(label)=``) are dropped.
 
@@ -20,7 +21,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["plain_markdown", "citation_labels", "notebook_as_plain_markdown"]
+__all__ = ["plain_markdown", "citation_labels", "fenced_body", "notebook_as_plain_markdown"]
 
 ROLE = re.compile(r"\{([a-z][a-z:-]*)\}`([^`]*)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
@@ -113,6 +114,14 @@ def _directive(name: str, argument: str, options: dict[str, str], body: str, pag
                citations) -> str:
     if name in MARKERS:
         return ""
+    if name == "deep-dive-start":  # a notebook cannot fold cells away: say where the optional part starts
+        title = plain_markdown(argument, citations, page=page).strip()
+        inner = plain_markdown(body, citations, page=page).strip()
+        lines = [f"**Deep dive (off the core path): {title}.** On the core path, skip to the end of the "
+                 "deep dive.", *([""] + inner.splitlines() if inner else [])]
+        return "\n".join(f"> {line}" if line else ">" for line in lines) + "\n"
+    if name == "deep-dive-end":
+        return "*End of the deep dive.*\n"
     if name == "literalinclude":
         source = _included_source(argument, options, page)
         shown = re.sub(r"^(\.\./)+", "", argument.strip())  # as the reader's copy of the course names it
@@ -136,6 +145,35 @@ def _directive(name: str, argument: str, options: dict[str, str], body: str, pag
         quoted = "\n".join(f"> {line}" if line else ">" for line in inner.splitlines())
         return f"> **{heading}**\n>\n{quoted}\n" if inner else f"> **{heading}**\n"
     return f"{inner}\n" if inner else ""
+
+
+def fenced_body(lines: list[str], start: int, fence: str, opens) -> tuple[list[str], int]:
+    """The lines of a block from ``start`` to its closing ``fence``, and the index after that fence.
+
+    ``opens(line)`` says whether a line opens a nested block closed by the same fence: those count, so
+    that a block holding another of its kind ends at its own fence.
+
+    Examples
+    --------
+    >>> fenced_body(["a", "```", "b"], 0, "```", lambda line: False)
+    (['a'], 2)
+    """
+    body, depth, i = [], 1, start
+    while i < len(lines):
+        if opens(lines[i]):
+            depth += 1
+        elif lines[i].strip() == fence:
+            depth -= 1
+            if depth == 0:
+                return body, i + 1
+        body.append(lines[i])
+        i += 1
+    return body, i
+
+
+def _opens_directive(fence: str):
+    """Whether a line opens a directive closed by ``fence`` (one nested in the block being read)."""
+    return lambda line: bool((nested := FENCE.match(line)) and nested.group("fence") == fence)
 
 
 def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = None, *,
@@ -191,19 +229,7 @@ def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = 
             key, _, value = lines[i].strip()[1:].partition(":")
             options[key] = value.strip()
             i += 1
-        body: list[str] = []
-        depth = 1
-        while i < len(lines):  # the body runs to the matching fence (nested fences of the same kind count)
-            stripped, nested = lines[i].strip(), FENCE.match(lines[i])
-            if nested and nested.group("fence") == fence:
-                depth += 1
-            elif stripped == fence:
-                depth -= 1
-                if depth == 0:
-                    i += 1
-                    break
-            body.append(lines[i])
-            i += 1
+        body, i = fenced_body(lines, i, fence, _opens_directive(fence))
         shown = _directive(name, opening.group("argument"), options, "\n".join(body), page, citations)
         if shown:
             out.append(shown.rstrip("\n"))

@@ -1,18 +1,19 @@
-"""Copy the browser scripts the built book loads into ``_vendor/vendored/`` (git-ignored).
+"""Copy the browser files the built book loads into ``_vendor/vendored/`` (git-ignored).
 
 Run after ``npm ci``. Sphinx copies ``_vendor/`` into ``_build/html/_static/`` (see
-``html_static_path`` in ``_config.yml``), so pages load the ipywidgets html-manager and MathJax 3
-from the site itself instead of a CDN. Only the files pages actually request are
-copied, to keep the published site lean.
+``html_static_path`` in ``_config.yml``), so pages load the ipywidgets html-manager and KaTeX's
+stylesheet and fonts from the site itself instead of a CDN. Only the files pages actually request
+are copied, to keep the published site lean.
 
 The folder is deliberately not called ``_static``: Jupyter Book 1 adds a ``<script>`` tag for
-every ``.js`` file under a ``_static/`` folder, which would load every MathJax component eagerly.
+every ``.js`` file under a ``_static/`` folder.
 
 Usage: ``python book/vendor_js.py`` from the repository root.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -31,14 +32,12 @@ MANIFEST = [
         "html-manager",
     ),
     (
-        "mathjax",
-        [
-            "es5/tex-chtml.js",
-            "es5/input/tex/extensions/**/*.js",  # loaded on demand by \require and autoload
-            "es5/output/chtml/fonts/woff-v2/*.woff",
-            "LICENSE",
-        ],
-        "mathjax",
+        "katex",
+        # Only the stylesheet and its woff2 fonts: the math itself is typeset at build time
+        # (sphinxcontrib-katex runs KaTeX in Node), so pages load no KaTeX script. Every browser
+        # that runs the site reads woff2; rewrite_katex_css drops the woff/ttf fallbacks.
+        ["dist/katex.min.css", "dist/fonts/*.woff2", "LICENSE"],
+        "katex",
     ),
 ]
 
@@ -65,10 +64,24 @@ def copy_package(package: str, patterns: list[str], destination: str) -> int:
     return count
 
 
+WOFF_FALLBACKS = re.compile(
+    r',url\(fonts/[\w-]+\.woff\) format\("woff"\),url\(fonts/[\w-]+\.ttf\) format\("truetype"\)')
+
+
+def rewrite_katex_css(path: Path) -> None:
+    """Keep only the woff2 source of each ``@font-face`` (the only fonts copied)."""
+    text = path.read_text(encoding="utf8")
+    lean, count = WOFF_FALLBACKS.subn("", text)
+    if count == 0:
+        raise SystemExit(f"{path}: no woff/ttf fallback to drop: did KaTeX's stylesheet change?")
+    path.write_text(lean, encoding="utf8")
+
+
 def main() -> int:
     if TARGET.exists():
         shutil.rmtree(TARGET)
     total = sum(copy_package(*entry) for entry in MANIFEST)
+    rewrite_katex_css(TARGET / "katex" / "katex.min.css")
     size = sum(p.stat().st_size for p in TARGET.rglob("*") if p.is_file())
     print(f"vendored {total} files ({size / 1e6:.1f} MB) into {TARGET.relative_to(ROOT)}")
     return 0

@@ -34,6 +34,7 @@ Around it, imported only when used: :mod:`mha.lab` (what the chapters run), :mod
 """
 
 import importlib
+from types import ModuleType
 
 from mha import (
     attention,
@@ -54,6 +55,7 @@ from mha import (
     normalization,
     positions,
     rope_scaling,
+    typing,
     validation,
     variants,
 )
@@ -68,7 +70,8 @@ from mha.normalization import LayerNorm, layer_norm, rms_norm
 from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
 from mha.variants import ModernAttention
 
-__version__ = "0.1.0"
+#: The one place the version is written (pyproject.toml reads it; CHANGELOG.md says what changed).
+__version__ = "0.2.0"
 
 # Loaded on first use (PEP 562), so that `import mha` needs NumPy only.
 _SUBPACKAGES = ("lab", "plotting", "explorers", "checks", "pretrained")
@@ -119,12 +122,13 @@ __all__ = [
     "module",
     "validation",
     "extras",
+    "typing",
     "fast",
     *_SUBPACKAGES,
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"mha.{name}")
     raise AttributeError(f"module 'mha' has no attribute {name!r}")

@@ -11,11 +11,12 @@ cache-sized tiles over threads.
 from __future__ import annotations
 
 import math
+from typing import Any, Literal, overload
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 import mha.fast as fast
+from mha.typing import ArrayLike, FloatArray
 from mha.validation import (
     as_float_array,
     check_bool_mask,
@@ -31,7 +32,7 @@ from mha.validation import (
 __all__ = ["softmax", "scaled_dot_product_attention", "soft_cap", "split_heads", "merge_heads"]
 
 
-def softmax(x, axis: int = -1, *, out: np.ndarray | None = None) -> np.ndarray:
+def softmax(x: ArrayLike, axis: int = -1, *, out: FloatArray | None = None) -> FloatArray:
     """Turn scores into weights that are positive and sum to one along ``axis``.
 
     ``softmax(x)_i = exp(x_i - m) / Σ_j exp(x_j - m)`` with ``m`` the largest score of the slice: the
@@ -74,7 +75,8 @@ def softmax(x, axis: int = -1, *, out: np.ndarray | None = None) -> np.ndarray:
     row_max = x.max(axis=axis, keepdims=True)  # (..., 1, ...); NaN anywhere in a slice makes its max NaN
     _check_row_maxima(row_max, x)
     row_max[np.isneginf(row_max)] = 0  # a slice of only -inf: exp(-inf - 0) = 0, where -inf - -inf is NaN
-    weights = np.subtract(x, row_max, out=out)  # x - row_max (into `out` when given)
+    with np.errstate(over="ignore"):  # x - row_max below the dtype's range: -inf, weight 0, as it should
+        weights: FloatArray = np.subtract(x, row_max, out=out)  # x - row_max (into `out` when given)
     np.exp(weights, out=weights)  # in (0, 1], the largest entry of each slice exactly 1
     total = weights.sum(axis=axis, keepdims=True)
     total[total == 0] = 1  # only all -inf slices sum to 0: their weights stay 0 instead of 0 / 0
@@ -82,14 +84,31 @@ def softmax(x, axis: int = -1, *, out: np.ndarray | None = None) -> np.ndarray:
     return weights
 
 
-def _check_row_maxima(row_max: np.ndarray, x: np.ndarray) -> None:
+def _check_row_maxima(row_max: FloatArray, x: FloatArray) -> None:
     """Refuse NaN and ``+inf``: a slice holding either has it (or NaN) as its maximum."""
     if not (row_max < np.inf).all():  # False for +inf and NaN; -inf (a fully masked row) is fine
         check_finite(x, "softmax input", allow_neg_inf=True)  # names how many of each
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, scale: float | None = None,
-                                 softcap: float | None = None, return_weights=False):
+@overload
+def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = ...,
+                                 *, bias: ArrayLike | None = ..., scale: float | None = ...,
+                                 softcap: float | None = ..., return_weights: Literal[False] = ...
+                                 ) -> FloatArray: ...
+@overload
+def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = ...,
+                                 *, bias: ArrayLike | None = ..., scale: float | None = ...,
+                                 softcap: float | None = ..., return_weights: Literal[True]
+                                 ) -> tuple[FloatArray, FloatArray]: ...
+@overload
+def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = ...,
+                                 *, bias: ArrayLike | None = ..., scale: float | None = ...,
+                                 softcap: float | None = ..., return_weights: bool
+                                 ) -> FloatArray | tuple[FloatArray, FloatArray]: ...
+def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = None,
+                                 *, bias: ArrayLike | None = None, scale: float | None = None,
+                                 softcap: float | None = None, return_weights: bool = False
+                                 ) -> FloatArray | tuple[FloatArray, FloatArray]:
     """Attend from each query to every key and mix the values: ``softmax(q kᵀ / √d_head + bias) v``.
 
     Parameters
@@ -141,7 +160,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, scale: float 
         return fast.attention(q, k, v, mask, bias)  # large, no weights wanted: the same numbers in tiles
     # Scaling q instead of the scores gives the same products for seq_k / d_head times fewer multiplications.
     q = q * q.dtype.type(scale)
-    scores = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below, as the package's error
+        scores: FloatArray = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
     if softcap is not None:
         scores = soft_cap(scores, softcap)  # within ±softcap, before any bias or mask
     if bias is not None:
@@ -156,7 +176,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, bias=None, scale: float 
     return (output, weights) if return_weights else output
 
 
-def soft_cap(scores: ArrayLike, cap: float) -> NDArray[np.floating]:
+def soft_cap(scores: ArrayLike, cap: float) -> FloatArray:
     """Squash scores smoothly into ``(-cap, cap)``: ``cap · tanh(scores / cap)``, Gemma 2's soft-capping.
 
     Near zero ``tanh(x) ≈ x``, so small scores pass almost unchanged; large ones saturate at ``±cap``
@@ -182,12 +202,12 @@ def soft_cap(scores: ArrayLike, cap: float) -> NDArray[np.floating]:
     return scores.dtype.type(cap) * np.tanh(scores * scores.dtype.type(1.0 / cap))
 
 
-def _check_scale(scale, d_head: int) -> float:
+def _check_scale(scale: float | None, d_head: int) -> float:
     """The score scale: ``1 / √d_head`` by default, else a finite number > 0."""
     return 1.0 / math.sqrt(d_head) if scale is None else check_positive_real(scale, "scale")
 
 
-def _overflow_error(dtype: np.dtype) -> ValueError:
+def _overflow_error(dtype: np.dtype[Any]) -> ValueError:
     """Finite queries and keys whose products are not: float32 values of about 1e20, say."""
     return ValueError(
         f"attention scores overflowed {dtype}: some q · k is inf or NaN, beyond the largest {dtype} "
@@ -196,7 +216,7 @@ def _overflow_error(dtype: np.dtype) -> ValueError:
     )
 
 
-def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def check_qkv(q: ArrayLike, k: ArrayLike, v: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Validate queries, keys and values for attention; return them as arrays of one float dtype.
 
     Examples
@@ -237,7 +257,7 @@ def check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False)
 
 
-def split_heads(x, n_heads: int) -> np.ndarray:
+def split_heads(x: ArrayLike, n_heads: int) -> FloatArray:
     """Cut the feature axis into heads and move heads in front of the sequence axis.
 
     Parameters
@@ -274,7 +294,7 @@ def split_heads(x, n_heads: int) -> np.ndarray:
     return np.swapaxes(split, -3, -2)  # (..., n_heads, seq, d_head)
 
 
-def merge_heads(x) -> np.ndarray:
+def merge_heads(x: ArrayLike) -> FloatArray:
     """Inverse of :func:`split_heads`: put heads back side by side on the feature axis.
 
     Parameters
@@ -284,7 +304,7 @@ def merge_heads(x) -> np.ndarray:
     Returns
     -------
     ndarray, shape (..., seq, n_heads * d_head)
-        Head ``h`` occupies features ``h * d_head`` to ``(h + 1) * d_head``.
+        Head ``i`` occupies features ``i * d_head`` to ``(i + 1) * d_head``.
 
     Examples
     --------

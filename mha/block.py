@@ -16,7 +16,7 @@ Every block has ``forward``, which returns its output and the caches of its part
 from __future__ import annotations
 
 import numbers
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
@@ -26,19 +26,21 @@ from mha.feed_forward import FeedForward
 from mha.layers import MultiHeadAttention
 from mha.module import Module
 from mha.normalization import LayerNorm
+from mha.typing import ArrayLike, DTypeLike, FloatArray, Seed
 from mha.validation import as_float_array, as_generator, check_features, check_positive_int
 
 __all__ = ["dropout", "TransformerBlock", "DecoderBlock", "BlockCache", "block_parameter_count"]
 
 
 # ---------------------------------------------------------------------------------------- dropout
-def _check_rate(rate) -> float:
-    if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0 <= rate < 1:
+def _check_rate(rate: object) -> float:
+    if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0 <= float(rate) < 1:
         raise ValueError(f"dropout rate must be a number in [0, 1), got {rate!r}")
     return float(rate)
 
 
-def dropout(x, rate: float, rng: np.random.Generator | None = None, *, training: bool = True) -> np.ndarray:
+def dropout(x: ArrayLike, rate: float, rng: np.random.Generator | None = None, *,
+            training: bool = True) -> FloatArray:
     """Inverted dropout: zero each entry with probability ``rate``, scale survivors by ``1 / (1 - rate)``.
 
     The scaling keeps every entry's expectation equal to ``x``, so nothing changes at evaluation time:
@@ -73,7 +75,7 @@ def dropout(x, rate: float, rng: np.random.Generator | None = None, *, training:
     return x * _dropout_scale(x, rate, rng)
 
 
-def _dropout_scale(x: np.ndarray, rate: float, rng) -> np.ndarray:
+def _dropout_scale(x: FloatArray, rate: float, rng: object) -> FloatArray:
     """What inverted dropout multiplies ``x`` by: 0 with probability ``rate``, else ``1 / (1 - rate)``."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
@@ -89,8 +91,10 @@ class BlockCache(NamedTuple):
     """What :func:`mha.grad.block_backward` needs from a block's forward pass."""
 
     norm: str  # "pre", "post" or "decoder"
-    parts: dict  # sub-layer name ("attention", "ffn", "norm1", ...) -> the cache of its forward pass
-    dropout: tuple  # what each sub-layer's output was multiplied by (dropout), or None when not training
+    # sub-layer name ("attention", "ffn", "norm1", ...) -> the cache of its forward pass
+    parts: dict[str, Any]
+    # what each sub-layer's output was multiplied by (dropout), or None when not training
+    dropout: tuple[FloatArray | None, ...]
 
 
 # ---------------------------------------------------------------------------------------- the block
@@ -136,7 +140,7 @@ class TransformerBlock(Module):
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, *, norm: str = "pre",
                  dropout: float = 0.0, activation: str = "gelu", eps: float = 1e-5, bias: bool = True,
-                 n_kv_heads: int | None = None, rng=None, dtype=np.float64):
+                 n_kv_heads: int | None = None, rng: Seed = None, dtype: DTypeLike = np.float64) -> None:
         if norm not in ("pre", "post"):
             raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
         d_model = check_positive_int(d_model, "d_model")
@@ -150,9 +154,25 @@ class TransformerBlock(Module):
         self.norm2 = LayerNorm(d_model, eps=eps, dtype=dtype)
         self.dtype = self.attention.dtype
 
-    def __call__(self, x, *, mask=None, causal: bool = False, bias=None, head_mask=None,
-                 training: bool = False, rng: np.random.Generator | None = None,
-                 return_weights: bool = False):
+    @overload
+    def __call__(self, x: ArrayLike, *, mask: ArrayLike | None = None, causal: bool = False,
+                 bias: ArrayLike | None = None, head_mask: ArrayLike | None = None, training: bool = False,
+                 rng: np.random.Generator | None = None,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, x: ArrayLike, *, mask: ArrayLike | None = None, causal: bool = False,
+                 bias: ArrayLike | None = None, head_mask: ArrayLike | None = None, training: bool = False,
+                 rng: np.random.Generator | None = None,
+                 return_weights: Literal[True]) -> tuple[FloatArray, FloatArray]: ...
+    @overload
+    def __call__(self, x: ArrayLike, *, mask: ArrayLike | None = None, causal: bool = False,
+                 bias: ArrayLike | None = None, head_mask: ArrayLike | None = None, training: bool = False,
+                 rng: np.random.Generator | None = None,
+                 return_weights: bool) -> FloatArray | tuple[FloatArray, FloatArray]: ...
+    def __call__(self, x: ArrayLike, *, mask: ArrayLike | None = None, causal: bool = False,
+                 bias: ArrayLike | None = None, head_mask: ArrayLike | None = None, training: bool = False,
+                 rng: np.random.Generator | None = None,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, FloatArray]:
         """Run the block on ``x``.
 
         Parameters
@@ -183,8 +203,10 @@ class TransformerBlock(Module):
             out, weights = out[0], weights[0]
         return (out, weights) if return_weights else out
 
-    def forward(self, x, *, mask=None, causal: bool = False, bias=None, head_mask=None,
-                training: bool = False, rng: np.random.Generator | None = None):
+    def forward(self, x: ArrayLike, *, mask: ArrayLike | None = None, causal: bool = False,
+                bias: ArrayLike | None = None, head_mask: ArrayLike | None = None, training: bool = False,
+                rng: np.random.Generator | None = None
+                ) -> tuple[FloatArray, BlockCache]:
         """The block's output on batched ``x`` (batch, seq, d_model), and its parts' caches.
 
         Takes the arguments of :meth:`__call__`; returns ``(output, BlockCache)``.
@@ -200,24 +222,26 @@ class TransformerBlock(Module):
         if training and self.dropout > 0 and not isinstance(rng, np.random.Generator):
             raise TypeError("training with dropout > 0 needs rng=numpy.random.Generator to draw the masks, "
                             f"got {type(rng).__name__}")
-        parts, scales = {}, []
+        x = as_float_array(x, "x")  # the first sub-layer checks it in full
+        parts: dict[str, Any] = {}
+        scales: list[FloatArray | None] = []
 
-        def drop(y):  # dropout on a sub-layer's output, remembering what it multiplied by
+        def drop(y: FloatArray) -> FloatArray:  # dropout on a sub-layer's output, remembering its scale
             scale = _dropout_scale(y, self.dropout, rng) if training and self.dropout > 0 else None
             scales.append(scale)
             return y if scale is None else y * scale
 
-        def attend(y):
+        def attend(y: FloatArray) -> FloatArray:
             out, parts["attention"] = self.attention.forward(y, mask=mask, causal=causal, bias=bias,
                                                              head_mask=head_mask)
             return drop(out)
 
         if self.norm == "pre":
-            h, parts["norm1"] = self.norm1.forward(x)
-            x = x + attend(h)  # the residual stream itself is never normalised
-            h, parts["norm2"] = self.norm2.forward(x)
-            f, parts["ffn"] = self.ffn.forward(h)
-            out = x + drop(f)
+            y, parts["norm1"] = self.norm1.forward(x)
+            x = x + attend(y)  # the residual stream itself is never normalised
+            y, parts["norm2"] = self.norm2.forward(x)
+            f, parts["ffn"] = self.ffn.forward(y)
+            out: FloatArray = x + drop(f)
         else:
             x, parts["norm1"] = self.norm1.forward(x + attend(x))
             f, parts["ffn"] = self.ffn.forward(x)
@@ -257,7 +281,7 @@ class DecoderBlock(Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, *, activation: str = "relu",
-                 rng=None, dtype=np.float64):
+                 rng: Seed = None, dtype: DTypeLike = np.float64) -> None:
         rng = as_generator(rng)
         d_model = check_positive_int(d_model, "d_model")
         d_ff = 4 * d_model if d_ff is None else check_positive_int(d_ff, "d_ff")
@@ -272,7 +296,17 @@ class DecoderBlock(Module):
         return {"self_attention": self.self_attention, "cross_attention": self.cross_attention,
                 "ffn": self.ffn, "norm1": self.norm1, "norm2": self.norm2, "norm3": self.norm3}
 
-    def __call__(self, x, memory, *, memory_mask=None, return_weights: bool = False):
+    @overload
+    def __call__(self, x: ArrayLike, memory: ArrayLike, *, memory_mask: ArrayLike | None = None,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, x: ArrayLike, memory: ArrayLike, *, memory_mask: ArrayLike | None = None,
+                 return_weights: Literal[True]) -> tuple[FloatArray, FloatArray]: ...
+    @overload
+    def __call__(self, x: ArrayLike, memory: ArrayLike, *, memory_mask: ArrayLike | None = None,
+                 return_weights: bool) -> FloatArray | tuple[FloatArray, FloatArray]: ...
+    def __call__(self, x: ArrayLike, memory: ArrayLike, *, memory_mask: ArrayLike | None = None,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, FloatArray]:
         """The block on target tokens ``x`` (batch, seq_q, d_model), reading the encoder's ``memory``.
 
         ``memory_mask``: True where a target position may read a source position (False on padding).
@@ -281,27 +315,32 @@ class DecoderBlock(Module):
         out, cache = self.forward(x, memory, memory_mask=memory_mask)
         return (out, cache.parts["cross_attention"].weights) if return_weights else out
 
-    def forward(self, x, memory, *, memory_mask=None, mask=None, causal: bool = True):
+    def forward(self, x: ArrayLike, memory: ArrayLike, *, memory_mask: ArrayLike | None = None,
+                mask: ArrayLike | None = None, causal: bool = True) -> tuple[FloatArray, BlockCache]:
         """The output and the parts' caches (:func:`mha.grad.decoder_block_backward`).
 
         ``mask`` adds to the causal mask of the self-attention (e.g. target padding).
         """
+        x = as_float_array(x, "x")
+        parts: dict[str, Any]
         parts = {}
-        h, parts["norm1"] = self.norm1.forward(x)
-        attended, parts["self_attention"] = self.self_attention.forward(h, mask=mask, causal=causal)
+        y, parts["norm1"] = self.norm1.forward(x)
+        attended, parts["self_attention"] = self.self_attention.forward(y, mask=mask, causal=causal)
         x = x + attended
-        h, parts["norm2"] = self.norm2.forward(x)
-        attended, parts["cross_attention"] = self.cross_attention.forward(h, memory, mask=memory_mask)
+        y, parts["norm2"] = self.norm2.forward(x)
+        attended, parts["cross_attention"] = self.cross_attention.forward(y, memory, mask=memory_mask)
         x = x + attended
-        h, parts["norm3"] = self.norm3.forward(x)
-        f, parts["ffn"] = self.ffn.forward(h)
+        y, parts["norm3"] = self.norm3.forward(x)
+        f, parts["ffn"] = self.ffn.forward(y)
         return x + f, BlockCache("decoder", parts, (None, None, None))
 
-    def decode(self, x_new, memory, cache: KVCache, *, memory_mask=None):
+    def decode(self, x_new: ArrayLike, memory: ArrayLike, cache: KVCache, *,
+               memory_mask: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
         """One step for new target tokens; the keys and values of earlier ones come from ``cache``.
 
         Returns the output for the new tokens and their cross-attention weights.
         """
+        x_new = as_float_array(x_new, "x_new")
         x = x_new + self.self_attention.decode(self.norm1(x_new), cache)
         attended, cross = self.cross_attention(self.norm2(x), memory, mask=memory_mask, return_weights=True)
         x = x + attended

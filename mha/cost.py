@@ -17,8 +17,8 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
 
+from mha.typing import ArrayLike, DTypeLike
 from mha.validation import check_bool_mask, check_positive_int
 
 __all__ = [
@@ -93,7 +93,8 @@ class MemoryCount:
         return {**asdict(self), "peak": self.peak}
 
 
-def _sizes(d_model, n_heads, kdim, vdim, n_kv_heads):
+def _sizes(d_model: int, n_heads: int, kdim: int | None, vdim: int | None, n_kv_heads: int | None
+           ) -> tuple[int, int, int, int, int, int, int]:
     d_model = check_positive_int(d_model, "d_model")
     n_heads = check_positive_int(n_heads, "n_heads")
     if d_model % n_heads:
@@ -107,7 +108,8 @@ def _sizes(d_model, n_heads, kdim, vdim, n_kv_heads):
     return d_model, n_heads, kdim, vdim, n_kv_heads, d_head, n_kv_heads * d_head
 
 
-def parameter_count(d_model, n_heads, *, kdim=None, vdim=None, n_kv_heads=None, bias=True) -> int:
+def parameter_count(d_model: int, n_heads: int, *, kdim: int | None = None, vdim: int | None = None,
+                    n_kv_heads: int | None = None, bias: bool = True) -> int:
     """Number of learned numbers in a :class:`~mha.MultiHeadAttention` layer.
 
     ``W_q`` and ``W_o`` are ``d_model × d_model``; ``W_k`` and ``W_v`` map ``kdim``/``vdim`` to
@@ -126,8 +128,9 @@ def parameter_count(d_model, n_heads, *, kdim=None, vdim=None, n_kv_heads=None, 
     return weights + biases
 
 
-def flops(batch, seq_q, d_model, n_heads, *, seq_k=None, kdim=None, vdim=None, n_kv_heads=None,
-          bias=True) -> FlopCount:
+def flops(batch: int, seq_q: int, d_model: int, n_heads: int, *, seq_k: int | None = None,
+          kdim: int | None = None, vdim: int | None = None, n_kv_heads: int | None = None,
+          bias: bool = True) -> FlopCount:
     """FLOPs of one forward pass of the layer, itemised.
 
     Parameters
@@ -151,7 +154,7 @@ def flops(batch, seq_q, d_model, n_heads, *, seq_k=None, kdim=None, vdim=None, n
     seq_q = check_positive_int(seq_q, "seq_q")
     seq_k = seq_q if seq_k is None else check_positive_int(seq_k, "seq_k")
 
-    def linear(rows, fan_in, fan_out):
+    def linear(rows: int, fan_in: int, fan_out: int) -> int:
         return 2 * rows * fan_in * fan_out + (rows * fan_out if bias else 0)
 
     n_scores = batch * n_heads * seq_q * seq_k
@@ -166,8 +169,9 @@ def flops(batch, seq_q, d_model, n_heads, *, seq_k=None, kdim=None, vdim=None, n
     )
 
 
-def memory_bytes(batch, seq_q, d_model, n_heads, *, seq_k=None, kdim=None, vdim=None, n_kv_heads=None,
-                 dtype=np.float32, block_size=None) -> MemoryCount:
+def memory_bytes(batch: int, seq_q: int, d_model: int, n_heads: int, *, seq_k: int | None = None,
+                 kdim: int | None = None, vdim: int | None = None, n_kv_heads: int | None = None,
+                 dtype: DTypeLike = np.float32, block_size: int | None = None) -> MemoryCount:
     """Bytes of the activations of one forward pass, full or chunked.
 
     Parameters
@@ -210,7 +214,8 @@ def memory_bytes(batch, seq_q, d_model, n_heads, *, seq_k=None, kdim=None, vdim=
     )
 
 
-def kv_cache_bytes(batch, seq, d_model, n_heads, *, n_kv_heads=None, dtype=np.float32) -> int:
+def kv_cache_bytes(batch: int, seq: int, d_model: int, n_heads: int, *, n_kv_heads: int | None = None,
+                   dtype: DTypeLike = np.float32) -> int:
     """Bytes a decoder keeps per attention layer: keys and values of ``seq`` tokens.
 
     Examples
@@ -226,7 +231,8 @@ def kv_cache_bytes(batch, seq, d_model, n_heads, *, n_kv_heads=None, dtype=np.fl
     return 2 * batch * seq * kv_dim * np.dtype(dtype).itemsize
 
 
-def decode_step_flops(position, d_model, n_heads, *, n_kv_heads=None, cached=True, batch=1) -> int:
+def decode_step_flops(position: int, d_model: int, n_heads: int, *, n_kv_heads: int | None = None,
+                      cached: bool = True, batch: int = 1) -> int:
     """FLOPs to produce the output of token number ``position`` (1-based) while decoding.
 
     With a KV cache only the new token is projected and attends to ``position`` keys. Without one the
@@ -250,7 +256,7 @@ def decode_step_flops(position, d_model, n_heads, *, n_kv_heads=None, cached=Tru
 
 def attention_cache_bytes(seq: int, *, n_kv_heads: int | None = None, d_head: int | None = None,
                           kv_rank: int | None = None, d_rope: int = 0, window: int | None = None,
-                          sinks: int = 0, batch: int = 1, dtype=np.float32) -> int:
+                          sinks: int = 0, batch: int = 1, dtype: DTypeLike = np.float32) -> int:
     """Bytes one attention layer caches for ``seq`` tokens, for each way of attending.
 
     * multi-head, grouped-query or multi-query attention: ``2 · n_kv_heads · d_head`` numbers a token
@@ -298,7 +304,7 @@ class PatternCost:
 
 
 def pattern_cost(mask: ArrayLike, d_head: int, *, d_v: int | None = None, n_heads: int = 1, batch: int = 1,
-                 dtype=np.float32) -> PatternCost:
+                 dtype: DTypeLike = np.float32) -> PatternCost:
     """FLOPs and bytes of attention restricted to a pattern (``mask``: True where a score is computed).
 
     The conventions of :func:`flops`: ``2 · d_head`` FLOPs per score for ``q · k``,
@@ -327,7 +333,7 @@ def pattern_cost(mask: ArrayLike, d_head: int, *, d_v: int | None = None, n_head
 
 
 def linear_attention_cost(seq: int, d_head: int, *, d_v: int | None = None, n_heads: int = 1, batch: int = 1,
-                          dtype=np.float32) -> PatternCost:
+                          dtype: DTypeLike = np.float32) -> PatternCost:
     """FLOPs and state bytes of causal linear attention run as its recurrence (:mod:`mha.linear_attention`).
 
     Per token and head: ``2 · d_head · d_v + d_head`` to add ``φ(k) vᵀ`` and ``φ(k)`` to the state, and
@@ -349,7 +355,7 @@ def linear_attention_cost(seq: int, d_head: int, *, d_v: int | None = None, n_he
     return PatternCost(scores=0, flops=copies * seq * per_token, score_bytes=state, density=0.0)
 
 
-def _scaled(value, units: tuple[str, ...], base: float) -> str:
+def _scaled(value: float, units: tuple[str, ...], base: float) -> str:
     """``value`` in the largest unit that keeps three significant digits below 1000 (no exponents)."""
     value = float(value)
     if not math.isfinite(value) or value < 0:
@@ -363,7 +369,7 @@ def _scaled(value, units: tuple[str, ...], base: float) -> str:
     raise AssertionError("unreachable")
 
 
-def format_bytes(n) -> str:
+def format_bytes(n: float) -> str:
     """Bytes in binary units (KiB = 1024 B), three significant digits, never an exponent.
 
     Between 1000 and 1023 bytes the number is shown in KiB, so that every unit shows at most three digits.
@@ -376,7 +382,7 @@ def format_bytes(n) -> str:
     return _scaled(n, ("B", "KiB", "MiB", "GiB", "TiB", "PiB"), 1024.0)
 
 
-def format_flops(n) -> str:
+def format_flops(n: float) -> str:
     """Floating-point operations in decimal units (kFLOP = 1000 FLOP), three significant digits.
 
     Examples
@@ -387,7 +393,7 @@ def format_flops(n) -> str:
     return _scaled(n, ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"), 1000.0)
 
 
-def format_count(n) -> str:
+def format_count(n: float) -> str:
     """A count (of parameters, say) in decimal units: ``1_048_576`` -> ``"1.05 M"``.
 
     Examples

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import NDArray
 
 import mha.fast as fast
 from mha.attention import check_qkv
 from mha.masks import causal_mask, sliding_window_mask
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray
 from mha.validation import (
     as_float_array,
     cast_finite,
@@ -31,7 +31,8 @@ from mha.validation import (
 __all__ = ["chunked_attention", "KVCache", "RollingKVCache"]
 
 
-def chunked_attention(q, k, v, mask=None, *, causal=False, block_size: int = 256):
+def chunked_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = None, *,
+                      causal: bool = False, block_size: int = 256) -> FloatArray:
     """Exact attention computed block by block, never holding the full score matrix.
 
     Queries and keys are cut into blocks of ``block_size``. For each query block, key blocks are visited in
@@ -87,7 +88,8 @@ def chunked_attention(q, k, v, mask=None, *, causal=False, block_size: int = 256
         last_key = min(seq_k, i1 + offset) if causal else seq_k  # keys the block's last query may see
         for j0 in range(0, last_key, block_size):
             j1 = min(j0 + block_size, seq_k)
-            scores = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., n_q, n_k): block²
+            with np.errstate(over="ignore", invalid="ignore"):  # check_score_maxima names an overflow
+                scores = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., n_q, n_k): block²
             if mask is not None:
                 np.copyto(scores, -np.inf, where=~mask[..., i0:i1, j0:j1])
             if causal and j1 - 1 > i0 + offset:  # this block reaches into some query's future
@@ -130,7 +132,8 @@ class KVCache:
     (3, (1, 2, 3, 4))
     """
 
-    def __init__(self, batch, n_kv_heads, d_head, *, dtype=np.float64, capacity: int = 16):
+    def __init__(self, batch: int, n_kv_heads: int, d_head: int, *, dtype: DTypeLike = np.float64,
+                 capacity: int = 16) -> None:
         self.batch = check_positive_int(batch, "batch")
         self.n_kv_heads = check_positive_int(n_kv_heads, "n_kv_heads")
         self.d_head = check_positive_int(d_head, "d_head")
@@ -142,7 +145,7 @@ class KVCache:
         self._v = np.empty((self.batch, capacity, kv_dim), dtype=self.dtype)
         self.length = 0
 
-    def append(self, k_new, v_new) -> None:
+    def append(self, k_new: ArrayLike, v_new: ArrayLike) -> None:
         """Add projected keys and values of new tokens, each of shape (batch, n_new, n_kv_heads * d_head).
 
         They are stored in the cache's dtype; values that are not finite there (NaN, or a float64 1e39 in
@@ -163,7 +166,7 @@ class KVCache:
             raise ValueError(f"k_new {k_new.shape} and v_new {v_new.shape} must have the same shape")
         self._store(k_new, v_new)
 
-    def _store(self, k_new: np.ndarray, v_new: np.ndarray) -> None:
+    def _store(self, k_new: FloatArray, v_new: FloatArray) -> None:
         """:meth:`append` on arrays already checked (the layer's decode: its inputs were)."""
         end = self.length + k_new.shape[1]
         if end > self._k.shape[1]:
@@ -180,23 +183,23 @@ class KVCache:
             setattr(self, name, new)
 
     @property
-    def flat_keys(self) -> np.ndarray:
+    def flat_keys(self) -> FloatArray:
         """Cached keys, shape (batch, length, n_kv_heads * d_head) (a view)."""
         return self._k[:, :self.length]
 
     @property
-    def flat_values(self) -> np.ndarray:
+    def flat_values(self) -> FloatArray:
         """Cached values, shape (batch, length, n_kv_heads * d_head) (a view)."""
         return self._v[:, :self.length]
 
     @property
-    def keys(self) -> np.ndarray:
+    def keys(self) -> FloatArray:
         """Cached keys per head, shape (batch, n_kv_heads, length, d_head) (a view)."""
         per_head = self.flat_keys.reshape(self.batch, self.length, self.n_kv_heads, self.d_head)
         return per_head.transpose(0, 2, 1, 3)  # (batch, n_kv_heads, length, d_head)
 
     @property
-    def values(self) -> np.ndarray:
+    def values(self) -> FloatArray:
         """Cached values per head, shape (batch, n_kv_heads, length, d_head) (a view)."""
         per_head = self.flat_values.reshape(self.batch, self.length, self.n_kv_heads, self.d_head)
         return per_head.transpose(0, 2, 1, 3)  # (batch, n_kv_heads, length, d_head)
@@ -206,7 +209,7 @@ class KVCache:
         """Bytes held by the cached keys and values (the used part, not the reserve)."""
         return 2 * self.batch * self.length * self.n_kv_heads * self.d_head * self.dtype.itemsize
 
-    def attention_mask(self, n_new: int) -> NDArray[np.bool_]:
+    def attention_mask(self, n_new: int) -> BoolArray:
         """Which cached keys each of the ``n_new`` newest tokens may attend to: every one up to itself.
 
         Shape ``(n_new, length)``, end-aligned: the new tokens are the last ``n_new`` cached ones.
@@ -251,7 +254,7 @@ class RollingKVCache(KVCache):
     """
 
     def __init__(self, batch: int, n_kv_heads: int, d_head: int, *, window: int, sinks: int = 0,
-                 dtype=np.float64):
+                 dtype: DTypeLike = np.float64) -> None:
         self.window = check_positive_int(window, "window")
         self.sinks = check_positive_int(sinks, "sinks", minimum=0)
         super().__init__(batch, n_kv_heads, d_head, dtype=dtype, capacity=self.sinks + self.window)
@@ -274,13 +277,13 @@ class RollingKVCache(KVCache):
         self.length = n_sinks + keep
 
     @property
-    def positions(self) -> NDArray[np.integer]:
+    def positions(self) -> IntArray:
         """The stream position of every held token, shape ``(length,)``: the sinks, then the newest ones."""
         n_sinks = min(self.sinks, self.length)
         recent = np.arange(self.seen - (self.length - n_sinks), self.seen)
         return np.concatenate([np.arange(n_sinks), recent])
 
-    def attention_mask(self, n_new: int) -> NDArray[np.bool_]:
+    def attention_mask(self, n_new: int) -> BoolArray:
         """Which held keys each of the ``n_new`` newest tokens may see: its window, and the sinks.
 
         Shape ``(n_new, length)``. Positions within the window are contiguous in the cache, so the band of

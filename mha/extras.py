@@ -17,11 +17,14 @@ def require(part: str, extra: str, *modules: str) -> None:
     Examples
     --------
     >>> require("mha.anything", "extra", "numpy")
-    >>> require("mha.widgets", "widgets", "surely_not_installed_module")
-    Traceback (most recent call last):
-    ...
-    mha.extras.MissingExtra: mha.widgets needs surely_not_installed_module: pip install "mha-course[widgets]"
+    >>> try:
+    ...     require("mha.widgets", "widgets", "surely_not_installed_module")
+    ... except MissingExtra as error:
+    ...     print(str(error).replace(" (", "\\n("))
+    mha.widgets needs surely_not_installed_module: pip install "mha-course[widgets]"
+    (in a clone of the course: pip install -e ".[widgets]")
     """
     missing = [name for name in modules if importlib.util.find_spec(name) is None]
     if missing:
-        raise MissingExtra(f"{part} needs {', '.join(missing)}: pip install \"mha-course[{extra}]\"")
+        raise MissingExtra(f"{part} needs {', '.join(missing)}: pip install \"mha-course[{extra}]\" "
+                           f"(in a clone of the course: pip install -e \".[{extra}]\")")

@@ -8,11 +8,13 @@ BERT uses, computed with one approximation of ``erf`` (Abramowitz & Stegun 7.1.2
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from mha.module import Module, Parameter, glorot_uniform, linear
+from mha.typing import ArrayLike, DTypeLike, FloatArray, Seed
 from mha.validation import (
     as_float_array,
     as_generator,
@@ -25,7 +27,7 @@ from mha.validation import (
 __all__ = ["relu", "gelu", "erf", "gelu_exact", "ACTIVATIONS", "FeedForward", "FeedForwardCache"]
 
 
-def relu(x) -> np.ndarray:
+def relu(x: ArrayLike) -> FloatArray:
     """``max(0, x)``, element-wise; float32 stays float32.
 
     Examples
@@ -37,7 +39,7 @@ def relu(x) -> np.ndarray:
     return np.maximum(x, 0)
 
 
-def gelu(x) -> np.ndarray:
+def gelu(x: ArrayLike) -> FloatArray:
     """GELU in its tanh form (GPT-2's): ``x/2 * (1 + tanh(√(2/π) (x + 0.044715 x³)))``.
 
     Within 5e-4 of the exact :func:`gelu_exact`; float32 stays float32.
@@ -58,7 +60,7 @@ _ERF_P = 0.3275911
 _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
-def erf(x) -> np.ndarray:
+def erf(x: ArrayLike) -> FloatArray:
     """The error function to within 1.5e-7 everywhere (NumPy has none); float32 stays float32.
 
     A rational function of ``t = 1 / (1 + p|x|)`` times ``exp(-x²)``, made odd with the sign of ``x``
@@ -77,7 +79,7 @@ def erf(x) -> np.ndarray:
         return np.sign(x) * (1.0 - polynomial * np.exp(-x * x))
 
 
-def gelu_exact(x) -> np.ndarray:
+def gelu_exact(x: ArrayLike) -> FloatArray:
     """GELU as defined, ``x Φ(x) = x/2 * (1 + erf(x / √2))``: BERT's activation; float32 stays float32.
 
     With :func:`erf` to within 1.5e-7, the result is within ``7.5e-8 · |x|`` of the exact function.
@@ -93,16 +95,17 @@ def gelu_exact(x) -> np.ndarray:
 
 #: Activations a :class:`FeedForward` accepts, by name: "gelu" is the tanh form (GPT-2), "gelu_exact"
 #: the erf form (BERT). Their derivatives are :func:`mha.grad.activation_backward`.
-ACTIVATIONS = {"gelu": gelu, "gelu_exact": gelu_exact, "relu": relu}
+ACTIVATIONS: dict[str, Callable[[ArrayLike], FloatArray]] = {
+    "gelu": gelu, "gelu_exact": gelu_exact, "relu": relu}
 
 
 class FeedForwardCache(NamedTuple):
     """What :func:`mha.grad.feed_forward_backward` needs from a forward pass."""
 
     ffn: FeedForward
-    x: np.ndarray  # (..., d_model), the input
-    hidden: np.ndarray  # (..., d_ff), before the activation
-    activated: np.ndarray  # (..., d_ff), after it
+    x: FloatArray  # (..., d_model), the input
+    hidden: FloatArray  # (..., d_ff), before the activation
+    activated: FloatArray  # (..., d_ff), after it
 
 
 class FeedForward(Module):
@@ -133,13 +136,13 @@ class FeedForward(Module):
     (2, 5, 8)
     """
 
-    W_1 = Parameter()
-    b_1 = Parameter()
-    W_2 = Parameter()
-    b_2 = Parameter()
+    W_1: Parameter[FloatArray] = Parameter()
+    b_1: Parameter[FloatArray | None] = Parameter()
+    W_2: Parameter[FloatArray] = Parameter()
+    b_2: Parameter[FloatArray | None] = Parameter()
 
-    def __init__(self, d_model: int, d_ff: int, *, activation: str = "gelu", bias: bool = True, rng=None,
-                 dtype=np.float64):
+    def __init__(self, d_model: int, d_ff: int, *, activation: str = "gelu", bias: bool = True,
+                 rng: Seed = None, dtype: DTypeLike = np.float64) -> None:
         self.d_model = check_positive_int(d_model, "d_model")
         self.d_ff = check_positive_int(d_ff, "d_ff")
         if not isinstance(activation, str) or activation not in ACTIVATIONS:
@@ -148,18 +151,20 @@ class FeedForward(Module):
         self.dtype = check_dtype_argument(dtype)
         rng = as_generator(rng)
 
-        def glorot(fan_in, fan_out):
+        def glorot(fan_in: int, fan_out: int) -> FloatArray:
             return glorot_uniform(rng, fan_in, fan_out, self.dtype)
 
-        zeros = (lambda n: np.zeros(n, dtype=self.dtype)) if bias else (lambda n: None)
+        def zeros(n: int) -> FloatArray | None:
+            return np.zeros(n, dtype=self.dtype) if bias else None
+
         self._params = {"W_1": glorot(d_model, d_ff), "b_1": zeros(d_ff),
                         "W_2": glorot(d_ff, d_model), "b_2": zeros(d_model)}
 
-    def __call__(self, x) -> np.ndarray:
+    def __call__(self, x: ArrayLike) -> FloatArray:
         """Apply the network to every token of ``x``, shape ``(..., d_model)``."""
         return self.forward(x)[0]
 
-    def forward(self, x) -> tuple[np.ndarray, FeedForwardCache]:
+    def forward(self, x: ArrayLike) -> tuple[FloatArray, FeedForwardCache]:
         """The output, shape ``(..., d_model)``, and what the backward pass needs."""
         x = promote(check_features(x, "x", self.d_model), self.dtype)
         hidden = linear(x, self.W_1, self.b_1)  # (..., d_ff)

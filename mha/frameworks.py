@@ -24,18 +24,53 @@ multiply on the right, as here, so converting is a reshape. ``layer.get_weights(
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, Self, cast
 
 import numpy as np
 
-__all__ = ["to_torch_state_dict", "read_torch_state_dict", "to_keras_weights", "read_keras_weights"]
+from mha.typing import ArrayLike, FloatArray
+
+__all__ = ["to_torch_state_dict", "read_torch_state_dict", "to_keras_weights", "read_keras_weights",
+           "AttentionWeights", "FrameworkWeights"]
 
 _PACKED = ("in_proj_weight", "out_proj.weight")
 _SEPARATE = ("q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight")
 _BIASES = ("in_proj_bias", "out_proj.bias")
 
 
-def to_torch_state_dict(layer) -> dict[str, np.ndarray]:
+class AttentionWeights(Protocol):
+    """What the converters read from a layer: a :class:`mha.MultiHeadAttention` has all of it."""
+
+    @property
+    def d_model(self) -> int: ...
+    @property
+    def d_head(self) -> int: ...
+    @property
+    def n_heads(self) -> int: ...
+    @property
+    def n_kv_heads(self) -> int: ...
+    @property
+    def fused(self) -> bool: ...
+    @property
+    def W_q(self) -> FloatArray: ...
+    @property
+    def W_k(self) -> FloatArray: ...
+    @property
+    def W_v(self) -> FloatArray: ...
+    @property
+    def W_o(self) -> FloatArray: ...
+    @property
+    def b_q(self) -> FloatArray | None: ...
+    @property
+    def b_k(self) -> FloatArray | None: ...
+    @property
+    def b_v(self) -> FloatArray | None: ...
+    @property
+    def b_o(self) -> FloatArray | None: ...
+
+
+def to_torch_state_dict(layer: AttentionWeights) -> dict[str, FloatArray]:
     """Return the layer's weights under the keys and layouts of ``nn.MultiheadAttention.state_dict()``.
 
     Arrays are fresh C-contiguous copies; ``torch.from_numpy`` on each gives a loadable state dict.
@@ -52,21 +87,22 @@ def to_torch_state_dict(layer) -> dict[str, np.ndarray]:
             f"PyTorch's nn.MultiheadAttention has no grouped-query attention; this layer has "
             f"n_kv_heads={layer.n_kv_heads} != n_heads={layer.n_heads}"
         )
-    state = {}
+    state: dict[str, FloatArray] = {}
     if layer.fused:
         state["in_proj_weight"] = np.concatenate([layer.W_q.T, layer.W_k.T, layer.W_v.T], axis=0)
     else:
         for name, W in (("q", layer.W_q), ("k", layer.W_k), ("v", layer.W_v)):
             state[f"{name}_proj_weight"] = W.T.copy()  # a copy even where W.T is already contiguous
-    if layer.bias:
+    if layer.b_q is not None and layer.b_k is not None and layer.b_v is not None:
         state["in_proj_bias"] = np.concatenate([layer.b_q, layer.b_k, layer.b_v])
     state["out_proj.weight"] = layer.W_o.T.copy()
-    if layer.bias:
+    if layer.b_o is not None:
         state["out_proj.bias"] = layer.b_o.copy()
     return state
 
 
-def read_torch_state_dict(state_dict: Mapping) -> tuple[dict, dict[str, np.ndarray]]:
+def read_torch_state_dict(state_dict: Mapping[str, ArrayLike]
+                          ) -> tuple[dict[str, Any], dict[str, FloatArray]]:
     """Read ``nn.MultiheadAttention.state_dict()`` into this package's layout.
 
     Parameters
@@ -132,7 +168,7 @@ def read_torch_state_dict(state_dict: Mapping) -> tuple[dict, dict[str, np.ndarr
     return config, weights
 
 
-def _check_keys(found: set, expected: set) -> None:
+def _check_keys(found: set[str], expected: set[str]) -> None:
     if found == expected:
         return
     if {"bias_k", "bias_v"} & found:
@@ -153,7 +189,7 @@ def _check_keys(found: set, expected: set) -> None:
     )
 
 
-def _float_array(value, name: str) -> np.ndarray:
+def _float_array(value: ArrayLike, name: str) -> FloatArray:
     """``value`` as a finite float32 or float64 array; errors name the weight (``name``) and the fix."""
     try:
         array = np.asarray(value)
@@ -168,9 +204,50 @@ def _float_array(value, name: str) -> np.ndarray:
     return array
 
 
-def _check_shape(arrays: dict, name: str, shape: tuple) -> None:
+def _check_shape(arrays: dict[str, FloatArray], name: str, shape: tuple[int, ...]) -> None:
     if arrays[name].shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {arrays[name].shape}")
+
+
+class FrameworkWeights:
+    """The conversions a layer inherits (:class:`mha.MultiHeadAttention` does): its weights to and from
+    ``torch.nn.MultiheadAttention`` and ``keras.layers.MultiHeadAttention``.
+
+    The class methods build a layer of the class they are called on, so a subclass gets its own kind.
+    """
+
+    @classmethod
+    def from_torch_state_dict(cls, state_dict: Mapping[str, ArrayLike], n_heads: int) -> Self:
+        """A layer (of ``cls``) from ``torch.nn.MultiheadAttention.state_dict()`` as NumPy arrays.
+
+        ``n_heads`` is not stored in a state dict. See :func:`read_torch_state_dict`.
+        """
+        config, weights = read_torch_state_dict(state_dict)
+        return cls._with_weights(weights, n_heads=n_heads, **config)
+
+    def to_torch_state_dict(self: AttentionWeights) -> dict[str, FloatArray]:
+        """The weights as ``nn.MultiheadAttention.state_dict()`` has them (:func:`to_torch_state_dict`)."""
+        return to_torch_state_dict(self)
+
+    @classmethod
+    def from_keras_weights(cls, weights: Sequence[ArrayLike]) -> Self:
+        """A layer (of ``cls``) from Keras's ``MultiHeadAttention`` (or ``GroupQueryAttention``) weights.
+
+        Heads and widths are read off the kernels. See :func:`read_keras_weights`.
+        """
+        config, arrays = read_keras_weights(weights)
+        return cls._with_weights(arrays, **config)
+
+    def to_keras_weights(self: AttentionWeights) -> list[FloatArray]:
+        """The weights as Keras's ``get_weights()`` lists them (:func:`to_keras_weights`)."""
+        return to_keras_weights(self)
+
+    @classmethod
+    def _with_weights(cls, weights: Mapping[str, FloatArray], **config: Any) -> Self:
+        layer = cast(Any, cls)(rng=0, **config)  # a layer's constructor: (d_model, n_heads, ..., rng, dtype)
+        for name, value in weights.items():
+            setattr(layer, name, value)
+        return cast(Self, layer)
 
 
 # ---------------------------------------------------------------------------------------------- Keras 3
@@ -178,7 +255,7 @@ def _check_shape(arrays: dict, name: str, shape: tuple) -> None:
 _KERAS_NAMES = ("query", "key", "value", "attention_output")
 
 
-def to_keras_weights(layer) -> list[np.ndarray]:
+def to_keras_weights(layer: AttentionWeights) -> list[FloatArray]:
     """Return the layer's weights as ``keras.layers.MultiHeadAttention.get_weights()`` lists them.
 
     The Keras layer must be built with ``num_heads=n_heads``, ``key_dim=d_head`` (and the default
@@ -206,20 +283,20 @@ def to_keras_weights(layer) -> list[np.ndarray]:
     [(8, 4, 2), (8, 2, 2), (8, 2, 2), (4, 2, 8)]
     """
     d_head = layer.d_head
-    weights = []
+    weights: list[FloatArray] = []
     for W, b, heads in ((layer.W_q, layer.b_q, layer.n_heads), (layer.W_k, layer.b_k, layer.n_kv_heads),
                         (layer.W_v, layer.b_v, layer.n_kv_heads)):
         weights.append(W.reshape(W.shape[0], heads, d_head).copy())  # (in_features, heads, d_head)
-        if layer.bias:
+        if b is not None:
             weights.append(b.reshape(heads, d_head).copy())  # (heads, d_head)
     W_o = layer.W_o.reshape(layer.n_heads, d_head, layer.d_model)  # (n_heads, d_head, d_model)
     weights.append(W_o.copy())
-    if layer.bias:
+    if layer.b_o is not None:
         weights.append(layer.b_o.copy())
     return weights
 
 
-def read_keras_weights(weights) -> tuple[dict, dict[str, np.ndarray]]:
+def read_keras_weights(weights: Sequence[ArrayLike]) -> tuple[dict[str, Any], dict[str, FloatArray]]:
     """Read ``keras.layers.MultiHeadAttention.get_weights()`` into this package's layout.
 
     ``keras.layers.GroupQueryAttention.get_weights()`` is read too: its key and value kernels have fewer

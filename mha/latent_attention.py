@@ -5,15 +5,15 @@ caches one vector ``c`` of ``kv_rank`` numbers instead, from which each head's k
 *up-projected*, plus one small key ``k_rope`` of ``d_rope`` numbers that carries the rotary position
 for all heads::
 
-    c = x W_dkv                         k_h = c W_uk,h        v_h = c W_uv,h      (cached: c)
+    c = x W_dkv                         k_i = c W_uk,i        v_i = c W_uv,i      (cached: c)
     k_rope = rotate(x W_kr)             (cached, shared by the heads)
-    q_h = [ c_q W_uq,h , rotate(c_q W_qr,h) ]     with c_q = x W_dq
-    score_h = q_h · [k_h, k_rope] / √(d_nope + d_rope)
+    q_i = [ c_q W_uq,i , rotate(c_q W_qr,i) ]     with c_q = x W_dq
+    score_i = q_i · [k_i, k_rope] / √(d_nope + d_rope)       (head i)
 
 Why a separate rotated part? A rotation sits between ``W_uq`` and ``W_uk`` in ``q · k``, so the two could
-not be merged; without rotation in the compressed part they can. Then ``(c_q W_uq,h) · (c W_uk,h) =
-(c_q W_uq,h W_uk,hᵀ) · c``: the *absorbed* form scores each query directly against the cached latents, and
-``Σ w c W_uv,h = (Σ w c) W_uv,h`` mixes latents before up-projecting. :meth:`LatentAttention.__call__`
+not be merged; without rotation in the compressed part they can. Then ``(c_q W_uq,i) · (c W_uk,i) =
+(c_q W_uq,i W_uk,iᵀ) · c``: the *absorbed* form scores each query directly against the cached latents, and
+``Σ w c W_uv,i = (Σ w c) W_uv,i`` mixes latents before up-projecting. :meth:`LatentAttention.__call__`
 computes either form (``absorbed=``); the tests hold them equal to 1e-10.
 """
 
@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from mha.attention import merge_heads, scaled_dot_product_attention, split_heads
 from mha.masks import causal_mask
 from mha.module import Module, Parameter, glorot_uniform, linear
 from mha.positions import apply_rotary
+from mha.typing import ArrayLike, DTypeLike, FloatArray, Seed
 from mha.validation import (
     as_generator,
     check_dtype_argument,
@@ -77,18 +77,18 @@ class LatentAttention(Module):
     True
     """
 
-    W_dq = Parameter()
-    W_uq = Parameter()
-    W_qr = Parameter()
-    W_dkv = Parameter()
-    W_uk = Parameter()
-    W_uv = Parameter()
-    W_kr = Parameter()
-    W_o = Parameter()
+    W_dq: Parameter[FloatArray | None] = Parameter()
+    W_uq: Parameter[FloatArray] = Parameter()
+    W_qr: Parameter[FloatArray] = Parameter()
+    W_dkv: Parameter[FloatArray] = Parameter()
+    W_uk: Parameter[FloatArray] = Parameter()
+    W_uv: Parameter[FloatArray] = Parameter()
+    W_kr: Parameter[FloatArray] = Parameter()
+    W_o: Parameter[FloatArray] = Parameter()
 
     def __init__(self, d_model: int, n_heads: int, *, kv_rank: int, d_nope: int, d_rope: int,
-                 d_v: int | None = None, q_rank: int | None = None, base: float = 10000.0, rng=None,
-                 dtype=np.float64):
+                 d_v: int | None = None, q_rank: int | None = None, base: float = 10000.0, rng: Seed = None,
+                 dtype: DTypeLike = np.float64) -> None:
         self.d_model = check_positive_int(d_model, "d_model")
         self.n_heads = check_positive_int(n_heads, "n_heads")
         self.kv_rank = check_positive_int(kv_rank, "kv_rank")
@@ -102,7 +102,7 @@ class LatentAttention(Module):
         rng = as_generator(rng)
         q_in, n = self.q_rank or self.d_model, self.n_heads
 
-        def glorot(fan_in, fan_out):
+        def glorot(fan_in: int, fan_out: int) -> FloatArray:
             return glorot_uniform(rng, fan_in, fan_out, self.dtype)
 
         self._params = {
@@ -120,7 +120,7 @@ class LatentAttention(Module):
 
     # ------------------------------------------------------------------ the parts
     def latent(self, x: ArrayLike, positions: ArrayLike | None = None,
-               ) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+               ) -> tuple[FloatArray, FloatArray]:
         """What a decoder caches for tokens ``x``: the latent ``c`` and the rotated shared key ``k_rope``.
 
         Returns
@@ -135,7 +135,7 @@ class LatentAttention(Module):
         return c, apply_rotary(k_rope, positions, base=self.base)
 
     def queries(self, x: ArrayLike, positions: ArrayLike | None = None,
-                ) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+                ) -> tuple[FloatArray, FloatArray]:
         """Each head's query, in its compressed part and its rotary part.
 
         Returns
@@ -149,12 +149,12 @@ class LatentAttention(Module):
         q_rope = apply_rotary(split_heads(linear(c_q, self.W_qr), self.n_heads), positions, base=self.base)
         return q_nope, q_rope
 
-    def heads(self, W: NDArray[np.floating]) -> NDArray[np.floating]:
+    def heads(self, W: FloatArray) -> FloatArray:
         """An up-projection ``(kv_rank, n_heads · width)``, per head ``(n_heads, kv_rank, width)``."""
         return W.reshape(self.kv_rank, self.n_heads, -1).transpose(1, 0, 2)  # (n_heads, kv_rank, width)
 
     # ------------------------------------------------------------------ forward
-    def __call__(self, x: ArrayLike, *, causal: bool = True, absorbed: bool = False) -> NDArray[np.floating]:
+    def __call__(self, x: ArrayLike, *, causal: bool = True, absorbed: bool = False) -> FloatArray:
         """Self-attention over ``x`` (batch, seq, d_model), in the explicit or the absorbed form.
 
         ``absorbed=False`` up-projects every cached latent into per-head keys and values, then attends as

@@ -7,16 +7,17 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
 import mha.fast as fast
 from mha.attention import merge_heads, scaled_dot_product_attention, split_heads
 from mha.efficient import KVCache
-from mha.frameworks import read_keras_weights, read_torch_state_dict, to_keras_weights, to_torch_state_dict
+from mha.frameworks import FrameworkWeights
 from mha.masks import causal_mask
 from mha.module import Module, Parameter, glorot_uniform, linear
+from mha.typing import ArrayLike, Attend, BoolArray, DTypeLike, FloatArray, Seed
 from mha.validation import (
     as_generator,
     check_attention_mask,
@@ -30,37 +31,43 @@ from mha.validation import (
 
 __all__ = ["MultiHeadAttention", "LayerInputs", "LayerCache"]
 
+#: A forward pass's (query, key, value); key and value are None for self-attention.
+Inputs = tuple[FloatArray, "FloatArray | None", "FloatArray | None"]
+
 
 class LayerInputs(NamedTuple):
     """A call's checked arguments, batched: what :meth:`MultiHeadAttention._forward` takes, in order."""
 
-    query: np.ndarray  # (batch, seq_q, d_model)
-    key: np.ndarray | None  # (batch, seq_k, kdim); None for self-attention
-    value: np.ndarray | None  # (batch, seq_k, vdim); None for self-attention
-    mask: np.ndarray | None  # bool, broadcastable to (batch, n_heads, seq_q, seq_k)
-    bias: np.ndarray | None  # broadcastable to (batch, n_heads, seq_q, seq_k)
-    head_mask: np.ndarray | None  # (n_heads,)
+    query: FloatArray  # (batch, seq_q, d_model)
+    key: FloatArray | None  # (batch, seq_k, kdim); None for self-attention
+    value: FloatArray | None  # (batch, seq_k, vdim); None for self-attention
+    mask: BoolArray | None  # bool, broadcastable to (batch, n_heads, seq_q, seq_k)
+    bias: FloatArray | None  # broadcastable to (batch, n_heads, seq_q, seq_k)
+    head_mask: FloatArray | None  # (n_heads,)
 
     @property
     def seq_k(self) -> int:
-        return self.query.shape[1] if self.key is None else self.key.shape[1]
+        return int(self.query.shape[1] if self.key is None else self.key.shape[1])
 
 
 class LayerCache(NamedTuple):
     """What a forward pass keeps for its backward pass (:func:`mha.grad.multi_head_backward`)."""
 
     layer: MultiHeadAttention
-    inputs: tuple  # (query, key, value) as given to the forward; key and value None for self-attention
-    q: np.ndarray  # (batch, n_heads, seq_q, d_head), before the 1/√d_head scale
-    k: np.ndarray  # (batch, n_heads, seq_k, d_head), key/value heads repeated for their query heads
-    v: np.ndarray  # (batch, n_heads, seq_k, d_head)
-    weights: np.ndarray | None  # (batch, n_heads, seq_q, seq_k); None from the annex's tiles
-    head_mask: np.ndarray | None  # (n_heads,)
-    concat: np.ndarray  # (batch, seq_q, d_model): the heads' outputs side by side, head mask applied
+    inputs: Inputs | None  # as given to the forward; None from decoding
+    q: FloatArray  # (batch, n_heads, seq_q, d_head), before the 1/√d_head scale
+    k: FloatArray  # (batch, n_heads, seq_k, d_head), key/value heads repeated for their query heads
+    v: FloatArray  # (batch, n_heads, seq_k, d_head)
+    weights: FloatArray | None  # (batch, n_heads, seq_q, seq_k); None from the annex's tiles
+    head_mask: FloatArray | None  # (n_heads,)
+    concat: FloatArray  # (batch, seq_q, d_model): the heads' outputs side by side, head mask applied
 
 
-class MultiHeadAttention(Module):
+class MultiHeadAttention(Module, FrameworkWeights):
     """Multi-head attention with its own weights, NumPy only.
+
+    Its weights go to and come from PyTorch's and Keras's layers with the methods of
+    :class:`~mha.frameworks.FrameworkWeights` (``from_torch_state_dict``, ``to_keras_weights`` ...).
 
     Parameters
     ----------
@@ -75,8 +82,8 @@ class MultiHeadAttention(Module):
         Learn biases ``b_q, b_k, b_v, b_o`` (zeros at first). With False they are None.
     n_kv_heads : int, optional
         Number of key/value heads. ``n_heads`` (default) is plain multi-head attention, 1 is multi-query
-        attention, anything dividing ``n_heads`` is grouped-query attention: query head ``h`` reads key/value
-        head ``h // (n_heads // n_kv_heads)``.
+        attention, anything dividing ``n_heads`` is grouped-query attention: query head ``i`` reads key/value
+        head ``i // (n_heads // n_kv_heads)``.
     rng : numpy.random.Generator or int, optional
         Source of the initial weights (Glorot-uniform). Pass a Generator or seed for reproducible weights.
     dtype : np.float32 or np.float64, default np.float64
@@ -101,17 +108,18 @@ class MultiHeadAttention(Module):
     (3, 16)
     """
 
-    W_q = Parameter()
-    W_k = Parameter()
-    W_v = Parameter()
-    W_o = Parameter()
-    b_q = Parameter()
-    b_k = Parameter()
-    b_v = Parameter()
-    b_o = Parameter()
+    W_q: Parameter[FloatArray] = Parameter()
+    W_k: Parameter[FloatArray] = Parameter()
+    W_v: Parameter[FloatArray] = Parameter()
+    W_o: Parameter[FloatArray] = Parameter()
+    b_q: Parameter[FloatArray | None] = Parameter()
+    b_k: Parameter[FloatArray | None] = Parameter()
+    b_v: Parameter[FloatArray | None] = Parameter()
+    b_o: Parameter[FloatArray | None] = Parameter()
 
-    def __init__(self, d_model, n_heads, *, kdim=None, vdim=None, bias=True, n_kv_heads=None, rng=None,
-                 dtype=np.float64):
+    def __init__(self, d_model: int, n_heads: int, *, kdim: int | None = None, vdim: int | None = None,
+                 bias: bool = True, n_kv_heads: int | None = None, rng: Seed = None,
+                 dtype: DTypeLike = np.float64) -> None:
         d_model = check_positive_int(d_model, "d_model")
         n_heads = check_positive_int(n_heads, "n_heads")
         if d_model % n_heads:
@@ -133,7 +141,6 @@ class MultiHeadAttention(Module):
         self.bias = bool(bias)
         self._init_parameters(as_generator(rng))
 
-    # ------------------------------------------------------------------ parameters
     @property
     def kv_dim(self) -> int:
         """Width of the projected keys and values: ``n_kv_heads * d_head``."""
@@ -147,9 +154,11 @@ class MultiHeadAttention(Module):
     def _init_parameters(self, rng: np.random.Generator) -> None:
         d, kv = self.d_model, self.kv_dim
 
-        def glorot(fan_in, fan_out):
+        def glorot(fan_in: int, fan_out: int) -> FloatArray:
             return glorot_uniform(rng, fan_in, fan_out, self.dtype)
 
+        self._W_qkv: FloatArray | None
+        self._b_qkv: FloatArray | None
         if self.fused:
             # One contiguous [W_q | W_k | W_v]: self-attention projects q, k and v in a single matmul.
             self._W_qkv = np.concatenate([glorot(d, d), glorot(d, kv), glorot(d, kv)], axis=1)
@@ -162,11 +171,11 @@ class MultiHeadAttention(Module):
             b_q, b_k, b_v = self._b_qkv[:d], self._b_qkv[d:d + kv], self._b_qkv[d + kv:]
             b_o = np.zeros(d, dtype=self.dtype)
         else:
-            self._b_qkv = b_q = b_k = b_v = b_o = None
+            self._b_qkv = b_q = b_k = b_v = b_o = None  # type: ignore[assignment]
         self._params = {"W_q": W_q, "W_k": W_k, "W_v": W_v, "W_o": glorot(d, d),
                         "b_q": b_q, "b_k": b_k, "b_v": b_v, "b_o": b_o}
 
-    def __deepcopy__(self, memo) -> MultiHeadAttention:
+    def __deepcopy__(self, memo: dict[int, Any]) -> MultiHeadAttention:
         # The projections may be views of one fused array; a plain deepcopy would copy each view on its
         # own and lose that sharing. Build a fresh layer of the same kind and copy the weights into it.
         twin = type(self)(self.d_model, self.n_heads, kdim=self.kdim, vdim=self.vdim, bias=self.bias,
@@ -176,9 +185,24 @@ class MultiHeadAttention(Module):
         memo[id(self)] = twin
         return twin
 
-    # ------------------------------------------------------------------ forward
-    def __call__(self, query, key=None, value=None, *, mask=None, causal=False, bias=None, head_mask=None,
-                 return_weights=False):
+    @overload
+    def __call__(self, query: ArrayLike, key: ArrayLike | None = None, value: ArrayLike | None = None, *,
+                 mask: ArrayLike | None = None, causal: bool = False, bias: ArrayLike | None = None,
+                 head_mask: ArrayLike | None = None, return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, query: ArrayLike, key: ArrayLike | None = None, value: ArrayLike | None = None, *,
+                 mask: ArrayLike | None = None, causal: bool = False, bias: ArrayLike | None = None,
+                 head_mask: ArrayLike | None = None, return_weights: Literal[True]
+                 ) -> tuple[FloatArray, FloatArray]: ...
+    @overload
+    def __call__(self, query: ArrayLike, key: ArrayLike | None = None, value: ArrayLike | None = None, *,
+                 mask: ArrayLike | None = None, causal: bool = False, bias: ArrayLike | None = None,
+                 head_mask: ArrayLike | None = None, return_weights: bool
+                 ) -> FloatArray | tuple[FloatArray, FloatArray]: ...
+    def __call__(self, query: ArrayLike, key: ArrayLike | None = None, value: ArrayLike | None = None, *,
+                 mask: ArrayLike | None = None, causal: bool = False, bias: ArrayLike | None = None,
+                 head_mask: ArrayLike | None = None, return_weights: bool = False
+                 ) -> FloatArray | tuple[FloatArray, FloatArray]:
         """Attend from ``query`` to ``key``/``value`` (to ``query`` itself when both are omitted).
 
         Parameters
@@ -217,9 +241,15 @@ class MultiHeadAttention(Module):
         if unbatched:
             out = out[0]
             weights = None if weights is None else weights[0]
-        return (out, weights) if return_weights else out
+        if not return_weights:
+            return out
+        assert weights is not None  # asked for: the textbook path above keeps them
+        return out, weights
 
-    def forward(self, query, key=None, value=None, *, mask=None, causal=False, bias=None, head_mask=None):
+    def forward(self, query: ArrayLike, key: ArrayLike | None = None, value: ArrayLike | None = None, *,
+                mask: ArrayLike | None = None, causal: bool = False, bias: ArrayLike | None = None,
+                head_mask: ArrayLike | None = None
+                ) -> tuple[FloatArray, LayerCache]:
         """The layer's output and all its backward pass needs (:func:`mha.grad.multi_head_backward`).
 
         Takes the arguments of :meth:`__call__` with batched inputs; always the textbook computation.
@@ -244,7 +274,9 @@ class MultiHeadAttention(Module):
                              f"{np.shape(query)}: add a batch axis with x[None]")
         return self._forward(*inputs)
 
-    def _forward(self, query, key, value, mask, bias, head_mask, attend=None):
+    def _forward(self, query: FloatArray, key: FloatArray | None, value: FloatArray | None,
+                 mask: BoolArray | None, bias: FloatArray | None, head_mask: FloatArray | None,
+                 attend: Attend | None = None) -> tuple[FloatArray, LayerCache]:
         """Projections, heads, attention and output projection, on checked (batch, seq, dim) inputs.
 
         ``attend(q, k, v, mask, bias) -> (context, weights)`` is the attention step; by default the
@@ -253,7 +285,9 @@ class MultiHeadAttention(Module):
         q, k, v = self.project(query, key, value)  # (batch, seq_q, d_model), (batch, seq_k, kv_dim) twice
         return self._attend(q, k, v, mask, bias, head_mask, attend, inputs=(query, key, value))
 
-    def _attend(self, q, k, v, mask, bias, head_mask, attend=None, *, inputs=None):
+    def _attend(self, q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None,
+                bias: FloatArray | None, head_mask: FloatArray | None, attend: Attend | None = None, *,
+                inputs: Inputs | None = None) -> tuple[FloatArray, LayerCache]:
         """Heads attend, each to its own slice; their outputs meet again in the output projection."""
         q = split_heads(q, self.n_heads)  # (batch, n_heads, seq_q, d_head)
         k = split_heads(k, self.n_kv_heads)  # (batch, n_kv_heads, seq_k, d_head)
@@ -261,6 +295,7 @@ class MultiHeadAttention(Module):
         if self.n_kv_heads < self.n_heads:  # grouped-query: query head h reads key/value head h // group
             group = self.n_heads // self.n_kv_heads
             k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)  # (batch, n_heads, seq_k, d_head)
+        weights: FloatArray | None
         if attend is None:
             context, weights = scaled_dot_product_attention(q, k, v, mask, bias=bias, return_weights=True)
         else:
@@ -272,7 +307,9 @@ class MultiHeadAttention(Module):
         out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
         return out, LayerCache(self, inputs, q, k, v, weights, head_mask, concat)
 
-    def _checked(self, query, key, value, mask, causal, bias, head_mask):
+    def _checked(self, query: ArrayLike, key: ArrayLike | None, value: ArrayLike | None,
+                 mask: ArrayLike | None, causal: bool, bias: ArrayLike | None, head_mask: ArrayLike | None
+                 ) -> tuple[LayerInputs, bool]:
         """Validate a call's arguments once; return them as :class:`LayerInputs` and whether unbatched."""
         query, key, value, unbatched = check_layer_inputs(self, query, key, value)
         batch, seq_q = query.shape[:2]
@@ -285,7 +322,8 @@ class MultiHeadAttention(Module):
         head_mask = check_head_mask(head_mask, self.n_heads, query.dtype)
         return LayerInputs(query, key, value, mask, bias, head_mask), unbatched
 
-    def project(self, query, key=None, value=None):
+    def project(self, query: ArrayLike, key: ArrayLike | None = None, value: ArrayLike | None = None
+                ) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Project inputs to queries, keys and values (before splitting into heads).
 
         Self-attention uses one matmul against ``[W_q | W_k | W_v]`` (one contiguous array, of which
@@ -308,24 +346,31 @@ class MultiHeadAttention(Module):
         """
         query, key, value, unbatched = check_layer_inputs(self, query, key, value)
         d, kv = self.d_model, self.kv_dim
-        if key is None:  # self-attention: one (d_model, d_model + 2 kv_dim) product, then a split
+        if key is None and self._W_qkv is not None:  # self-attention: one product, then a split
             qkv = linear(query, self._W_qkv, self._b_qkv)  # (batch, seq, d_model + 2 * kv_dim)
             q, k, v = qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
-        elif value is key and self.fused:  # keys and values from one source: [W_k | W_v] in one product
+        elif key is not None and value is key and self._W_qkv is not None:  # [W_k | W_v] in one product
             q = linear(query, self.W_q, self.b_q)  # (batch, seq_q, d_model)
             kv_out = linear(key, self._W_qkv[:, d:], None if self._b_qkv is None else self._b_qkv[d:])
             k, v = kv_out[..., :kv], kv_out[..., kv:]  # (batch, seq_k, kv_dim) each
-        else:
+        else:  # check_layer_inputs asked for key and value when the layer is not fused
+            assert key is not None and value is not None
             q, k, v = linear(query, self.W_q, self.b_q), linear(key, self.W_k, self.b_k), \
                 linear(value, self.W_v, self.b_v)
         return (q[0], k[0], v[0]) if unbatched else (q, k, v)
 
-    # ------------------------------------------------------------------ decoding
     def new_cache(self, batch: int = 1, *, capacity: int = 16) -> KVCache:
         """An empty :class:`~mha.efficient.KVCache` sized for this layer's key/value heads."""
         return KVCache(batch, self.n_kv_heads, self.d_head, dtype=self.dtype, capacity=capacity)
 
-    def decode(self, x_new, cache: KVCache, *, return_weights=False):
+    @overload
+    def decode(self, x_new: ArrayLike, cache: KVCache, *,
+               return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def decode(self, x_new: ArrayLike, cache: KVCache, *,
+               return_weights: Literal[True]) -> tuple[FloatArray, FloatArray]: ...
+    def decode(self, x_new: ArrayLike, cache: KVCache, *,
+               return_weights: bool = False) -> FloatArray | tuple[FloatArray, FloatArray]:
         """Causal self-attention for new tokens, reusing the keys and values of earlier ones.
 
         Projects only ``x_new``, appends its keys and values to ``cache``, then lets each new token attend
@@ -368,43 +413,10 @@ class MultiHeadAttention(Module):
         mask = cache.attention_mask(q.shape[1])  # end-aligned causal (or the window of a rolling cache)
         out, layer_cache = self._attend(q, cache.flat_keys, cache.flat_values, mask, None, None)
         weights = layer_cache.weights
+        assert weights is not None  # the textbook attention step keeps them
         if unbatched:
             out, weights = out[0], weights[0]
         return (out, weights) if return_weights else out
-
-    # ------------------------------------------------------------------ PyTorch and Keras weights
-    @classmethod
-    def from_torch_state_dict(cls, state_dict, n_heads: int) -> MultiHeadAttention:
-        """A layer (of ``cls``) from ``torch.nn.MultiheadAttention.state_dict()`` as NumPy arrays.
-
-        ``n_heads`` is not stored in a state dict. See :func:`mha.frameworks.read_torch_state_dict`.
-        """
-        config, weights = read_torch_state_dict(state_dict)
-        return cls._with_weights(weights, n_heads=n_heads, **config)
-
-    def to_torch_state_dict(self) -> dict[str, np.ndarray]:
-        """The weights as ``nn.MultiheadAttention.state_dict()`` has them (see :mod:`mha.frameworks`)."""
-        return to_torch_state_dict(self)
-
-    @classmethod
-    def from_keras_weights(cls, weights) -> MultiHeadAttention:
-        """A layer (of ``cls``) from Keras's ``MultiHeadAttention`` (or ``GroupQueryAttention``) weights.
-
-        Heads and widths are read off the kernels. See :func:`mha.frameworks.read_keras_weights`.
-        """
-        config, arrays = read_keras_weights(weights)
-        return cls._with_weights(arrays, **config)
-
-    def to_keras_weights(self) -> list[np.ndarray]:
-        """The weights as Keras's ``get_weights()`` lists them (:func:`mha.frameworks.to_keras_weights`)."""
-        return to_keras_weights(self)
-
-    @classmethod
-    def _with_weights(cls, weights: dict, **config) -> MultiHeadAttention:
-        layer = cls(rng=0, **config)
-        for name, value in weights.items():
-            setattr(layer, name, value)
-        return layer
 
     def __repr__(self) -> str:
         extra = ""

@@ -17,18 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from mha.attention import check_qkv
 from mha.masks import causal_mask
+from mha.typing import ArrayLike, FloatArray
 from mha.validation import check_flag, check_positive_real
 
 __all__ = ["elu_feature_map", "linear_attention", "linear_attention_recurrent"]
 
-FeatureMap = Callable[[np.ndarray], np.ndarray]
+FeatureMap = Callable[[FloatArray], FloatArray]
 
 
-def elu_feature_map(x: ArrayLike) -> NDArray[np.floating]:
+def elu_feature_map(x: ArrayLike) -> FloatArray:
     """``elu(x) + 1``: ``x + 1`` for positive ``x``, ``exp(x)`` otherwise; always > 0, smooth at 0.
 
     Examples
@@ -41,7 +41,7 @@ def elu_feature_map(x: ArrayLike) -> NDArray[np.floating]:
 
 
 def linear_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, *, causal: bool = False,
-                     feature_map: FeatureMap = elu_feature_map, eps: float = 1e-6) -> NDArray[np.floating]:
+                     feature_map: FeatureMap = elu_feature_map, eps: float = 1e-6) -> FloatArray:
     """Linear attention, all positions at once.
 
     Parameters
@@ -75,18 +75,20 @@ def linear_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, *, causal: bool =
     if not check_flag(causal, "causal"):
         state = np.swapaxes(phi_k, -1, -2) @ v  # (..., d_head, d_v): Σ_j φ(k_j) v_jᵀ, once for every query
         normaliser = phi_k.sum(axis=-2)[..., :, None]  # (..., d_head, 1): Σ_j φ(k_j)
-        return (phi_q @ state) / (phi_q @ normaliser + eps)
+        everyone: FloatArray = (phi_q @ state) / (phi_q @ normaliser + eps)
+        return everyone
     if q.shape[-2] != k.shape[-2]:
         raise ValueError(f"causal linear attention needs seq_q == seq_k, got q {q.shape} and k {k.shape}")
     kernel = phi_q @ np.swapaxes(phi_k, -1, -2)  # (..., seq_q, seq_k): φ(q_i)·φ(k_j) >= 0
     kernel = kernel * causal_mask(q.shape[-2])  # the future gets weight 0
-    return (kernel @ v) / (kernel.sum(axis=-1, keepdims=True) + eps)
+    past: FloatArray = (kernel @ v) / (kernel.sum(axis=-1, keepdims=True) + eps)
+    return past
 
 
 def linear_attention_recurrent(q: ArrayLike, k: ArrayLike, v: ArrayLike, *,
                                feature_map: FeatureMap = elu_feature_map, eps: float = 1e-6,
                                return_state: bool = False,
-                               ) -> NDArray[np.floating] | tuple[NDArray[np.floating], tuple]:
+                               ) -> FloatArray | tuple[FloatArray, tuple[FloatArray, FloatArray]]:
     """Causal linear attention as a recurrence: one token at a time, a state of fixed size.
 
     ``S_t = S_{t-1} + φ(k_t) v_tᵀ``, ``z_t = z_{t-1} + φ(k_t)``,

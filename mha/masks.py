@@ -11,16 +11,18 @@ what computing only those costs.
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import NDArray
+from typing import Any
 
+import numpy as np
+
+from mha.typing import ArrayLike, BoolArray, Seed
 from mha.validation import as_generator, check_positive_int
 
 __all__ = ["causal_mask", "padding_mask", "torch_masks_to_mask", "sliding_window_mask", "strided_mask",
            "global_tokens_mask", "block_sparse_mask"]
 
 
-def causal_mask(seq_q: int, seq_k: int | None = None) -> np.ndarray:
+def causal_mask(seq_q: int, seq_k: int | None = None) -> BoolArray:
     """Let each query see its own position and the past, never the future.
 
     The mask is aligned to the *end*: query ``i`` is the token at position ``seq_k - seq_q + i``, so with a
@@ -53,7 +55,7 @@ def causal_mask(seq_q: int, seq_k: int | None = None) -> np.ndarray:
     return np.tri(seq_q, seq_k, k=seq_k - seq_q, dtype=bool)
 
 
-def padding_mask(lengths, seq_k: int) -> np.ndarray:
+def padding_mask(lengths: ArrayLike, seq_k: int) -> BoolArray:
     """Hide the padding at the end of each sequence in a ragged batch.
 
     Parameters
@@ -87,7 +89,8 @@ def padding_mask(lengths, seq_k: int) -> np.ndarray:
     return keep[:, None, None, :]  # (batch, 1, 1, seq_k)
 
 
-def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int | None = None):
+def torch_masks_to_mask(attn_mask: ArrayLike | None = None, key_padding_mask: ArrayLike | None = None, *,
+                        n_heads: int | None = None) -> BoolArray | None:
     """Translate PyTorch's ``nn.MultiheadAttention`` masks into one mask of this package.
 
     PyTorch's boolean masks mean the opposite: True = *not* allowed. Its float ``attn_mask`` is added to the
@@ -141,31 +144,38 @@ def torch_masks_to_mask(attn_mask=None, key_padding_mask=None, *, n_heads: int |
         if allowed is not None and allowed.shape[-1] != keep.shape[-1]:
             raise ValueError(f"attn_mask {allowed.shape} and key_padding_mask {padding.shape} must agree on "
                              f"seq_k, their last dimension: got {allowed.shape[-1]} and {keep.shape[-1]}")
-        try:
-            allowed = keep if allowed is None else allowed & keep
-        except ValueError:  # a 3-D attn_mask's batch and the padding's batch differ
-            raise ValueError(f"attn_mask {tuple(allowed.shape)} (as (batch, n_heads, seq_q, seq_k)) and "
-                             f"key_padding_mask {padding.shape} (batch, seq_k) must agree on batch") from None
+        if allowed is None:
+            allowed = keep
+        else:
+            try:
+                allowed = allowed & keep
+            except ValueError:  # a 3-D attn_mask's batch and the padding's batch differ
+                raise ValueError(f"attn_mask {tuple(allowed.shape)} (as (batch, n_heads, seq_q, seq_k)) "
+                                 f"and key_padding_mask {padding.shape} (batch, seq_k) must agree on "
+                                 "batch") from None
     return allowed
 
 
-def _allowed_from_torch(mask: np.ndarray, name: str) -> np.ndarray:
+def _allowed_from_torch(mask: np.ndarray[Any, Any], name: str) -> BoolArray:
     """PyTorch's mask (bool True = blocked, or additive float 0 / -inf) as True = may attend."""
+    allowed: BoolArray
     if mask.dtype == np.bool_:
-        return ~mask
+        allowed = ~mask
+        return allowed
     if mask.dtype.kind == "f":
         if not np.all((mask == 0) | np.isneginf(mask)):
             raise ValueError(
                 f"a float {name} is an additive bias; only 0 / -inf entries translate to a boolean "
                 "mask (pass other biases through `bias=`)"
             )
-        return mask == 0
+        allowed = mask == 0
+        return allowed
     raise TypeError(f"{name} must be bool or float, got dtype {mask.dtype}")
 
 
 # ---------------------------------------------------------------------------------------- sparse patterns
 def sliding_window_mask(seq_q: int, seq_k: int | None = None, *, window: int,
-                        sinks: int = 0) -> NDArray[np.bool_]:
+                        sinks: int = 0) -> BoolArray:
     """Causal attention to the last ``window`` tokens only (a band), plus ``sinks`` tokens at the start.
 
     Query ``i`` sits at position ``p = seq_k - seq_q + i`` (end-aligned, as in :func:`causal_mask`) and may
@@ -209,7 +219,7 @@ def sliding_window_mask(seq_q: int, seq_k: int | None = None, *, window: int,
     return in_window | is_sink
 
 
-def strided_mask(seq: int, stride: int) -> NDArray[np.bool_]:
+def strided_mask(seq: int, stride: int) -> BoolArray:
     """The two heads of the Sparse Transformer's strided pattern, joined: local and every ``stride``-th.
 
     Query ``i`` sees key ``j <= i`` when ``i - j < stride`` (the recent past) or ``i - j`` is a multiple
@@ -224,10 +234,11 @@ def strided_mask(seq: int, stride: int) -> NDArray[np.bool_]:
     seq = check_positive_int(seq, "seq")
     stride = check_positive_int(stride, "stride")
     behind = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k): i - j
-    return (behind >= 0) & ((behind < stride) | (behind % stride == 0))
+    allowed: BoolArray = (behind >= 0) & ((behind < stride) | (behind % stride == 0))
+    return allowed
 
 
-def global_tokens_mask(seq: int, n_global: int, *, window: int) -> NDArray[np.bool_]:
+def global_tokens_mask(seq: int, n_global: int, *, window: int) -> BoolArray:
     """A (non-causal) local band of ``window`` tokens each side, plus ``n_global`` global tokens.
 
     The Longformer/BigBird pattern for encoders: token ``i`` sees ``j`` when ``|i - j| < window``; the
@@ -249,11 +260,12 @@ def global_tokens_mask(seq: int, n_global: int, *, window: int) -> NDArray[np.bo
     positions = np.arange(seq)
     local = np.abs(positions[:, None] - positions[None, :]) < window  # (seq, seq)
     is_global = positions < n_global  # (seq,)
-    return local | is_global[:, None] | is_global[None, :]
+    allowed: BoolArray = local | is_global[:, None] | is_global[None, :]
+    return allowed
 
 
 def block_sparse_mask(seq: int, block: int, *, local_blocks: int = 1, global_blocks: int = 1,
-                      random_blocks: int = 0, rng=None) -> NDArray[np.bool_]:
+                      random_blocks: int = 0, rng: Seed = None) -> BoolArray:
     """BigBird's block pattern: whole ``block × block`` tiles are either computed or skipped.
 
     Query block ``b`` computes the tiles of its ``local_blocks`` neighbours on each side (and its own),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.cost import attention_cache_bytes
+from mha.typing import DTypeLike
 from mha.validation import check_positive_int
 
 __all__ = ["AttentionConfig", "PUBLISHED", "comparison_rows"]
@@ -62,7 +63,7 @@ class AttentionConfig:
     d_rope: int = 0
     softcap: float | None = None
 
-    def cache_bytes(self, seq: int, *, dtype=np.float16) -> int:
+    def cache_bytes(self, seq: int, *, dtype: DTypeLike = np.float16) -> int:
         """Bytes of the KV cache of one sequence of ``seq`` tokens, all layers, in ``dtype`` (16-bit default).
 
         Examples
@@ -74,12 +75,12 @@ class AttentionConfig:
         if self.kv_rank is not None:
             per_layer = attention_cache_bytes(seq, kv_rank=self.kv_rank, d_rope=self.d_rope, dtype=dtype)
             return self.n_layers * per_layer
-        heads = {"n_kv_heads": self.n_kv_heads, "d_head": self.d_head, "dtype": dtype}
-        local = attention_cache_bytes(seq, window=self.window, **heads) if self.local_layers else 0
-        full = attention_cache_bytes(seq, **heads)
+        local = 0 if not self.local_layers else attention_cache_bytes(
+            seq, n_kv_heads=self.n_kv_heads, d_head=self.d_head, window=self.window, dtype=dtype)
+        full = attention_cache_bytes(seq, n_kv_heads=self.n_kv_heads, d_head=self.d_head, dtype=dtype)
         return self.local_layers * local + (self.n_layers - self.local_layers) * full
 
-    def bytes_per_token(self, seq: int, *, dtype=np.float16) -> float:
+    def bytes_per_token(self, seq: int, *, dtype: DTypeLike = np.float16) -> float:
         """:meth:`cache_bytes` divided by ``seq``: flat for full attention, falling once a window fills."""
         return self.cache_bytes(seq, dtype=dtype) / seq
 
@@ -112,7 +113,8 @@ PUBLISHED = {
 }
 
 
-def comparison_rows(seqs: tuple[int, ...] = (8192, 131072), *, dtype=np.float16) -> list[dict[str, object]]:
+def comparison_rows(seqs: tuple[int, ...] = (8192, 131072), *,
+                    dtype: DTypeLike = np.float16) -> list[dict[str, object]]:
     """One row per published model: its heads, and its cache per token and per sequence at ``seqs``.
 
     Returns

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
+from typing import Generic, Self, TypeVar, cast, overload
 
 import numpy as np
 
+from mha.typing import ArrayLike, DTypeLike, FloatArray
 from mha.validation import as_float_array, cast_finite, check_finite
 
 __all__ = ["Module", "Parameter", "glorot_uniform", "linear"]
@@ -26,13 +29,13 @@ class Module:
     ``"<part>."``.
     """
 
-    _params: dict
+    _params: Mapping[str, FloatArray | None]
 
     def submodules(self) -> dict[str, Module]:
         """The layers inside this one, by name (none by default)."""
         return {}
 
-    def parameters(self) -> dict[str, np.ndarray]:
+    def parameters(self) -> dict[str, FloatArray]:
         """Every learned array by name. The arrays are the layer's own: editing one edits the layer."""
         params = {name: arr for name, arr in getattr(self, "_params", {}).items() if arr is not None}
         for part, module in self.submodules().items():
@@ -43,38 +46,49 @@ class Module:
         """Number of learned numbers."""
         return sum(arr.size for arr in self.parameters().values())
 
-    def copy(self):
+    def copy(self) -> Self:
         """An independent copy: the same weights in arrays of its own (training one leaves the other)."""
         return copy.deepcopy(self)
 
 
-class Parameter:
+_Value = TypeVar("_Value", bound="FloatArray | None")
+
+
+class Parameter(Generic[_Value]):
     """A weight attribute whose assignment copies into the layer's storage after a shape check.
 
     Assigning (``layer.W_q = new``) writes into the existing array, so views such as the fused
     ``[W_q | W_k | W_v]`` matrix stay in sync; in-place edits (``layer.W_q[0, 0] = 1``) work the same way.
+    A weight is declared ``W: Parameter[FloatArray] = Parameter()``, a bias the layer may be built without
+    ``b: Parameter[FloatArray | None] = Parameter()``.
     """
 
-    def __set_name__(self, owner, name):
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, layer, owner=None):
-        return self if layer is None else layer._params[self.name]
+    @overload
+    def __get__(self, layer: None, owner: type | None = None) -> Parameter[_Value]: ...
+    @overload
+    def __get__(self, layer: Module, owner: type | None = None) -> _Value: ...
+    def __get__(self, layer: Module | None, owner: type | None = None) -> Parameter[_Value] | _Value:
+        return self if layer is None else cast(_Value, layer._params[self.name])
 
-    def __set__(self, layer, value):
+    def __set__(self, layer: Module, value: ArrayLike | None) -> None:
         target = layer._params[self.name]
         if target is None:
             if value is None:
                 return
             raise ValueError(f"{self.name} does not exist: the layer was built with bias=False")
-        value = as_float_array(value, self.name)
-        if value.shape != target.shape:
-            raise ValueError(f"{self.name} must have shape {target.shape}, got {value.shape}")
-        check_finite(value, self.name)
-        target[...] = cast_finite(value, target.dtype, f"{self.name} (as the layer's {target.dtype})")
+        if value is None:
+            raise TypeError(f"{self.name} must be an array of shape {target.shape}, got None")
+        array = as_float_array(value, self.name)
+        if array.shape != target.shape:
+            raise ValueError(f"{self.name} must have shape {target.shape}, got {array.shape}")
+        check_finite(array, self.name)
+        target[...] = cast_finite(array, target.dtype, f"{self.name} (as the layer's {target.dtype})")
 
 
-def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+def linear(x: FloatArray, W: FloatArray, b: FloatArray | None = None) -> FloatArray:
     """The affine map ``x @ W + b`` of every token: ``(..., d_in)`` to ``(..., d_out)``.
 
     Parameters
@@ -101,7 +115,7 @@ def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndar
     return y
 
 
-def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int, dtype) -> np.ndarray:
+def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int, dtype: DTypeLike) -> FloatArray:
     """A (fan_in, fan_out) weight drawn uniformly from ±√(6 / (fan_in + fan_out)) (Glorot/Xavier).
 
     The bound keeps the variance of activations roughly constant through the layer, forward and backward.

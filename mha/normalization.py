@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import NamedTuple
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from mha.module import Module, Parameter
+from mha.typing import ArrayLike, DTypeLike, FloatArray
 from mha.validation import (
     as_float_array,
     check_dtype_argument,
@@ -30,18 +30,30 @@ __all__ = ["layer_norm", "LayerNorm", "LayerNormCache", "rms_norm", "RMSNormCach
 class LayerNormCache(NamedTuple):
     """What :func:`mha.grad.layer_norm_backward` needs from a forward pass."""
 
-    normalised: np.ndarray  # (..., d_model): (x - mean) / std, before gamma and beta
-    inv_std: np.ndarray  # (..., 1): 1 / sqrt(var + eps)
-    gamma: np.ndarray | None  # (d_model,), or None for a scale of 1
+    normalised: FloatArray  # (..., d_model): (x - mean) / std, before gamma and beta
+    inv_std: FloatArray  # (..., 1): 1 / sqrt(var + eps)
+    gamma: FloatArray | None  # (d_model,), or None for a scale of 1
 
 
-def _check_eps(eps) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not (math.isfinite(eps) and eps > 0):
+def _check_eps(eps: object) -> float:
+    number = float(eps) if isinstance(eps, numbers.Real) and not isinstance(eps, bool) else math.nan
+    if not (math.isfinite(number) and number > 0):
         raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
-    return float(eps)
+    return number
 
 
-def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, return_cache: bool = False):
+@overload
+def layer_norm(x: ArrayLike, gamma: ArrayLike | None = ..., beta: ArrayLike | None = ..., *, eps: float = ...,
+               return_cache: Literal[False] = ...) -> FloatArray: ...
+@overload
+def layer_norm(x: ArrayLike, gamma: ArrayLike | None = ..., beta: ArrayLike | None = ..., *, eps: float = ...,
+               return_cache: Literal[True]) -> tuple[FloatArray, LayerNormCache]: ...
+@overload
+def layer_norm(x: ArrayLike, gamma: ArrayLike | None = ..., beta: ArrayLike | None = ..., *, eps: float = ...,
+               return_cache: bool) -> FloatArray | tuple[FloatArray, LayerNormCache]: ...
+def layer_norm(x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | None = None, *,
+               eps: float = 1e-5, return_cache: bool = False
+               ) -> FloatArray | tuple[FloatArray, LayerNormCache]:
     """Normalise each token's features to mean 0 and variance 1, then scale and shift.
 
     ``y = gamma * (x - mean) / sqrt(var + eps) + beta``, statistics over the last axis. The variance is
@@ -82,19 +94,22 @@ def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, return_cache: boo
         gamma = check_features(gamma, "gamma", x.shape[-1])
     if beta is not None:
         beta = check_features(beta, "beta", x.shape[-1])
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    centred = x - mean
-    with np.errstate(over="ignore"):  # an overflow is caught below, and taken the long way
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is caught below, and taken the long way
+        mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+        centred = x - mean
         var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
     if np.isfinite(var).all():
         inv_std = 1.0 / np.sqrt(var + x.dtype.type(eps))  # (..., 1)
         normalised = centred * inv_std
-    else:  # squares beyond the dtype (|x| over 1e154 in float64, 1.8e19 in float32): divide by the peak
-        peak = np.abs(centred).max(axis=-1, keepdims=True)  # (..., 1), > 0 wherever var overflowed
+    else:  # sums or squares beyond the dtype (|x| over 1e154 in float64, 1.8e19 in float32): the same
+        # steps on each row divided by its peak, within [-1, 1] (layer norm ignores a row's scale but eps)
+        peak = np.abs(x).max(axis=-1, keepdims=True)  # (..., 1)
         peak[peak == 0] = 1
-        unit = centred / peak  # within [-1, 1]
+        unit = x / peak
+        unit = unit - unit.mean(axis=-1, keepdims=True)  # within [-2, 2]
         with np.errstate(over="ignore", under="ignore"):  # eps / peak² may underflow to 0: negligible there
             rms = np.sqrt(np.mean(unit * unit, axis=-1, keepdims=True) + x.dtype.type(eps) / (peak * peak))
+            rms[rms == 0] = 1  # a constant row whose eps / peak² underflowed: its zeros stay zeros
             inv_std = 1.0 / (peak * rms)  # underflows to 0 for the largest rows: only the cache sees it
         normalised = unit / rms
     y = normalised if gamma is None else normalised * gamma
@@ -120,21 +135,21 @@ class LayerNorm(Module):
     dtype('float32')
     """
 
-    gamma = Parameter()
-    beta = Parameter()
+    gamma: Parameter[FloatArray] = Parameter()
+    beta: Parameter[FloatArray] = Parameter()
 
-    def __init__(self, d_model: int, *, eps: float = 1e-5, dtype=np.float64):
+    def __init__(self, d_model: int, *, eps: float = 1e-5, dtype: DTypeLike = np.float64) -> None:
         self.d_model = check_positive_int(d_model, "d_model")
         self.eps = _check_eps(eps)
         self.dtype = check_dtype_argument(dtype)
         self._params = {"gamma": np.ones(d_model, dtype=self.dtype),
                         "beta": np.zeros(d_model, dtype=self.dtype)}
 
-    def __call__(self, x) -> np.ndarray:
+    def __call__(self, x: ArrayLike) -> FloatArray:
         """Normalise ``x`` of shape ``(..., d_model)``."""
         return self.forward(x)[0]
 
-    def forward(self, x) -> tuple[np.ndarray, LayerNormCache]:
+    def forward(self, x: ArrayLike) -> tuple[FloatArray, LayerNormCache]:
         """Normalise ``x`` of shape ``(..., d_model)``, keeping what the backward pass needs."""
         x = promote(check_features(x, "x", self.d_model), self.dtype)
         return layer_norm(x, self.gamma, self.beta, eps=self.eps, return_cache=True)
@@ -146,13 +161,19 @@ class LayerNorm(Module):
 class RMSNormCache(NamedTuple):
     """What :func:`mha.grad.rms_norm_backward` needs from a forward pass of :func:`rms_norm`."""
 
-    normalised: np.ndarray  # (..., d): x / rms(x), before the gain
-    inv_rms: np.ndarray  # (..., 1): 1 / sqrt(mean(x²) + eps)
-    gain: np.ndarray | None  # (d,), or None for a gain of 1
+    normalised: FloatArray  # (..., d): x / rms(x), before the gain
+    inv_rms: FloatArray  # (..., 1): 1 / sqrt(mean(x²) + eps)
+    gain: FloatArray | None  # (d,), or None for a gain of 1
 
 
+@overload
+def rms_norm(x: ArrayLike, gain: ArrayLike | None = ..., *, eps: float = ...,
+             return_cache: Literal[False] = ...) -> FloatArray: ...
+@overload
+def rms_norm(x: ArrayLike, gain: ArrayLike | None = ..., *, eps: float = ...,
+             return_cache: Literal[True]) -> tuple[FloatArray, RMSNormCache]: ...
 def rms_norm(x: ArrayLike, gain: ArrayLike | None = None, *, eps: float = 1e-6, return_cache: bool = False,
-             ) -> NDArray[np.floating] | tuple[NDArray[np.floating], RMSNormCache]:
+             ) -> FloatArray | tuple[FloatArray, RMSNormCache]:
     """Divide each vector by its root mean square, then scale: ``y = gain · x / √(mean(x²) + eps)``.
 
     Layer norm without the centring and the shift (Zhang and Sennrich, 2019). Applied to each head's

@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 
 from mha.module import Module, Parameter
+from mha.typing import ArrayLike, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import (
     as_float_array,
     as_generator,
@@ -43,16 +44,16 @@ __all__ = [
 ]
 
 
-def _check_real(value, name: str, *, above: float = -math.inf, at_least: float = -math.inf) -> float:
+def _check_real(value: object, name: str, *, above: float = -math.inf, at_least: float = -math.inf) -> float:
     """A finite real number (not a bool) > ``above`` and >= ``at_least``, as a float."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value <= above or value < at_least:
+    number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    if not math.isfinite(number) or number <= above or number < at_least:
         bound = f" > {above:g}" if above > -math.inf else f" >= {at_least:g}" if at_least > -math.inf else ""
         raise ValueError(f"{name} must be a finite number{bound}, got {value!r}")
-    return float(value)
+    return number
 
 
-def _check_base(base) -> float:
+def _check_base(base: object) -> float:
     return _check_real(base, "base", above=1.0)
 
 
@@ -63,7 +64,8 @@ def _check_even(d: int, name: str) -> int:
     return d
 
 
-def sinusoidal_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, dtype=np.float64) -> np.ndarray:
+def sinusoidal_encoding(seq_len: int, d_model: int, *, base: float = 10000.0,
+                        dtype: DTypeLike = np.float64) -> FloatArray:
     """The fixed position vectors of the original transformer, one row per position.
 
     ``PE[p, 2i] = sin(p * w_i)`` and ``PE[p, 2i + 1] = cos(p * w_i)`` with ``w_i = base ** (-2i / d_model)``:
@@ -104,7 +106,7 @@ def sinusoidal_encoding(seq_len: int, d_model: int, *, base: float = 10000.0, dt
 
 
 # ---------------------------------------------------------------------------------------- relative bias
-def relative_positions(seq_q: int, seq_k: int | None = None) -> np.ndarray:
+def relative_positions(seq_q: int, seq_k: int | None = None) -> IntArray:
     """Offset ``key position - query position`` for every (query, key) pair, end-aligned.
 
     Parameters
@@ -134,7 +136,7 @@ def relative_positions(seq_q: int, seq_k: int | None = None) -> np.ndarray:
     return np.arange(seq_k)[None, :] - query_pos[:, None]  # (seq_q, seq_k)
 
 
-def relative_bias(table, seq_q: int, seq_k: int | None = None) -> np.ndarray:
+def relative_bias(table: ArrayLike, seq_q: int, seq_k: int | None = None) -> FloatArray:
     """Look up each head's learned number for every (query, key) offset.
 
     Offsets further than ``max_distance`` share the table's end entries (clipping), so one table serves
@@ -165,7 +167,8 @@ def relative_bias(table, seq_q: int, seq_k: int | None = None) -> np.ndarray:
     check_finite(table, "table")
     max_distance = table.shape[1] // 2
     columns = np.clip(relative_positions(seq_q, seq_k), -max_distance, max_distance) + max_distance
-    return table[:, columns]  # (n_heads, seq_q, seq_k)
+    bias: FloatArray = table[:, columns]  # (n_heads, seq_q, seq_k)
+    return bias
 
 
 class RelativePositionBias(Module):
@@ -205,10 +208,10 @@ class RelativePositionBias(Module):
     array([-1.,  0., -1., -2.])
     """
 
-    table = Parameter()
+    table: Parameter[FloatArray] = Parameter()
 
-    def __init__(self, n_heads: int, max_distance: int = 16, *, rng=None, init_std: float = 0.0,
-                 dtype=np.float64):
+    def __init__(self, n_heads: int, max_distance: int = 16, *, rng: Seed = None, init_std: float = 0.0,
+                 dtype: DTypeLike = np.float64) -> None:
         self.n_heads = check_positive_int(n_heads, "n_heads")
         self.max_distance = check_positive_int(max_distance, "max_distance", minimum=0)
         self.dtype = check_dtype_argument(dtype)
@@ -220,7 +223,7 @@ class RelativePositionBias(Module):
         self._params = {"table": table}
         self.offsets = np.arange(-self.max_distance, self.max_distance + 1)
 
-    def __call__(self, seq_q: int, seq_k: int | None = None) -> np.ndarray:
+    def __call__(self, seq_q: int, seq_k: int | None = None) -> FloatArray:
         """The bias for ``seq_q`` queries and ``seq_k`` keys, shape ``(n_heads, seq_q, seq_k)``."""
         return relative_bias(self.table, seq_q, seq_k)
 
@@ -245,7 +248,7 @@ class RelativePositionBias(Module):
 
 
 # ---------------------------------------------------------------------------------------- rotary (RoPE)
-def rope_frequencies(d_head: int, *, base: float = 10000.0) -> np.ndarray:
+def rope_frequencies(d_head: int, *, base: float = 10000.0) -> FloatArray:
     """Angular speed of each feature pair: ``base ** (-2i / d_head)`` for ``i = 0 .. d_head/2 - 1``.
 
     Examples
@@ -258,7 +261,8 @@ def rope_frequencies(d_head: int, *, base: float = 10000.0) -> np.ndarray:
     return base ** (-np.arange(0, d_head, 2) / d_head)  # (d_head // 2,), float64
 
 
-def apply_rotary(x, positions=None, *, base: float = 10000.0, frequencies=None) -> np.ndarray:
+def apply_rotary(x: ArrayLike, positions: ArrayLike | None = None, *, base: float = 10000.0,
+                 frequencies: ArrayLike | None = None) -> FloatArray:
     """Rotate each feature pair ``(x[2i], x[2i+1])`` of a token by ``position * w_i`` (RoPE).
 
     Apply it to queries and keys (not values) after the projection, per head. A query rotated for
@@ -266,7 +270,9 @@ def apply_rotary(x, positions=None, *, base: float = 10000.0, frequencies=None) 
     contents and on ``m - n`` only: rotating both by the same extra angle changes nothing.
 
     Pairs are adjacent features, as in the RoFormer paper; some libraries pair feature ``i`` with
-    ``i + d_head/2`` instead (same idea, different layout, so weights do not transfer between the two).
+    ``i + d_head/2`` instead (same idea, different layout: weights trained for one work in the other once
+    the columns of each head's ``W_q`` and ``W_k`` are permuted, feature ``i`` to ``2i`` and
+    ``i + d_head/2`` to ``2i + 1``).
 
     Parameters
     ----------
@@ -320,7 +326,7 @@ def apply_rotary(x, positions=None, *, base: float = 10000.0, frequencies=None) 
     return rotated.reshape(rotated.shape[:-2] + (d_head,))  # (..., seq, d_head)
 
 
-def _check_frequencies(frequencies, d_head: int) -> np.ndarray:
+def _check_frequencies(frequencies: ArrayLike, d_head: int) -> FloatArray:
     """A table of ``d_head // 2`` finite angular speeds, as float64."""
     speeds = np.asarray(as_float_array(frequencies, "frequencies"), dtype=np.float64)
     if speeds.shape != (d_head // 2,):
@@ -330,7 +336,7 @@ def _check_frequencies(frequencies, d_head: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------- ALiBi
-def alibi_slopes(n_heads: int) -> np.ndarray:
+def alibi_slopes(n_heads: int) -> FloatArray:
     """One slope per head, a geometric sequence, as in ALiBi (Press et al., 2022).
 
     For a power of two ``n``, head ``h`` gets ``2 ** (-8 (h + 1) / n)``. Otherwise the slopes of the
@@ -343,17 +349,20 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     """
     n_heads = check_positive_int(n_heads, "n_heads")
 
-    def geometric(n):
-        return 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
+    def geometric(n: int) -> FloatArray:
+        slopes: FloatArray = 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
+        return slopes
 
     lower = 2 ** int(math.floor(math.log2(n_heads)))
     if lower == n_heads:
         return geometric(n_heads)
     extra = geometric(2 * lower)[0::2][: n_heads - lower]
-    return np.concatenate([geometric(lower), extra])
+    slopes: FloatArray = np.concatenate([geometric(lower), extra])
+    return slopes
 
 
-def alibi_bias(n_heads: int, seq_q: int, seq_k: int | None = None, *, dtype=np.float64) -> np.ndarray:
+def alibi_bias(n_heads: int, seq_q: int, seq_k: int | None = None, *,
+               dtype: DTypeLike = np.float64) -> FloatArray:
     """ALiBi's fixed score bias: ``-slope_h * |offset|``, a linear penalty on distance, one slope per head.
 
     With a causal mask this is the paper's bias; without one it penalises both directions alike.

@@ -24,9 +24,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from mha.positions import rope_frequencies
+from mha.typing import ArrayLike, FloatArray
 from mha.validation import as_float_array, check_finite, check_positive_int, check_positive_real
 
 __all__ = ["RotaryTable", "SCALING_METHODS", "position_interpolation", "ntk_aware_frequencies",
@@ -57,18 +57,12 @@ class RotaryTable:
     (4, array([  6.3, 628.3]))
     """
 
-    frequencies: NDArray[np.floating]
+    frequencies: FloatArray
     attention_factor: float = 1.0
     method: str = field(default="none")
 
     def __post_init__(self) -> None:
-        speeds = np.asarray(as_float_array(self.frequencies, "frequencies"), dtype=np.float64)
-        if speeds.ndim != 1 or speeds.size == 0:
-            raise ValueError(f"frequencies must have shape (d_head // 2,), got {speeds.shape}")
-        check_finite(speeds, "frequencies")
-        if (speeds <= 0).any():
-            raise ValueError("every frequency must be > 0 (a pair that never turns carries no position)")
-        object.__setattr__(self, "frequencies", speeds)
+        object.__setattr__(self, "frequencies", _check_speeds(self.frequencies))
         object.__setattr__(self, "attention_factor",
                            check_positive_real(self.attention_factor, "attention_factor"))
 
@@ -78,19 +72,30 @@ class RotaryTable:
         return 2 * self.frequencies.size
 
     @property
-    def wavelengths(self) -> NDArray[np.floating]:
+    def wavelengths(self) -> FloatArray:
         """Positions per full turn of each pair: ``2π / θ_i``."""
         return 2 * math.pi / self.frequencies
 
 
-def _check_scale(scale) -> float:
+def _check_speeds(frequencies: ArrayLike) -> FloatArray:
+    """A table's angular speeds as float64: one axis, finite and > 0."""
+    speeds = np.asarray(as_float_array(frequencies, "frequencies"), dtype=np.float64)
+    if speeds.ndim != 1 or speeds.size == 0:
+        raise ValueError(f"frequencies must have shape (d_head // 2,), got {speeds.shape}")
+    check_finite(speeds, "frequencies")
+    if (speeds <= 0).any():
+        raise ValueError("every frequency must be > 0 (a pair that never turns carries no position)")
+    return speeds
+
+
+def _check_scale(scale: object) -> float:
     scale = check_positive_real(scale, "scale")
     if scale < 1:
         raise ValueError(f"scale is the factor by which the context grows, >= 1; got {scale}")
     return scale
 
 
-def position_interpolation(frequencies: ArrayLike, scale: float) -> NDArray[np.floating]:
+def position_interpolation(frequencies: ArrayLike, scale: float) -> FloatArray:
     """Position interpolation: every speed divided by ``scale``, i.e. position ``m`` read as ``m / scale``.
 
     Examples
@@ -98,10 +103,10 @@ def position_interpolation(frequencies: ArrayLike, scale: float) -> NDArray[np.f
     >>> position_interpolation(rope_frequencies(4), 2.0)
     array([0.5  , 0.005])
     """
-    return RotaryTable(frequencies).frequencies / _check_scale(scale)
+    return _check_speeds(frequencies) / _check_scale(scale)
 
 
-def ntk_aware_frequencies(d_head: int, scale: float, *, base: float = 10000.0) -> NDArray[np.floating]:
+def ntk_aware_frequencies(d_head: int, scale: float, *, base: float = 10000.0) -> FloatArray:
     """NTK-aware scaling: the speeds of a larger base, ``base · scale ** (d_head / (d_head - 2))``.
 
     The exponent is chosen so that the slowest pair (``i = d_head/2 - 1``) slows by exactly ``scale``
@@ -119,7 +124,7 @@ def ntk_aware_frequencies(d_head: int, scale: float, *, base: float = 10000.0) -
     return rope_frequencies(d_head, base=base * _check_scale(scale) ** (d_head / (d_head - 2)))
 
 
-def turns_in_context(frequencies: ArrayLike, context: int) -> NDArray[np.floating]:
+def turns_in_context(frequencies: ArrayLike, context: int) -> FloatArray:
     """How many full turns each pair makes over ``context`` positions: ``context · θ_i / 2π``.
 
     Examples
@@ -127,11 +132,11 @@ def turns_in_context(frequencies: ArrayLike, context: int) -> NDArray[np.floatin
     >>> turns_in_context(rope_frequencies(4), 64).round(3)
     array([10.186,  0.102])
     """
-    return check_positive_int(context, "context") * RotaryTable(frequencies).frequencies / (2 * math.pi)
+    return check_positive_int(context, "context") * _check_speeds(frequencies) / (2 * math.pi)
 
 
 def yarn_frequencies(frequencies: ArrayLike, scale: float, original_context: int, *, alpha: float = 1.0,
-                     beta: float = 32.0) -> NDArray[np.floating]:
+                     beta: float = 32.0) -> FloatArray:
     """YaRN's "NTK-by-parts" table: interpolate the slow pairs, keep the fast ones, ramp in between.
 
     With ``r_i`` the turns of pair ``i`` over the original context (:func:`turns_in_context`) and
@@ -150,14 +155,15 @@ def yarn_frequencies(frequencies: ArrayLike, scale: float, original_context: int
     >>> (yarn_frequencies(theta, 4.0, original_context=64, alpha=0.5, beta=8) / theta).round(3)
     array([1.   , 0.302, 0.25 , 0.25 ])
     """
-    theta = RotaryTable(frequencies).frequencies
+    theta = _check_speeds(frequencies)
     scale = _check_scale(scale)
     alpha, beta = check_positive_real(alpha, "alpha"), check_positive_real(beta, "beta")
     if beta <= alpha:
         raise ValueError(f"beta must exceed alpha (the ramp runs from alpha to beta turns), got "
                          f"alpha={alpha}, beta={beta}")
     ramp = np.clip((turns_in_context(theta, original_context) - alpha) / (beta - alpha), 0.0, 1.0)
-    return (1 - ramp) * theta / scale + ramp * theta
+    scaled: FloatArray = (1 - ramp) * theta / scale + ramp * theta
+    return scaled
 
 
 def yarn_attention_factor(scale: float) -> float:

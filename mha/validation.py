@@ -14,15 +14,36 @@ ValueError: n_heads must be >= 1, got 0
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
+from typing import Any, Protocol, SupportsIndex, TypeVar, cast
 
 import numpy as np
 
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, Seed
+
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
+_Array = TypeVar("_Array", bound="np.ndarray[Any, Any]")
 
-def as_float_array(x, name: str) -> np.ndarray:
+
+class AttentionWidths(Protocol):
+    """What :func:`check_layer_inputs` reads from a layer: its widths, whether it is fused, its dtype."""
+
+    @property
+    def d_model(self) -> int: ...
+    @property
+    def kdim(self) -> int: ...
+    @property
+    def vdim(self) -> int: ...
+    @property
+    def fused(self) -> bool: ...
+    @property
+    def dtype(self) -> np.dtype[np.floating[Any]]: ...
+
+
+def as_float_array(x: ArrayLike, name: str) -> FloatArray:
     """Return ``x`` as a floating-point ndarray without copying when it already is one.
 
     Integer arrays become float64 (like NumPy's true division); anything else that is not a real number
@@ -45,13 +66,13 @@ def as_float_array(x, name: str) -> np.ndarray:
     raise TypeError(f"{name} must be a real floating-point array, got {got} (dtype {arr.dtype})")
 
 
-def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> None:
+def check_finite(arr: FloatArray, name: str, *, allow_neg_inf: bool = False) -> None:
     """Raise ``ValueError`` if ``arr`` holds NaN or infinities (``-inf`` optionally allowed)."""
     if allow_neg_inf:
-        bad = np.isnan(arr).any() or np.isposinf(arr).any()
+        bad = bool(np.isnan(arr).any() or np.isposinf(arr).any())
         allowed = "finite values or -inf"
     else:
-        bad = not np.isfinite(arr).all()
+        bad = not bool(np.isfinite(arr).all())
         allowed = "finite values"
     if bad:
         n_nan = int(np.isnan(arr).sum())
@@ -59,7 +80,7 @@ def check_finite(arr: np.ndarray, name: str, *, allow_neg_inf: bool = False) -> 
         raise ValueError(f"{name} must hold {allowed}, got {n_nan} NaN and {n_inf} infinite entries")
 
 
-def cast_finite(arr: np.ndarray, dtype, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+def cast_finite(arr: FloatArray, dtype: DTypeLike, name: str, *, allow_neg_inf: bool = False) -> FloatArray:
     """``arr`` in ``dtype``; a narrowing cast that makes values infinite (a float64 1e39 in float32) is
     refused, naming ``name``. ``arr`` itself is expected checked already."""
     dtype = np.dtype(dtype)
@@ -71,7 +92,7 @@ def cast_finite(arr: np.ndarray, dtype, name: str, *, allow_neg_inf: bool = Fals
     return cast
 
 
-def check_score_maxima(row_max: np.ndarray) -> None:
+def check_score_maxima(row_max: FloatArray) -> None:
     """Raise ``ValueError`` if a row of attention scores peaks at ``+inf`` or NaN: ``q · k`` overflowed.
 
     Finite inputs can still do it: float32 queries and keys of about 1e20 give products beyond float32's
@@ -85,32 +106,32 @@ def check_score_maxima(row_max: np.ndarray) -> None:
                          f"inputs and weights that make them), or compute in float64.")
 
 
-def check_ndim(arr: np.ndarray, name: str, *, min_ndim: int, shape_hint: str) -> None:
+def check_ndim(arr: np.ndarray[Any, Any], name: str, *, min_ndim: int, shape_hint: str) -> None:
     """Raise ``ValueError`` unless ``arr`` has at least ``min_ndim`` dimensions."""
     if arr.ndim < min_ndim:
         raise ValueError(f"{name} must have shape {shape_hint}, got shape {arr.shape}")
 
 
-def check_flag(value, name: str) -> bool:
+def check_flag(value: object, name: str) -> bool:
     """``value`` as a bool, refusing anything else: ``causal="no"`` would otherwise count as True."""
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
     return bool(value)
 
 
-def is_int(value) -> bool:
+def is_int(value: object) -> bool:
     """Whether ``value`` is an integer (Python's or NumPy's), not a bool and not a float like 2.0."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def check_int(value, name: str) -> int:
+def check_int(value: object, name: str) -> int:
     """Return ``value`` as a Python int, or raise ``TypeError`` if it is not an integer (1.7 is no index)."""
     if not is_int(value):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
-    return operator.index(value)
+    return operator.index(cast(SupportsIndex, value))
 
 
-def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
+def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
     value = check_int(value, name)
     if value < minimum:
@@ -118,7 +139,7 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     return value
 
 
-def check_positive_real(value, name: str) -> float:
+def check_positive_real(value: object, name: str) -> float:
     """Return ``value`` as a float, or raise unless it is a finite real number > 0 (a bool is refused).
 
     >>> check_positive_real(50, "softcap")
@@ -128,13 +149,14 @@ def check_positive_real(value, name: str) -> float:
     ...
     ValueError: softcap must be a finite number > 0, got inf
     """
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    if not ok or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number > 0:
+            return number
+    raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
-def check_bool_mask(mask, name: str = "mask") -> np.ndarray:
+def check_bool_mask(mask: ArrayLike, name: str = "mask") -> BoolArray:
     """Return ``mask`` as a boolean array, refusing 0/1 or additive float masks.
 
     Float masks are refused on purpose: their polarity is ambiguous (1 = keep? 1 = block?) and additive
@@ -149,7 +171,7 @@ def check_bool_mask(mask, name: str = "mask") -> np.ndarray:
     return arr
 
 
-def check_broadcastable(arr: np.ndarray, target_shape: tuple[int, ...], name: str = "mask") -> np.ndarray:
+def check_broadcastable(arr: _Array, target_shape: tuple[int, ...], name: str = "mask") -> _Array:
     """Return ``arr`` unchanged if it broadcasts to ``target_shape`` without growing it, else raise.
 
     The array itself is returned, not a broadcast view, so that callers can negate or cast the small
@@ -167,7 +189,8 @@ def check_broadcastable(arr: np.ndarray, target_shape: tuple[int, ...], name: st
     return arr
 
 
-def check_score_bias(bias, scores_shape: tuple[int, ...], dtype) -> np.ndarray | None:
+def check_score_bias(bias: ArrayLike | None, scores_shape: tuple[int, ...], dtype: DTypeLike
+                     ) -> FloatArray | None:
     """Validate an additive score bias (finite or -inf, broadcastable, at most 4-D) and cast it."""
     if bias is None:
         return None
@@ -179,7 +202,7 @@ def check_score_bias(bias, scores_shape: tuple[int, ...], dtype) -> np.ndarray |
     return cast_finite(bias, dtype, f"bias (as {np.dtype(dtype)})", allow_neg_inf=True)
 
 
-def check_features(x, name: str, d_model: int) -> np.ndarray:
+def check_features(x: ArrayLike, name: str, d_model: int) -> FloatArray:
     """``x`` as a float array of shape ``(..., d_model)`` with finite entries, or a clear error."""
     x = as_float_array(x, name)
     if x.ndim < 1 or x.shape[-1] != d_model:
@@ -188,12 +211,12 @@ def check_features(x, name: str, d_model: int) -> np.ndarray:
     return x
 
 
-def promote(x: np.ndarray, dtype) -> np.ndarray:
+def promote(x: FloatArray, dtype: DTypeLike) -> FloatArray:
     """``x`` in NumPy's promotion of its dtype with ``dtype``: float32 input and weights stay float32."""
     return x.astype(np.result_type(x, dtype), copy=False)
 
 
-def check_attention_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray | None:
+def check_attention_mask(mask: ArrayLike | None, scores_shape: tuple[int, ...]) -> BoolArray | None:
     """``mask`` as a boolean array broadcastable to ``scores_shape`` with at most 4 dimensions, or None."""
     if mask is None:
         return None
@@ -203,7 +226,7 @@ def check_attention_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray | No
     return mask
 
 
-def check_head_mask(head_mask, n_heads: int, dtype) -> np.ndarray | None:
+def check_head_mask(head_mask: ArrayLike | None, n_heads: int, dtype: DTypeLike) -> FloatArray | None:
     """``head_mask`` as a finite ``(n_heads,)`` array of ``dtype``, or None."""
     if head_mask is None:
         return None
@@ -214,12 +237,12 @@ def check_head_mask(head_mask, n_heads: int, dtype) -> np.ndarray | None:
     return head_mask.astype(dtype, copy=False)
 
 
-def result_float_dtype(*arrays: np.ndarray) -> np.dtype:
+def result_float_dtype(*arrays: FloatArray) -> np.dtype[np.floating[Any]]:
     """The floating dtype NumPy would compute in for these arrays (float32 stays float32)."""
     return np.result_type(*arrays)
 
 
-def check_dtype_argument(dtype) -> np.dtype:
+def check_dtype_argument(dtype: DTypeLike) -> np.dtype[np.floating[Any]]:
     """Validate a ``dtype=`` argument: float32 or float64 (float16 is too coarse to learn with)."""
     try:
         dt = np.dtype(dtype)
@@ -227,10 +250,10 @@ def check_dtype_argument(dtype) -> np.dtype:
         raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype!r}") from None
     if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be np.float32 or np.float64, got {dt}")
-    return dt
+    return cast("np.dtype[np.floating[Any]]", dt)
 
 
-def as_generator(rng) -> np.random.Generator:
+def as_generator(rng: Seed) -> np.random.Generator:
     """Accept a ``numpy.random.Generator``, an integer seed, or None (fresh, unseeded entropy)."""
     if isinstance(rng, np.random.Generator):
         return rng
@@ -241,7 +264,9 @@ def as_generator(rng) -> np.random.Generator:
     )
 
 
-def check_layer_inputs(layer, query, key, value):
+def check_layer_inputs(layer: AttentionWidths, query: ArrayLike, key: ArrayLike | None,
+                       value: ArrayLike | None
+                       ) -> tuple[FloatArray, FloatArray | None, FloatArray | None, bool]:
     """Validate an attention layer's inputs: ``(query, key, value, unbatched)``, batched and promoted.
 
     ``layer`` tells the widths (``d_model``, ``kdim``, ``vdim``), whether it can attend to its own input
@@ -260,7 +285,7 @@ def check_layer_inputs(layer, query, key, value):
         return promote(query[None] if unbatched else query, layer.dtype), None, None, unbatched
     same = value is None or value is key
     key = _check_layer_input(key, "key", layer.kdim)
-    value = key if same else _check_layer_input(value, "value", layer.vdim)
+    value = key if value is None or same else _check_layer_input(value, "value", layer.vdim)
     if same and layer.kdim != layer.vdim:
         raise ValueError(f"value must be given: kdim={layer.kdim} differs from vdim={layer.vdim}")
     for name, arr in (("key", key), ("value", value)):
@@ -280,7 +305,7 @@ def check_layer_inputs(layer, query, key, value):
     return query, key, key if same else value.astype(dtype, copy=False), unbatched
 
 
-def _check_layer_input(x, name: str, dim: int) -> np.ndarray:
+def _check_layer_input(x: ArrayLike, name: str, dim: int) -> FloatArray:
     x = as_float_array(x, name)
     if x.ndim not in (2, 3) or x.shape[-1] != dim or x.shape[-2] == 0:
         raise ValueError(f"{name} must have shape (batch, seq, {dim}) or (seq, {dim}) with seq >= 1, "

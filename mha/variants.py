@@ -17,15 +17,17 @@ keeps sink tokens places them just before its window, as StreamingLLM does.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from mha.attention import scaled_dot_product_attention
-from mha.layers import LayerCache, MultiHeadAttention
+from mha.layers import Inputs, LayerCache, MultiHeadAttention
 from mha.module import Parameter
 from mha.normalization import rms_norm
 from mha.positions import apply_rotary, rope_frequencies
 from mha.rope_scaling import RotaryTable
+from mha.typing import Attend, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import check_flag, check_positive_real
 
 __all__ = ["ModernAttention"]
@@ -64,20 +66,20 @@ class ModernAttention(MultiHeadAttention):
     ModernAttention(d_model=16, n_heads=4, n_kv_heads=2, rope=none, qk_norm=True, softcap=20.0, dtype=float64)
     """
 
-    g_q = Parameter()
-    g_k = Parameter()
+    g_q: Parameter[FloatArray | None] = Parameter()
+    g_k: Parameter[FloatArray | None] = Parameter()
 
     def __init__(self, d_model: int, n_heads: int, *, rope: RotaryTable | bool | None = None,
                  qk_norm: bool = False, softcap: float | None = None, n_kv_heads: int | None = None,
-                 bias: bool = True, kdim: int | None = None, vdim: int | None = None, rng=None,
-                 dtype=np.float64):
+                 bias: bool = True, kdim: int | None = None, vdim: int | None = None, rng: Seed = None,
+                 dtype: DTypeLike = np.float64) -> None:
         super().__init__(d_model, n_heads, kdim=kdim, vdim=vdim, bias=bias, n_kv_heads=n_kv_heads, rng=rng,
                          dtype=dtype)
         self.rope = rope
         self.qk_norm = check_flag(qk_norm, "qk_norm")
         self.softcap = None if softcap is None else check_positive_real(softcap, "softcap")
         gains = np.ones(self.d_head, dtype=self.dtype) if self.qk_norm else None
-        self._params.update(g_q=gains, g_k=None if gains is None else gains.copy())
+        self._params = {**self._params, "g_q": gains, "g_k": None if gains is None else gains.copy()}
 
     @property
     def rope(self) -> RotaryTable | None:
@@ -98,7 +100,7 @@ class ModernAttention(MultiHeadAttention):
         self._rope = rope
 
     @classmethod
-    def like(cls, layer: MultiHeadAttention, **options) -> ModernAttention:
+    def like(cls, layer: MultiHeadAttention, **options: Any) -> ModernAttention:
         """A modern layer with ``layer``'s sizes and a copy of its weights, plus the step ``options``.
 
         Examples
@@ -115,23 +117,23 @@ class ModernAttention(MultiHeadAttention):
             setattr(twin, name, array)
         return twin
 
-    def __deepcopy__(self, memo) -> ModernAttention:
+    def __deepcopy__(self, memo: dict[int, object]) -> ModernAttention:
         twin = self.like(self, rope=self.rope, qk_norm=self.qk_norm, softcap=self.softcap)
         memo[id(self)] = twin
         return twin
 
     # ------------------------------------------------------------------ the attention step
-    def rotary_positions(self, seq_q: int, seq_k: int) -> tuple[NDArray[np.integer], NDArray[np.integer]]:
+    def rotary_positions(self, seq_q: int, seq_k: int) -> tuple[IntArray, IntArray]:
         """Positions of the queries and keys in the layer's frame: keys ``0 .. seq_k - 1``, queries last."""
         return np.arange(seq_k - seq_q, seq_k), np.arange(seq_k)
 
-    def prepare(self, q: ArrayLike, k: ArrayLike) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+    def prepare(self, q: FloatArray, k: FloatArray) -> tuple[FloatArray, FloatArray]:
         """The queries and keys the scores are made of: QK-norm, then the rotation, then the attention factor.
 
         Parameters
         ----------
-        q : array_like, shape (batch, n_heads, seq_q, d_head)
-        k : array_like, shape (batch, n_heads, seq_k, d_head)
+        q : ndarray, shape (batch, n_heads, seq_q, d_head)
+        k : ndarray, shape (batch, n_heads, seq_k, d_head)
             Key heads already repeated for their query heads.
 
         Returns
@@ -150,7 +152,7 @@ class ModernAttention(MultiHeadAttention):
                 q, k = q * factor, k * factor
         return q, k
 
-    def attention_logits(self, cache: LayerCache) -> NDArray[np.floating]:
+    def attention_logits(self, cache: LayerCache) -> FloatArray:
         """The scores the softmax saw in a forward pass (before the mask), from its cache.
 
         Shape ``(batch, n_heads, seq_q, seq_k)``: ``q kᵀ / √d_head`` of the prepared queries and keys,
@@ -166,12 +168,18 @@ class ModernAttention(MultiHeadAttention):
         q, k = self.prepare(cache.q, cache.k)
         q = q * q.dtype.type(1.0 / np.sqrt(q.shape[-1]))
         scores = q @ np.swapaxes(k, -1, -2)  # (batch, n_heads, seq_q, seq_k)
-        return scores if self.softcap is None else self.softcap * np.tanh(scores / self.softcap)
+        if self.softcap is None:
+            return scores
+        capped: FloatArray = self.softcap * np.tanh(scores / self.softcap)
+        return capped
 
-    def _attend(self, q, k, v, mask, bias, head_mask, attend=None, *, inputs=None):
+    def _attend(self, q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None,
+                bias: FloatArray | None, head_mask: FloatArray | None, attend: Attend | None = None, *,
+                inputs: Inputs | None = None) -> tuple[FloatArray, LayerCache]:
         """The parent's heads and output projection around this layer's step (see :meth:`prepare`)."""
 
-        def step(q, k, v, mask, bias):
+        def step(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None,
+                 bias: FloatArray | None) -> tuple[FloatArray, FloatArray | None]:
             q, k = self.prepare(q, k)
             if attend is not None and self.softcap is None:  # the annex's tiles: the same numbers, no weights
                 return attend(q, k, v, mask, bias)

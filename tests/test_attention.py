@@ -249,6 +249,28 @@ def test_scores_that_overflow_raise_instead_of_giving_nan(small_tiles, monkeypat
     assert np.isfinite(out).all()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("path", ["plain", "tiles"])
+@pytest.mark.parametrize("function", ["scaled_dot_product_attention", "chunked_attention"])
+def test_an_overflow_is_the_package_s_error_when_warnings_are_errors(small_tiles, monkeypatch, dtype, path,
+                                                                      function):
+    """``python -W error``: NumPy's RuntimeWarning must not pre-empt the error that names the cause."""
+    import warnings
+
+    if path == "plain":
+        monkeypatch.setattr(small_tiles, "_enabled", False)
+    q, k, v = _overflowing_qkv(dtype)
+    extra = {"block_size": 4} if function == "chunked_attention" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=f"attention scores overflowed {np.dtype(dtype).name}.*float64"):
+            getattr(mha, function)(q, k, v, **extra)
+        layer = mha.MultiHeadAttention(8, 2, rng=0, dtype=np.float32)
+        with pytest.raises(ValueError, match="attention scores overflowed float32"):
+            layer(np.random.default_rng(3).standard_normal((2, 5, 8)).astype(np.float32) * np.float32(1e20))
+        np.testing.assert_array_equal(mha.softmax(np.array([1e308, -1e308])), [1.0, 0.0])
+
+
 def test_a_layer_whose_scores_overflow_says_so():
     layer = mha.MultiHeadAttention(8, 2, rng=0, dtype=np.float32)
     x = np.random.default_rng(3).standard_normal((2, 5, 8)).astype(np.float32) * np.float32(1e20)

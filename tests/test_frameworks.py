@@ -178,4 +178,5 @@ def test_the_framework_conversions_do_not_import_the_layer_module():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                  for alias in node.names}
-    assert not any(name and name.startswith("mha") for name in imported), imported
+    # mha.typing holds names for annotations only (it sits below every module, as mha.validation does)
+    assert not any(name and name.startswith("mha") and name != "mha.typing" for name in imported), imported

@@ -78,7 +78,7 @@ def test_grouped_query_attention_equals_mha_with_repeated_key_value_heads():
     gqa = random_layer(seed=8, n_kv_heads=2)
     mha_layer = random_layer(seed=9)
     d_head = 4
-    repeat = [0, 0, 1, 1]  # query head h reads key/value head h // 2
+    repeat = [0, 0, 1, 1]  # query head i reads key/value head i // 2
     cols = np.concatenate([np.arange(r * d_head, (r + 1) * d_head) for r in repeat])
     mha_layer.W_q, mha_layer.W_o, mha_layer.b_q, mha_layer.b_o = gqa.W_q, gqa.W_o, gqa.b_q, gqa.b_o
     mha_layer.W_k, mha_layer.W_v = gqa.W_k[:, cols], gqa.W_v[:, cols]

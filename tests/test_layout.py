@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 #: Layers from the bottom up: a module may import its own layer or lower ones, never a higher one.
 LAYERS = [
-    ("mha.validation", "mha.extras", "mha.module"),  # what every layer is built on
+    ("mha.typing", "mha.validation", "mha.extras", "mha.module"),  # what every layer is built on
     ("mha.fast",),  # the annex: tiles and threads, knows nothing of the textbook modules
     ("mha",),  # the textbook core: attention, masks, layers, cost, positions, efficient, block ...
     ("mha.grad", "=mha"),  # backward passes over the core's forward caches; the facade gathers the core

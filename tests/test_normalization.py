@@ -52,6 +52,21 @@ def test_layer_norm_errors():
         LayerNorm(4, eps=1e-50, dtype=np.float32)(np.ones((2, 4), dtype=np.float32))
 
 
+def test_layer_norm_of_rows_whose_sums_overflow_is_right_and_quiet():
+    """Rows of float32 values near its largest: their sum overflows, not only their squares."""
+    import warnings
+
+    big = np.float32(3.0e38)
+    x = np.array([[big, big, big], [big, -big, -big], [big, -big, np.float32(1)]], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = layer_norm(x)
+    expected = layer_norm(x.astype(np.float64) / 3e38)  # layer norm ignores a row's scale (but eps)
+    assert y.dtype == np.float32 and np.isfinite(y).all()
+    np.testing.assert_allclose(y, expected, atol=1e-5)
+    np.testing.assert_array_equal(y[0], 0)  # a constant row normalises to zeros, not 0 / 0
+
+
 @pytest.mark.parametrize(("x", "dtype"), [([300.0, -300.0, 3.0, 6.0], np.float16),  # squares beyond 65504
                                           ([1e200, -1e200, 0.0, 0.0], np.float64)])  # beyond 1.8e308
 def test_layer_norm_of_values_whose_squares_overflow_is_still_right(x, dtype):

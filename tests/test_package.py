@@ -7,6 +7,51 @@ def test_version_matches_installed_metadata():
     assert mha.__version__ == importlib.metadata.version("mha-course")
 
 
+def test_the_version_is_written_once_and_named_alike_everywhere():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    import tomllib
+
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf8"))
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mha.__version__"}
+    citation = re.search(r'^version: "([^"]+)"', (root / "CITATION.cff").read_text(encoding="utf8"), re.M)
+    releases = re.findall(r"^## \[(\d[^]]*)\] - (\d{4}-\d\d-\d\d)$",
+                          (root / "CHANGELOG.md").read_text(encoding="utf8"), re.M)
+    assert citation and citation.group(1) == mha.__version__
+    assert releases and releases[0][0] == mha.__version__, "CHANGELOG.md's newest release is not this one"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", mha.__version__)  # MAJOR.MINOR.PATCH, CONTRIBUTING's policy
+
+
+def test_one_python_floor_is_stated_and_the_docs_name_it():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    floor = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf8"))["project"]["requires-python"]
+    assert re.fullmatch(r">=3\.\d+", floor)
+    version = floor.removeprefix(">=")
+    for doc in ("README.md", "chapters/run_locally.md"):
+        named = set(re.findall(r"Python (3\.\d+)", (root / doc).read_text(encoding="utf8")))
+        assert named == {version}, f"{doc} names Python {sorted(named)}, pyproject.toml's floor is {version}"
+
+
+def test_a_missing_extra_is_named_with_commands_for_an_index_and_a_clone(monkeypatch):
+    import pytest
+
+    from mha.extras import MissingExtra, require
+
+    with pytest.raises(MissingExtra) as raised:
+        require("mha.plotting", "plot", "surely_not_installed_module")
+    assert str(raised.value) == ("mha.plotting needs surely_not_installed_module: "
+                                 'pip install "mha-course[plot]" '
+                                 '(in a clone of the course: pip install -e ".[plot]")')
+    assert isinstance(raised.value, ImportError)
+
+
 def test_no_merge_conflict_markers_are_committed():
     import re
     import subprocess
@@ -72,4 +117,5 @@ def test_the_core_modules_do_not_import_the_subpackages():
 def test_a_part_whose_extra_is_missing_names_the_install_command():
     code = ("import sys; sys.modules['matplotlib'] = None; import mha\n"
             "try:\n    import mha.plotting\nexcept ImportError as e:\n    print(type(e).__name__, e)")
-    assert _run(code) == 'MissingExtra mha.plotting needs matplotlib: pip install "mha-course[plot]"'
+    assert _run(code) == ('MissingExtra mha.plotting needs matplotlib: pip install "mha-course[plot]" '
+                          '(in a clone of the course: pip install -e ".[plot]")')

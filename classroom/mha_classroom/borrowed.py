@@ -38,7 +38,7 @@ def defined_names(source: str) -> set[str]:
     except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()
-    pending = [tree]
+    pending: list[ast.AST] = [tree]
     while pending:
         for child in ast.iter_child_nodes(pending.pop()):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -110,7 +110,7 @@ def borrowed_test_cells(assignment: Assignment, cells, reports: dict, answers: d
             defines[number] = (grade_id, released, defined_names(released))
     # (name, the cell that needed it): a cell stopped on one name, but it may read others that test
     # cells define too (x and W_q from the test above): all of them at once, or a run per name
-    needs = []
+    needs: list[tuple[str | None, float]] = []
     for number, (_, error) in sorted(reports.items()):
         name = missing_name(error)
         if name and any(name in names for _, _, names in defines.values()):

@@ -26,6 +26,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
+from types import FrameType
 
 import numpy as np
 
@@ -46,7 +47,12 @@ _LOCK = threading.Lock()  # replays redirect sys.stdout: one at a time
 
 
 class ProbeMissing(BaseException):  # noqa: N818 - not an error: "ask the student's code"
-    """A replayed call with inputs the student's code was not asked about yet."""
+    """A replayed call with inputs the student's code was not asked about yet (``hidden``: from a
+    hidden line)."""
+
+    def __init__(self, name: str, hidden: bool = False):
+        super().__init__(name)
+        self.hidden = hidden
 
 
 class AnswerError(Exception):
@@ -54,8 +60,8 @@ class AnswerError(Exception):
 
 
 class NotAnswered(AnswerError):  # noqa: N818 - read as "(the call was) not answered"
-    """The grader got no answer to a call (time limit, a run cut short): its own words, which say
-    nothing of the test's inputs, so the feedback shows them even on a hidden line."""
+    """The grader got no answer to a visible call (time limit, a run cut short): its own words. On
+    a hidden line, as every failure there, it becomes :data:`HIDDEN_FAILED`."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ def hidden_lines(assignment: Assignment) -> dict[str, set[int]]:
 
 def _from_hidden_line(hidden: dict[str, set[int]]) -> bool:
     """True if the innermost test-cell frame calling now is on a hidden line."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         lines = hidden.get(frame.f_code.co_filename)
         if lines is not None:
@@ -221,6 +227,7 @@ class Answer:
     exc: tuple[str, str] = ("", "")
     mutated: tuple = ()  # (position or keyword, tree)
     detail: str = ""
+    phase: str = "visible"  # "hidden": given after the hidden inputs reached the student's code
 
 
 def _exception(name: str, answer: Answer, variant: str) -> BaseException:
@@ -258,30 +265,31 @@ def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=N
     """
     def replay_call(*args, **kwargs):
         variant = VARIANT.get()
+        on_hidden_line = _from_hidden_line(hidden)
         try:
-            probe = make_probe(name, "call", variant, args, kwargs, _from_hidden_line(hidden))
+            probe = make_probe(name, "call", variant, args, kwargs, on_hidden_line)
         except wire.WireError as error:
             raise AnswerError(f"the grader cannot pass these inputs to {name}(): {error}") \
                 from None
         answer = answers.get(probe.key)
-        if answer is None:
-            _keep(missing, probe)
-            raise ProbeMissing(name)
+        if answer is None or (answer.phase == "hidden" and not on_hidden_line):
+            _keep(missing, probe)  # a visible line never reads what the hidden phase wrote
+            raise ProbeMissing(name, on_hidden_line)
         if answer.mutated:  # never copied onto the test's arrays: the test would then check itself
             which = ", ".join(f"argument {where + 1}" if isinstance(where, int) else repr(where)
                               for where, _ in answer.mutated)
             raise AnswerError(f"{name}() changed its input ({which}) in place: leave the arrays you "
                               "are given as they are and compute into new ones (x = x - m, not x -= m)")
         if answer.status != "ok":
-            error = _exception(name, answer, variant)
-            if isinstance(error, NotAnswered) and unanswered is not None:
-                unanswered.append(str(error))
-            raise error
+            failure = _exception(name, answer, variant)
+            if isinstance(failure, NotAnswered) and unanswered is not None and not on_hidden_line:
+                unanswered.append(str(failure))
+            raise failure
         return wire.decode(answer.out, list(answer.arrays))
 
     replay_call.__name__ = replay_call.__qualname__ = name
     if parameters is not None:
-        replay_call.__signature__ = parameters
+        replay_call.__signature__ = parameters  # type: ignore[attr-defined]  # what inspect reads
     return replay_call
 
 
@@ -324,7 +332,7 @@ def _failure(error: BaseException, cell, filename: str) -> str:
         if traceback.tb_frame.f_code.co_filename == filename:
             line = traceback.tb_lineno
         traceback = traceback.tb_next
-    if line in _hidden_lines(cell) and not isinstance(error, NotAnswered):
+    if line in _hidden_lines(cell):  # the same words, whatever happened on a hidden line
         return HIDDEN_FAILED
     text = str(error).strip()
     message = f"{type(error).__name__}: {text}" if text else type(error).__name__
@@ -365,18 +373,19 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
             try:
                 _run_cell(instructor_source(cell), namespace, filename)
                 if cell.role == "test":
-                    outcomes.append(TestOutcome(cell.grade_id, "passed"))
-            except ProbeMissing:
+                    outcomes.append(TestOutcome(cell.test_id, "passed"))
+            except ProbeMissing as pending:
                 if cell.role == "test":
-                    outcomes.append(TestOutcome(cell.grade_id, "pending"))
+                    outcomes.append(TestOutcome(cell.test_id, "pending",
+                                                HIDDEN_FAILED if pending.hidden else ""))
             except Exception as error:  # noqa: BLE001 - a failed test
                 if cell.role != "test":
                     raise AssignmentError(f"given cell {number} fails in the grader: {error}") \
                         from None
                 message = _failure(error, cell, filename)
-                if unanswered:  # the grader's own reason first: the answer never came
-                    message = unanswered[0] if message == HIDDEN_FAILED else f"{unanswered[0]} ({message})"
-                outcomes.append(TestOutcome(cell.grade_id, "failed", message))
+                if unanswered and message != HIDDEN_FAILED:  # the grader's reason first: no answer came
+                    message = f"{unanswered[0]} ({message})"
+                outcomes.append(TestOutcome(cell.test_id, "failed", message))
     return outcomes, missing
 
 

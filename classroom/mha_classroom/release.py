@@ -12,6 +12,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from mha_classroom.source import Assignment, Cell
 
@@ -49,8 +50,8 @@ def _notebook(cells: list[dict]) -> dict:
 
 
 def _cell_dict(index: int, cell: Cell, source: str, metadata: dict) -> dict:
-    base = {"cell_type": "markdown" if cell.role == "markdown" else "code", "id": f"cell-{index}",
-            "metadata": metadata, "source": source}
+    base: dict[str, Any] = {"cell_type": "markdown" if cell.role == "markdown" else "code",
+                            "id": f"cell-{index}", "metadata": metadata, "source": source}
     if cell.role != "markdown":
         base.update(execution_count=None, outputs=[])
     return base
@@ -76,7 +77,7 @@ def nbgrader_notebook(assignment: Assignment) -> dict:
     """
     cells, answers = [], 0
     for index, cell in enumerate(assignment.cells):
-        nbgrader = {"schema_version": 3, "grade": False, "solution": False, "locked": False}
+        nbgrader: dict[str, Any] = {"schema_version": 3, "grade": False, "solution": False, "locked": False}
         if cell.role == "solution":
             answers += 1
             nbgrader.update(solution=True, grade_id=f"answer_{answers}")

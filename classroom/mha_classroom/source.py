@@ -66,6 +66,13 @@ class Cell:
     grade_id: str | None = None
     points: float = 0.0
 
+    @property
+    def test_id(self) -> str:
+        """A test cell's grade id (every test cell has one; :func:`parse` makes sure)."""
+        if self.grade_id is None:
+            raise AssignmentError(f"a {self.role} cell has no grade id")
+        return self.grade_id
+
 
 @dataclass(frozen=True)
 class Assignment:

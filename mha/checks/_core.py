@@ -16,9 +16,11 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
+
+from mha.typing import DTypeLike
 
 
 class CheckFailed(AssertionError):  # noqa: N818 - reads as "check failed: <what went wrong>"
@@ -89,10 +91,10 @@ class Mistake:
     """A known mistake: what to tell the learner, and how to compute the answer it produces."""
 
     message: str
-    compute: Callable[[], np.ndarray]
+    compute: Callable[..., Any]  # called with no arguments (lambdas may bind values as defaults)
 
 
-def tolerances(dtype) -> dict[str, float]:
+def tolerances(dtype: DTypeLike) -> dict[str, Any]:
     """``rtol``/``atol`` for comparing arrays of ``dtype`` (looser for float32)."""
     if np.dtype(dtype) == np.float32:
         return {"rtol": 2e-4, "atol": 2e-6}

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +59,7 @@ def number(check: Checker, got, what: str) -> float:
 
 
 def expect_value(check: Checker, got, expected: float, what: str,
-                 hints: dict[float, str] | None = None, *, rel: float = 1e-3) -> None:
+                 hints: Mapping[Any, str] | None = None, *, rel: float = 1e-3) -> None:
     """Fail unless ``got`` is ``expected`` (to ``rel``); add the hint of a known wrong value."""
     value = number(check, got, what)
     if math.isclose(value, expected, rel_tol=rel, abs_tol=1e-12):
@@ -149,7 +151,7 @@ SPLIT_MISTAKES = {
     "transposing: that cuts the *sequence* into heads. Reshape to (batch, seq, n_heads, d_head), "
     "then swap axes 1 and 2.",
     _split_interleaved: "you split the features as (d_head, n_heads), so each head gets every "
-    "n_heads-th feature. Head h owns the contiguous block h*d_head:(h+1)*d_head: reshape to "
+    "n_heads-th feature. Head i owns the contiguous block i*d_head:(i+1)*d_head: reshape to "
     "(batch, seq, n_heads, d_head).",
 }
 MERGE_MISTAKES = {

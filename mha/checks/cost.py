@@ -17,7 +17,7 @@ from mha.checks._shared import expect_value, expect_values
 
 
 @learner_check
-def check_crossover(crossing, *, quiet: bool = False) -> None:
+def check_crossover(crossing: object, *, quiet: bool = False) -> None:
     """Check the first sequence length at which the attention products (scores and weighted
     sum) cost more FLOPs than the four projections, for d_model 512 and 8 heads."""
     check = Checker("check_crossover", lambda: None, "answer")
@@ -43,7 +43,7 @@ def _sequences_served(bytes_per_value: int, n_layers: int = 32) -> list[int]:
 
 
 @learner_check
-def check_kv_budget(served, *, quiet: bool = False) -> None:
+def check_kv_budget(served: object, *, quiet: bool = False) -> None:
     """Check how many 8192-token sequences fit in 24 GiB of KV cache (32 layers, d_model 4096,
     32 query heads, 16-bit) with 32, 8 and 1 key/value heads: a list of three numbers."""
     check = Checker("check_kv_budget", lambda: None, "answer")
@@ -59,7 +59,7 @@ def check_kv_budget(served, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_block_size(block_size, *, quiet: bool = False) -> None:
+def check_block_size(block_size: object, *, quiet: bool = False) -> None:
     """Check the largest power-of-two block whose float32 score tiles (16 heads, 32 768 tokens,
     d_model 1024, as mha.cost.memory_bytes counts them) fit in 64 MiB."""
     check = Checker("check_block_size", lambda: None, "answer")

@@ -8,16 +8,20 @@ merged into one) and :func:`check_cache_tokens` (how many tokens of KV cache fit
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from mha import attention, cost
 from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
 from mha.checks._shared import expect_value, expect_values, input_rng, number
+from mha.checks.questions import Choice, Option, check_function
 
 
 @learner_check
-def check_query_chunks(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_query_chunks(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                       quiet: bool = False) -> None:
     """Check ``query_chunked_attention(q, k, v, chunk)``: queries cut into chunks of ``chunk``
     rows, each chunk attending to all keys; equal to full attention."""
     rng = input_rng(rng)
@@ -45,7 +49,8 @@ def _state(q_row, k, v):
 
 
 @learner_check
-def check_merge_states(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_merge_states(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                       quiet: bool = False) -> None:
     """Check ``merge(state1, state2)`` for online-softmax states ``(m, l, a)``: the running
     maximum, the sum of ``exp(score - m)`` and the matching weighted sum of values."""
     rng = input_rng(rng)
@@ -78,7 +83,7 @@ def _tokens_that_fit(n_layers: int = 32) -> list[int]:
 
 
 @learner_check
-def check_cache_tokens(tokens, *, quiet: bool = False) -> None:
+def check_cache_tokens(tokens: object, *, quiet: bool = False) -> None:
     """Check how many tokens of KV cache fit in 24 GiB (32 layers, d_model 4096, 32 heads,
     16-bit) with 32, 8 and 1 key/value heads: a list of three numbers."""
     check = Checker("check_cache_tokens", lambda: None, "answer")
@@ -87,3 +92,24 @@ def check_cache_tokens(tokens, *, quiet: bool = False) -> None:
         tuple(_tokens_that_fit(1)): "that is for one layer; each of the 32 layers caches every "
                                     "token."})
     check.passed(f"{expected}: each halving of the key/value heads doubles it.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+DISTILLED_POOL = Choice("check_distilled_pool", (
+    "The random layer pooled to one key/value head has a relative error near 1. After 300 steps of "
+    "fitting it to its eight-head teacher, how much of that error is left?"), [
+    Option("Almost none, as with the trained model after uptraining.",
+           hint="the trained model's *task* needed only one key/value head per layer, so nothing was missing "
+                "after uptraining. A random teacher's eight heads compute eight unrelated things, and one "
+                "key/value head cannot express them all."),
+    Option("Some of it goes, most stays.",
+           explains="training finds the best compromise one key/value head allows, and for eight unrelated "
+                    "heads that compromise is poor. Whether sharing is cheap depends on what the heads have "
+                    "in common."),
+    Option("All of it: pooling throws the information away for good.",
+           hint="training does move the pooled layer towards its teacher, so the error falls; it cannot fall "
+                "to zero, because one key/value head cannot express eight unrelated ones."),
+])
+
+check_distilled_pool = check_function(DISTILLED_POOL, __name__,
+                                      "Grade your answer to “Distil the random layer”: a letter.")

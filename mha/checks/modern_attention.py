@@ -7,6 +7,9 @@ attention) and :func:`check_absorbed_scores` (multi-head latent attention's scor
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import cost, masks
@@ -15,7 +18,7 @@ from mha.checks._shared import expect_values, input_rng
 
 
 @learner_check
-def check_streaming_mask(fn, *, quiet: bool = False) -> None:
+def check_streaming_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``streaming_mask(seq, window, sinks)``: query i sees itself, the ``window - 1`` tokens
     before it, and the first ``sinks`` tokens (never a token after itself).
 
@@ -58,7 +61,7 @@ def _deepseek_cache_bytes() -> list[int]:
 
 
 @learner_check
-def check_latent_cache(values, *, quiet: bool = False) -> None:
+def check_latent_cache(values: object, *, quiet: bool = False) -> None:
     """Check four numbers: cache bytes per token of DeepSeek-V2's shapes (60 layers, 128 heads of width
     128, 16-bit) with multi-head, grouped-query (8 groups), multi-query and latent attention
     (latent 512, rotary key 64)."""
@@ -76,9 +79,11 @@ def check_latent_cache(values, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_absorbed_scores(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_absorbed_scores(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                          quiet: bool = False) -> None:
     """Check ``absorbed_scores(q_nope, W_uk, c)``: the position-free part of every head's scores,
-    ``q_nope[h] · (c W_uk,h)``, computed without building the keys: shape (n_heads, seq_q, seq_k).
+    ``q_nope[i] · (c W_uk,i)`` for head ``i``, computed without building the keys: shape
+    (n_heads, seq_q, seq_k).
 
     ``q_nope`` is (n_heads, seq_q, d_nope), ``W_uk`` (kv_rank, n_heads · d_nope), ``c`` (seq_k, kv_rank).
     """
@@ -93,8 +98,8 @@ def check_absorbed_scores(fn, *, rng: np.random.Generator | None = None, quiet: 
     wrong_split = (c @ W_uk).reshape(7, d_nope, n_heads).transpose(2, 0, 1)  # heads as the inner axis
     case = "3 heads, d_nope 4, kv_rank 5, 6 queries, 7 latents"
     check.compare(check.call(q_nope, W_uk, c, case=case), expected, case=case, mistakes=[
-        Mistake("the heads are cut from W_uk's columns in the wrong order: head h owns columns "
-                "h·d_nope to (h+1)·d_nope, so reshape to (kv_rank, n_heads, d_nope).",
+        Mistake("the heads are cut from W_uk's columns in the wrong order: head i owns columns "
+                "i·d_nope to (i+1)·d_nope, so reshape to (kv_rank, n_heads, d_nope).",
                 lambda: q_nope @ wrong_split.transpose(0, 2, 1)),
     ])
     check.passed("the same scores as the keys c W_uk would give, from the latents alone.", quiet)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from mha.checks._shared import (
     output_and_weights,
     split_no_transpose,
 )
+from mha.checks.questions import Choice, Option, check_function
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ def _random_weights(rng, biases: bool) -> _Weights:
 def _has_biases(check: Checker, layer) -> bool:
     """Check the layer exposes W_q..W_o of shape (d_model, d_model); say whether it has biases."""
     for name in ("W_q", "W_k", "W_v", "W_o"):
-        shape = np.shape(getattr(layer, name, None))
+        shape = np.shape(cast(Any, getattr(layer, name, None)))
         if shape != (D_MODEL, D_MODEL):
             found = "no such attribute" if not hasattr(layer, name) else f"shape {shape}"
             check.fail(f"the check needs arrays W_q, W_k, W_v, W_o of shape (d_model, d_model) = "
@@ -116,7 +119,7 @@ def _has_biases(check: Checker, layer) -> bool:
 
 
 @learner_check
-def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
+def check_multi_head(cls_or_fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
                      quiet: bool = False) -> None:
     """Check your multi-head self-attention against :class:`mha.MultiHeadAttention`.
 
@@ -128,6 +131,7 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
           object already built; either way with arrays ``W_q, W_k, W_v, W_o`` (each
           (d_model, d_model), used as ``x @ W_q``), optional ``b_q, b_k, b_v, b_o``, and called
           as ``layer(x)``.
+
         It returns (batch, seq, d_model), or ``(output, weights)`` with weights
         (batch, n_heads, seq, seq).
 
@@ -143,7 +147,7 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
     rng = input_rng(rng)
     name = getattr(cls_or_fn, "__name__", type(cls_or_fn).__name__)
     check = Checker("check_multi_head", cls_or_fn, "multi-head attention")
-    x = rng.normal(size=(BATCH, SEQ, D_MODEL))
+    x: np.ndarray = rng.normal(size=(BATCH, SEQ, D_MODEL))
     case = f"x {x.shape} = (batch, seq, d_model), n_heads = {N_HEADS}"
     is_function = inspect.isfunction(cls_or_fn) or inspect.ismethod(cls_or_fn)
     if is_function:
@@ -156,7 +160,8 @@ def check_multi_head(cls_or_fn, *, rng: np.random.Generator | None = None,
             kwargs = {"rng": rng} if accepts(cls_or_fn, "rng") else {}
             return check.call(D_MODEL, N_HEADS, case=f"{name}({D_MODEL}, {N_HEADS})", **kwargs, **dtype)
 
-        layers_by_dtype = {}  # a class that takes dtype= (as mha.MultiHeadAttention does) is built per dtype
+        # a class that takes dtype= (as mha.MultiHeadAttention does) is built per dtype
+        layers_by_dtype: dict[type[np.floating[Any]], Any] = {}
         if inspect.isclass(cls_or_fn):
             layers_by_dtype[np.float64] = build()
             if accepts(cls_or_fn, "dtype"):
@@ -200,7 +205,8 @@ def _holds_float32(layer, w) -> bool:
 
 
 @learner_check
-def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_einsum_layer(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                       quiet: bool = False) -> None:
     """Check ``mha_einsum(x, layer)``: multi-head self-attention of an unbatched ``x``
     (seq, d_model) written with reshapes and ``np.einsum``, equal to ``layer(x)``."""
     rng = input_rng(rng)
@@ -216,13 +222,13 @@ def check_einsum_layer(fn, *, rng: np.random.Generator | None = None, quiet: boo
     check.compare(check.call(x, layer, case=case), layer(x), case=case, mistakes=[
         Mistake("the biases are missing: add b_q, b_k, b_v after the projections and b_o at the "
                 "end.", lambda: no_bias_out(x)),
-        Mistake("the output bias b_o is missing.", lambda: layer(x) - layer.b_o),
+        Mistake("the output bias b_o is missing.", lambda: layer(x) - cast(Any, layer.b_o)),
     ])
     check.passed("equal to layer(x), biases included.", quiet)
 
 
 @learner_check
-def check_parameter_formula(fn, *, quiet: bool = False) -> None:
+def check_parameter_formula(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``parameter_formula(d_model, n_heads)``: the learned numbers of a multi-head
     attention layer with biases, against :func:`mha.cost.parameter_count`."""
     check = Checker("check_parameter_formula", fn, "parameter_formula")
@@ -239,3 +245,23 @@ def check_parameter_formula(fn, *, quiet: bool = False) -> None:
         expect_value(check, got, cost.parameter_count(d_model, n_heads), f"on {case}", hints,
                      rel=0)
     check.passed("4·d_model² + 4·d_model, whatever the number of heads.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+HEAD_SWAP = Choice("check_head_swap", (
+    "You swap heads 0 and 2 by moving their columns of `W_q`, `W_k`, `W_v` (and the biases), but leave "
+    "`W_o` as it is. What happens to the layer's output?"), [
+    Option("Nothing: heads have no order.",
+           hint="heads have no order only if the rows of `W_o` move with them. Head i's output fills slot i "
+                "of the concatenation, and slot i meets rows i\u00b7d_head \u2026 of `W_o`."),
+    Option("It changes: each moved head's output now meets the rows of `W_o` made for the other head.",
+           explains="Concat(…) W_o is a sum over heads of head_i times its own rows of `W_o`; move a "
+                    "head without its rows and it is multiplied by the wrong ones."),
+    Option("NumPy raises an error: the shapes no longer fit.",
+           hint="every head has the same width, so every shape still fits. The bug is silent."),
+    Option("The attention maps change, the output does not.",
+           hint="each head's map comes from its own columns of `W_q` and `W_k`, so the maps are the "
+                "same maps in a new order; it is the output that changes, through `W_o`."),
+])
+
+check_head_swap = check_function(HEAD_SWAP, __name__, "Grade your answer to “Heads have no order”: a letter.")

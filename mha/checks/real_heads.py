@@ -7,15 +7,19 @@ token, query 0 included, the heads averaged together, the diagonal).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import attention
 from mha.checks._core import Checker, Mistake, learner_check
 from mha.checks._shared import input_rng
+from mha.checks.questions import Before, Choice, Option, Order, check_function
 
 
 @learner_check
-def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
+def check_previous_token_share(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
                                quiet: bool = False) -> None:
     """Check ``previous_token_share(weights)``: for weights (n_heads, seq, seq), each head's
     mean weight from query i on key i - 1, over the queries that have a previous token."""
@@ -38,3 +42,42 @@ def check_previous_token_share(fn, *, rng: np.random.Generator | None = None,
     ])
     check.passed("one share per head, averaged over the queries that have a previous token.",
                  quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+TROPHY_HEAD = Choice("check_trophy_head", (
+    "In \u201cThe trophy doesn't fit in the suitcase because it is too *small*\u201d, \u201cit\u201d is the "
+    "suitcase. Where does layer 3 head 1 put its weight from \u201cit\u201d?"), [
+    Option("Mostly on \u201csuitcase\u201d: it resolves the pronoun.",
+           hint="a head that resolved pronouns would switch between the two sentences; this one hardly "
+                "moves. Measure both before you credit a head with understanding."),
+    Option("Mostly on \u201ctrophy\u201d, about as in the \u201ctoo big\u201d sentence.",
+           explains="it puts more than half its weight on “trophy” in both sentences: from “it”, this "
+                    "head finds the sentence's subject. Pronouns usually do refer to the subject, which "
+                    "is why it looked clever."),
+    Option("Evenly on both nouns: the sentence is ambiguous to it.",
+           hint="the weights are far from even: one noun gets most of it, in both sentences."),
+])
+
+check_trophy_head = check_function(TROPHY_HEAD, __name__,
+                                   "Grade your answer to “The trophy and the suitcase”: a letter.")
+
+ABLATION_ORDER = Order("check_ablation_order", (
+    "Order by how much of the paraphrase gap is lost, most first."), [
+    "switching off the one head whose removal costs the most",
+    "switching off all 34 [CLS] (\u201cparking\u201d) heads together",
+    "switching off all 27 mixed heads together",
+], "cba", mistakes=[
+    Before("b", "c", "more heads are not more work: the parking heads put most of their weight on a token "
+                     "that carries no meaning, so even 34 of them cost little; the mixed heads do the work."),
+    Before("a", "c", "no single head matters much here (about 3 % of the gap at most): many heads share each "
+                     "job, so a group costs more than any one head."),
+    Before("a", "b", "one head costs at most about 3 % of the gap; the 34 parking heads together, idle "
+                     "as each one is, cost a little more than that."),
+], otherwise="compare the groups by what their heads do, not by how many heads they hold.",
+    explanation="the 27 mixed heads cost about four times as much as the 34 parking heads, which "
+                "together cost a little more than the most useful single head. A head's pattern tells "
+                "you where it reads; only an ablation tells you what it is worth.")
+
+check_ablation_order = check_function(ABLATION_ORDER, __name__,
+                                      "Grade your answer to “Switch off the parking heads”: letters.")

@@ -10,12 +10,15 @@ recognises, each with the message it prints when your numbers match that mistake
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from mha import attention, masks
 from mha.checks._core import Checker, Mistake, accepts, learner_check, takes_positional
 from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, output_and_weights
+from mha.checks.questions import Choice, Option, check_function
 
 OVERFLOW = (
     "overflow: np.exp of large scores is inf, and inf / inf is NaN. Subtract each row's max before "
@@ -63,7 +66,8 @@ def _softmax_mistakes(x: np.ndarray) -> list[Mistake]:
 
 
 @learner_check
-def check_softmax(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_softmax(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                  quiet: bool = False) -> None:
     """Check your softmax over the last axis against :func:`mha.softmax`.
 
     Parameters
@@ -207,7 +211,8 @@ def _check_masks(check, fn, rng, q, k, v) -> None:
 
 
 @learner_check
-def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_attention(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                    quiet: bool = False) -> None:
     """Check your scaled dot-product attention against :func:`mha.scaled_dot_product_attention`.
 
     Parameters
@@ -266,7 +271,7 @@ def check_attention(fn, *, rng: np.random.Generator | None = None, quiet: bool =
 
 
 @learner_check
-def check_causal_mask(fn, *, quiet: bool = False) -> None:
+def check_causal_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check your causal mask against :func:`mha.causal_mask` (True = may attend).
 
     Parameters
@@ -318,7 +323,7 @@ def check_causal_mask(fn, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_dot_variance(variance, *, quiet: bool = False) -> None:
+def check_dot_variance(variance: object, *, quiet: bool = False) -> None:
     """Check Var(q · k) for q, k of 64 independent entries, mean 0 and standard deviation 2."""
     check = Checker("check_dot_variance", lambda: None, "answer")
     d, sigma = 64, 2.0
@@ -334,7 +339,7 @@ def check_dot_variance(variance, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_window_mask(fn, *, quiet: bool = False) -> None:
+def check_window_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``window_mask(seq, width)``: token i may see itself and the ``width - 1`` tokens before.
 
     Examples
@@ -366,7 +371,7 @@ def check_window_mask(fn, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_padding_mask(fn, *, quiet: bool = False) -> None:
+def check_padding_mask(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``padding_mask(lengths, seq)``: True on each sequence's real tokens, shape (batch, 1, 1, seq).
 
     Examples
@@ -395,3 +400,20 @@ def check_padding_mask(fn, *, quiet: bool = False) -> None:
                         np.arange(s)[None, :] <= np.array(n)[:, None])[:, None, None, :]),
         ])
     check.passed("(batch, 1, 1, seq_k), True on the real tokens, bool.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+SCORE_SHIFT = Choice("check_score_shift", "You add a different number to each *column* of the scores: key j "
+                     "gets +c_j from every query. What happens to the weights?", [
+    Option("Nothing: softmax ignores numbers added to the scores.", hint="a constant cancels only when the "
+           "whole *row* gets it: then no difference within the row changes. A number per key changes them."),
+    Option("Every query moves weight towards the keys that got more.", explains="a row's weights depend "
+           "only on the differences between its scores, and a number per key changes those differences."),
+    Option("Only column j changes; the other keys keep their weights.",
+           hint="each row still sums to 1: what key j gains comes out of the other keys of the same row."),
+    Option("The weight of key j grows by c_j.", hint="softmax does not add: a weight is exp(score) over the "
+           "row's sum, between 0 and 1. Adding c_j multiplies key j's exp by e^c_j before dividing."),
+])
+
+check_score_shift = check_function(SCORE_SHIFT, __name__,
+                                   "Grade your answer to “Shift the scores”: a letter.")

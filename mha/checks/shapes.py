@@ -8,6 +8,9 @@ split and merge mistakes live in ``_shared.py``, because the multi-head check re
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import attention, layers
@@ -24,14 +27,16 @@ from mha.checks._shared import (
     expect_shapes,
     input_rng,
 )
+from mha.checks.questions import Choice, Number, Option, Range, check_function
 
 
 @learner_check
-def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_split_heads(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                      quiet: bool = False) -> None:
     """Check your ``split_heads(x, n_heads)`` against :func:`mha.split_heads`.
 
-    ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``h``
-    holding features ``h*d_head:(h+1)*d_head``.
+    ``x`` is (batch, seq, d_model); the answer is (batch, n_heads, seq, d_head), head ``i``
+    holding features ``i*d_head:(i+1)*d_head``.
 
     Examples
     --------
@@ -56,7 +61,8 @@ def check_split_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
 
 
 @learner_check
-def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_merge_heads(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                      quiet: bool = False) -> None:
     """Check your ``merge_heads(x)`` against :func:`mha.merge_heads`.
 
     ``x`` is (batch, n_heads, seq, d_head); the answer is (batch, seq, n_heads * d_head) with the
@@ -78,7 +84,7 @@ def check_merge_heads(fn, *, rng: np.random.Generator | None = None, quiet: bool
 
 
 @learner_check
-def check_head_shapes(predicted, *, quiet: bool = False) -> None:
+def check_head_shapes(predicted: object, *, quiet: bool = False) -> None:
     """Check predicted shapes in cross-attention: batch 2, 5 queries, 9 keys, d_model 32, 4 heads.
 
     Keys: ``"q_heads", "k_heads", "v_heads", "scores", "heads_out", "output"``.
@@ -97,3 +103,40 @@ def check_head_shapes(predicted, *, quiet: bool = False) -> None:
         "heads_out": "after the weighted sum each query has one d_head vector per head",
         "output": "one d_model vector per query"})
     check.passed("only the sequence axes differ between queries and keys.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+FLAT_MASK = Choice("check_flat_mask", (
+    "Five sequences padded to 5 positions, 2 heads: the scores are `(5, 2, 5, 5)`. The mask "
+    "`np.arange(5) < lengths[:, None]` has shape `(batch, seq_k) = (5, 5)`. What does NumPy do with "
+    "`np.where(mask, scores, -np.inf)`?"), [
+    Option("It raises: the mask has no head axis.",
+           hint="a missing leading axis is never an error: NumPy adds axes of size 1 on the left."),
+    Option("It broadcasts, and sequence b's padding is applied to query b of every sequence.",
+           explains="shapes are matched from the right: the mask's (5, 5) meets (seq_q, seq_k), so its batch "
+                    "axis lands on the queries. With 3 sequences NumPy would raise; with 5 it says nothing."),
+    Option("It broadcasts as meant: each sequence gets its own padding.",
+           hint="axes are matched from the right, never by name: the mask's batch axis meets the query axis. "
+                "Give it the shape (batch, 1, 1, seq_k)."),
+])
+
+check_flat_mask = check_function(FLAT_MASK, __name__,
+                                 "Grade your answer to “Predict the broadcast”: a letter.")
+
+SCORES_MEBIBYTES = Number("check_scores_mebibytes", (
+    "A float32 layer with batch 2, 256 tokens, d_model 64 and 8 heads: how many MiB (2\u00b2\u2070 bytes) "
+    "does its scores array own?"), Range(3.995, 4.005), unit="MiB", wrong=[
+    Range(0.495, 0.505, "that is one head's worth: the scores hold one (seq, seq) matrix per head, "
+                        "(batch, n_heads, seq, seq)."),
+    Range(1.995, 2.005, "that leaves out the batch: each of the 2 sequences has its own matrices."),
+    Range(7.99, 8.01, "that is float64 (8 bytes a number); the layer is float32, 4 bytes."),
+    Range(31.9, 32.1, "that counts bits: a float32 number takes 32 bits, which is 4 bytes."),
+    Range(4.18, 4.2, "4.19 is in megabytes (10\u2076 bytes); a mebibyte is 2\u00b2\u2070 = 1,048,576 bytes."),
+    Range(0.12, 0.13, "that is the size of q, k or v, (batch, seq, d_model): it grows with seq. The scores "
+                      "are seq \u00d7 seq per head."),
+], otherwise="count the elements, batch × n_heads × seq × seq, times 4 bytes each, then divide by 2²⁰.",
+    explanation="2 \u00d7 8 \u00d7 256 \u00d7 256 numbers of 4 bytes = 4,194,304 bytes = 4 MiB; twice the "
+                "tokens would make it 16 MiB, because the scores grow with the square of seq.")
+
+check_scores_mebibytes = check_function(SCORES_MEBIBYTES, __name__,
+                                        "Grade your answer to “The biggest array”: a number.")

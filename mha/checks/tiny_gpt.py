@@ -6,14 +6,18 @@ next-token probabilities at a temperature, and the mistakes it recognises.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import attention
 from mha.checks._core import Checker, Mistake, learner_check
+from mha.checks.questions import Before, Choice, Option, Order, check_function
 
 
 @learner_check
-def check_temperature(fn, *, quiet: bool = False) -> None:
+def check_temperature(fn: Callable[..., Any], *, quiet: bool = False) -> None:
     """Check ``with_temperature(logits, temperature)``: next-token probabilities at a temperature."""
     check = Checker("check_temperature", fn, "with_temperature")
     logits = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0]])
@@ -28,3 +32,45 @@ def check_temperature(fn, *, quiet: bool = False) -> None:
                     lambda t=temperature: logits / t),
         ])
     check.passed("softmax(logits / T): sharper below 1, flatter above.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+CONTEXT_LOSSES = Order("check_context_losses", (
+    "Order these by held-out loss, lowest first."), [
+    "the trained tiny GPT with every head switched off",
+    "the trained tiny GPT, every head on",
+    "the bigram baseline (counts of which character follows which)",
+], "bca", mistakes=[
+    Before("a", "c", "a model with its heads off is not a trained bigram model: its feed-forward "
+                     "networks and readout were trained to expect the heads' contribution, and now miss "
+                     "it."),
+    Before("a", "b", "switching the heads off takes away every character of context the model reads; it "
+                     "cannot do better without them."),
+    Before("c", "b", "the bigram sees one character; the trained model reads up to 32 characters of context, "
+                     "and has learned to use them."),
+], otherwise="compare each pair: context read, and what the rest of the model was trained to expect.",
+    explanation="context wins (the trained model), counts come next (the bigram), and a model that lost the "
+                "heads it was trained with comes last, far behind the bigram.")
+
+check_context_losses = check_function(CONTEXT_LOSSES, __name__,
+                                      "Grade your answer to “A model with one character of context”: "
+                                      "letters.")
+
+UNTIED_READOUT = Choice("check_untied_readout", (
+    "Trained for the same 500 steps, how does the untied model's held-out loss compare with the tied "
+    "model's?"), [
+    Option("A little lower.",
+           explains="tying is a constraint (a character's input and output vectors are one vector). "
+                    "With 80 characters the output matrix is a small part of the model, and the freedom "
+                    "is worth more than the 5,120 numbers saved."),
+    Option("Higher: more parameters overfit.",
+           hint="every step draws fresh batches from a 72,000-character text; 5,120 more numbers are "
+                "far too few to memorise it, and the freedom to read and write with different vectors "
+                "helps."),
+    Option("The same: tying changes nothing the model can learn.",
+           hint="tying forces a character's input and output vectors to be one vector; lifting that "
+                "constraint changes what the model can learn."),
+])
+
+check_untied_readout = check_function(UNTIED_READOUT, __name__,
+                                      "Grade your answer to “Untie the readout”: a letter.")

@@ -7,15 +7,19 @@ the formula, with the mistakes it recognises: layer norm instead, gamma missing,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mha import normalization
 from mha.checks._core import Checker, Mistake, learner_check
 from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng
+from mha.checks.questions import Choice, Option, check_function
 
 
 @learner_check
-def check_ffn_share(limit, *, quiet: bool = False) -> None:
+def check_ffn_share(limit: object, *, quiet: bool = False) -> None:
     """Check the share of a block's parameters in its feed-forward network as d_model grows."""
     check = Checker("check_ffn_share", lambda: None, "answer")
     expect_value(check, limit, 2 / 3, "the limit of the FFN's share", {
@@ -26,7 +30,8 @@ def check_ffn_share(limit, *, quiet: bool = False) -> None:
 
 
 @learner_check
-def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = False) -> None:
+def check_rms_norm(fn: Callable[..., Any], *, rng: np.random.Generator | None = None,
+                   quiet: bool = False) -> None:
     """Check ``rms_norm(x, gamma, eps=1e-5)``: ``gamma * x / sqrt(mean(x²) + eps)`` over the
     last axis, float32 kept float32."""
     rng = input_rng(rng)
@@ -57,3 +62,22 @@ def check_rms_norm(fn, *, rng: np.random.Generator | None = None, quiet: bool = 
                         case="float32 inputs")
     check.check_dtype(got, np.float32, "float32 inputs", FLOAT32_ADVICE)
     check.passed("matches gamma * x / sqrt(mean(x²) + eps), float32 stays float32.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+POST_NORM_FINAL = Choice("check_post_norm_final", (
+    "A pre-norm stack needs one more `LayerNorm` after its last block, because its stream grows with depth. "
+    "Would a post-norm stack need it too?"), [
+    Option("Yes: its stream grows with depth too.",
+           hint="in a post-norm block the layer norm comes *after* the residual addition, so every "
+                "block hands on a stream of unit size per token: nothing is left to shrink."),
+    Option("No: it already ends in a layer norm.",
+           explains="post-norm normalises after each residual addition, its last block included, so its "
+                    "output already has the size the output layer expects."),
+    Option("Yes: an output layer always needs a norm of its own.",
+           hint="the output layer needs a stream of a known size, not a norm of its own; a post-norm stack's "
+                "last operation already gives that."),
+])
+
+check_post_norm_final = check_function(POST_NORM_FINAL, __name__,
+                                       "Grade your answer to “The final norm of a pre-norm stack”: a letter.")

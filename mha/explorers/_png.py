@@ -1,7 +1,8 @@
-"""Matplotlib figures as small PNG frames: white background, alt text inside, optional palette.
+"""Matplotlib figures as small PNG frames: fitted to the column, white, alt text inside, optional palette.
 
-The frame explorers (:mod:`mha.explorers.frames`) embed every frame in the page, so a frame's bytes are
-the page's weight; the book's site script reads each PNG's ``Description`` back as its alt text.
+The frame explorers (:mod:`mha.explorers.frames`) render every frame once; the book build turns each into
+an image file the page loads when the frame is shown (``book/widget_frames.py``), sized from the PNG's
+resolution, with its ``Description`` as alt text. Sizes and fonts follow :mod:`mha.plotting.style`.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ import io
 import numbers
 from typing import Any
 
+from mha.plotting.style import PNG_DPI, fit_to_column, png_metadata
+
 __all__ = ["figure_to_png"]
 
 
 def figure_to_png(
-    fig: Any, *, dpi: int = 80, colors: int | None = None, description: str | None = None
+    fig: Any, *, dpi: int = PNG_DPI, colors: int | None = None, description: str | None = None
 ) -> bytes:
     """Encode a matplotlib figure as PNG bytes on a white background, then close it.
 
@@ -26,7 +29,8 @@ def figure_to_png(
     ----------
     fig : matplotlib.figure.Figure
     dpi : int
-        Resolution of the PNG. 80 keeps a 6-inch-wide figure under ~50 kB.
+        Resolution of the PNG: two pixels per CSS px by default (``mha.plotting.style.PNG_DPI``); the
+        page shows a figure inch as 100 CSS px whatever the resolution.
     colors : int, optional
         Reduce the image to this many colours (2 to 256, a palette PNG): about 3x smaller for figures full
         of translucent lines, for pages that embed many frames. Full colour by default.
@@ -65,7 +69,8 @@ def figure_to_png(
         # functions lay themselves out (e.g. plt.subplots(layout="constrained")).
         if description is None and callable(getattr(fig, "describe", None)):
             description = fig.describe()
-        metadata = {"Description": description} if description else {}
+        fit_to_column(fig)
+        metadata = png_metadata(fig, description)
         fig.savefig(buffer, format="png", dpi=dpi, facecolor="white", metadata=metadata)
     finally:
         import matplotlib.pyplot as plt
@@ -77,8 +82,8 @@ def figure_to_png(
 
     palette = Image.open(buffer).convert("RGB").quantize(colors=int(colors), method=Image.Quantize.MEDIANCUT)
     info = PngImagePlugin.PngInfo()
-    if description:
-        info.add_itxt("Description", description)
+    for keyword, text in metadata.items():
+        info.add_itxt(keyword, text)
     reduced = io.BytesIO()
-    palette.save(reduced, format="png", optimize=True, pnginfo=info)
+    palette.save(reduced, format="png", optimize=True, pnginfo=info, dpi=(dpi, dpi))
     return reduced.getvalue()

@@ -29,10 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mha.validation import check_int, is_int
+
+if TYPE_CHECKING:  # for the annotations only: importing it here would need an extra
+    from mha.pretrained.encodings import Encoding
 
 __all__ = ["VIEWS", "AttentionView", "attention_view", "decode_sentence", "view_payload"]
 
@@ -109,9 +113,9 @@ def _is_encoding(encoding) -> bool:
             and not isinstance(tokens, str) and all(isinstance(t, str) for t in tokens))
 
 
-def view_payload(encodings, *, views: Sequence[str] = VIEWS, layer: int = 0, heads: Sequence[int] = (0,),
-                 query: int | None = None, title: str | None = None,
-                 threshold: float = DEFAULT_THRESHOLD) -> dict:
+def view_payload(encodings: Encoding | Mapping[str, Encoding], *, views: Sequence[str] = VIEWS,
+                 layer: int = 0, heads: Sequence[int] = (0,), query: int | None = None,
+                 title: str | None = None, threshold: float = DEFAULT_THRESHOLD) -> dict:
     """The JSON object the browser side reads: settings, and every sentence's encoded arrays.
 
     Parameters
@@ -177,7 +181,8 @@ def decode_sentence(payload: dict, index: int = 0) -> dict[str, np.ndarray]:
     entry = payload["sentences"][index]
     n_layers, n_heads, seq = payload["n_layers"], payload["n_heads"], len(entry["tokens"])
     codes = np.frombuffer(base64.b64decode(entry["attention"]), np.uint8)
-    out = {"attentions": (codes.astype(np.float32) / 255).reshape(n_layers, n_heads, seq, seq)}
+    attentions = (codes.astype(np.float32) / 255).reshape(n_layers, n_heads, seq, seq)
+    out: dict[str, np.ndarray] = {"attentions": attentions}
     for name, scales in (("queries", "query_scales"), ("keys", "key_scales")):
         if name in entry:
             codes = np.frombuffer(base64.b64decode(entry[name]), "<i2")  # (n_layers*n_heads*seq*d_head,)
@@ -235,9 +240,9 @@ class AttentionView:
                 f"layers={p['n_layers']}, heads={p['n_heads']})")
 
 
-def attention_view(encodings, *, views: Sequence[str] = VIEWS, layer: int = 0, heads: Sequence[int] = (0,),
-                   query: int | str | None = None, title: str | None = None,
-                   threshold: float = DEFAULT_THRESHOLD) -> AttentionView:
+def attention_view(encodings: Encoding | Mapping[str, Encoding], *, views: Sequence[str] = VIEWS,
+                   layer: int = 0, heads: Sequence[int] = (0,), query: int | str | None = None,
+                   title: str | None = None, threshold: float = DEFAULT_THRESHOLD) -> AttentionView:
     """Head view, model view and query-key view of one or more encoded sentences, drawn in the browser.
 
     Parameters

@@ -7,17 +7,20 @@ from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha import cost
 from mha.explorers._live import live_int
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.plotting.cost import plot_cost_breakdown
+from mha.typing import DTypeLike
 
 __all__ = ["render_cost", "cost_explorer"]
 
 
-def render_cost(n_heads: int, seq_len: int, d_model: int, *, batch: int = 1, dtype=np.float32,
-                flops_range=None, bytes_range=None):
+def render_cost(n_heads: int, seq_len: int, d_model: int, *, batch: int = 1, dtype: DTypeLike = np.float32,
+                flops_range: tuple[float, float] | None = None,
+                bytes_range: tuple[float, float] | None = None) -> Figure:
     """One frame: :func:`mha.plotting.cost.plot_cost_breakdown` of the cost model at these sizes.
 
     Examples
@@ -49,7 +52,8 @@ def _common_ranges(n_heads, seq_len, d_model, batch, dtype):
 
 
 def cost_explorer(n_heads: Sequence[int] = (1, 8, 64), seq_len: Sequence[int] = (256, 1024, 4096, 16384),
-                  d_model: Sequence[int] = (512, 4096), *, batch: int = 1, dtype=np.float32):
+                  d_model: Sequence[int] = (512, 4096), *, batch: int = 1,
+                  dtype: DTypeLike = np.float32) -> FrameExplorer:
     """Sliders for heads, sequence length and ``d_model`` over :func:`render_cost` frames (shared axes).
 
     Every ``d_model`` must be divisible by every ``n_heads``.
@@ -60,6 +64,9 @@ def cost_explorer(n_heads: Sequence[int] = (1, 8, 64), seq_len: Sequence[int] = 
     >>> sorted(explorer.frames)
     [(1, 128, 512), (8, 128, 512)]
     """
+    n_heads = slider_values("n_heads", n_heads)
+    seq_len = slider_values("seq_len", seq_len)
+    d_model = slider_values("d_model", d_model)
     bad = [(h, d) for h in n_heads for d in d_model if d % h]
     if bad:
         raise ValueError(
@@ -70,7 +77,7 @@ def cost_explorer(n_heads: Sequence[int] = (1, 8, 64), seq_len: Sequence[int] = 
     # Axes hold every frame and every live value (the smallest and largest sizes the live sliders reach).
     extremes = [(*values, low, LIVE_MAX[name]) for name, values, low in
                 (("n_heads", n_heads, 1), ("seq_len", seq_len, 16), ("d_model", d_model, 64))]
-    flops_range, bytes_range = _common_ranges(*extremes, batch, dtype)
+    flops_range, bytes_range = _common_ranges(extremes[0], extremes[1], extremes[2], batch, dtype)
     render = partial(render_cost, batch=batch, dtype=dtype, flops_range=flops_range, bytes_range=bytes_range)
     return frame_explorer(
         render, {"n_heads": list(n_heads), "seq_len": list(seq_len), "d_model": list(d_model)},

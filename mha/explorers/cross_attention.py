@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from matplotlib.figure import Figure
+
 from mha.explorers._live import live_int
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab import cross_attention as toy_translation
 from mha.plotting.cross_attention import plot_alignment
 
 __all__ = ["render_alignment", "alignment_explorer"]
 
 
-def render_alignment(sentence: str, d_head: int):
+def render_alignment(sentence: str, d_head: int) -> Figure:
     """One frame: the three heads' weights for a sentence pair, dictionary alignment marked.
 
     Examples
@@ -30,7 +32,7 @@ def render_alignment(sentence: str, d_head: int):
 
 
 def alignment_explorer(sentences: Sequence[str] = tuple(toy_translation.SENTENCE_PAIRS),
-                       d_heads: Sequence[int] = (4, 8, 16, 32)):
+                       d_heads: Sequence[int] = (4, 8, 16, 32)) -> FrameExplorer:
     """Sliders for the sentence pair and ``d_head`` over :func:`render_alignment` frames.
 
     Examples
@@ -39,6 +41,7 @@ def alignment_explorer(sentences: Sequence[str] = tuple(toy_translation.SENTENCE
     >>> len(explorer.frames)
     2
     """
+    sentences, d_heads = slider_values("sentences", sentences), slider_values("d_heads", d_heads)
     known = toy_translation.SENTENCE_PAIRS
     unknown = sorted(set(sentences) - set(known))
     if unknown:

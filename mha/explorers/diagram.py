@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from mha.explorers.frames import frame_explorer
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.shapes import seeded_head_weights
 from mha.plotting.diagrams import plot_mha_diagram
 
@@ -13,7 +17,7 @@ D_MODELS = (64, 512)
 HEAD_COUNTS = (1, 2, 4, 8, 16)
 
 
-def render_diagram(seq: int, d_model: int, n_heads: int):
+def render_diagram(seq: int, d_model: int, n_heads: int) -> Figure:
     """One frame: the diagram for these sizes, each head's box showing a seeded layer's real weights.
 
     Examples
@@ -26,7 +30,8 @@ def render_diagram(seq: int, d_model: int, n_heads: int):
     return plot_mha_diagram(seq, d_model, n_heads, weights=weights)
 
 
-def diagram_explorer(*, seqs=SEQS, d_models=D_MODELS, head_counts=HEAD_COUNTS):
+def diagram_explorer(*, seqs: Sequence[int] = SEQS, d_models: Sequence[int] = D_MODELS,
+                     head_counts: Sequence[int] = HEAD_COUNTS) -> FrameExplorer:
     """Sliders over pre-rendered diagrams; every ``n_heads`` must divide every ``d_model``.
 
     Returns
@@ -39,6 +44,9 @@ def diagram_explorer(*, seqs=SEQS, d_models=D_MODELS, head_counts=HEAD_COUNTS):
     >>> explorer.kind, len(explorer.frames)
     ('image', 2)
     """
+    seqs = slider_values("seqs", seqs)
+    d_models = slider_values("d_models", d_models)
+    head_counts = slider_values("head_counts", head_counts)
     bad = sorted({(d, h) for d in d_models for h in head_counts if d % h})
     if bad:
         raise ValueError(f"every n_heads must divide every d_model; these pairs do not: {bad}")

@@ -10,12 +10,13 @@ from mha.cost import format_bytes
 from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.plotting.efficient_attention import plot_online_softmax
 from mha.plotting.heads import plot_heads
+from mha.typing import ArrayLike, FloatArray
 
 __all__ = ["online_softmax_explorer", "kv_sharing_explorer"]
 
 
-def online_softmax_explorer(scores, block_size: int, running_max, running_sum, estimates,
-                            final) -> FrameExplorer:
+def online_softmax_explorer(scores: ArrayLike, block_size: int, running_max: FloatArray,
+                            running_sum: ArrayLike, estimates: ArrayLike, final: ArrayLike) -> FrameExplorer:
     """A slider over key blocks: what the online softmax knows after each one.
 
     Parameters are those of :func:`mha.plotting.plot_online_softmax` (without ``step``).

@@ -48,18 +48,42 @@ from __future__ import annotations
 import html
 import inspect
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
 
 from mha.explorers._png import figure_to_png
+from mha.plotting.style import PNG_DPI
 
-__all__ = ["FrameExplorer", "frame_explorer", "render_frames"]
+__all__ = ["FrameExplorer", "frame_explorer", "render_frames", "slider_values"]
 
 #: Upper bound on the number of pre-rendered frames: each one is embedded in the page. 72 is every head
 #: of a 6-layer, 12-head model (the real-heads chapter); beyond ~100 the page weighs megabytes.
 MAX_FRAMES = 96
+
+
+def slider_values(name: str, values: Iterable[Any]) -> tuple[Any, ...]:
+    """An explorer argument that lists a slider's values, as a tuple; an empty one is refused.
+
+    Explorers pick their starting frame from these values (the middle one, say), so they check them
+    first: ``head_explorer(seq_lens=())`` names the argument instead of failing on an index.
+
+    Examples
+    --------
+    >>> slider_values("seq_lens", [4, 8])
+    (4, 8)
+    >>> slider_values("seq_lens", ())
+    Traceback (most recent call last):
+    ...
+    ValueError: seq_lens is empty: its slider needs at least one value
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of slider values, got {type(values).__name__} {values!r}")
+    found = tuple(values)
+    if not found:
+        raise ValueError(f"{name} is empty: its slider needs at least one value")
+    return found
 
 
 def _check_controls(controls: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:
@@ -113,7 +137,7 @@ def render_frames(
     render: Callable[..., Any],
     controls: Mapping[str, Sequence[Any]],
     *,
-    dpi: int = 80,
+    dpi: int = PNG_DPI,
     colors: int | None = None,
     title: str | None = None,
 ) -> tuple[str, dict[tuple[Any, ...], bytes | str]]:
@@ -203,7 +227,9 @@ class FrameExplorer(widgets.VBox):
         With ``live=`` controls: the controls and output recomputed in a running kernel.
     """
 
-    def __init__(self, *, children, sliders, stack, links, frames, kind, live=None):
+    def __init__(self, *, children: Sequence[Any], sliders: Mapping[str, Any], stack: Any,
+                 links: Sequence[Any], frames: Mapping[tuple[Any, ...], Any], kind: str,
+                 live: Any = None) -> None:
         super().__init__(children=children)
         self.sliders = sliders
         self.stack = stack
@@ -268,7 +294,7 @@ def frame_explorer(
     initial: Mapping[str, Any] | None = None,
     title: str | None = None,
     caption: str | None = None,
-    dpi: int = 80,
+    dpi: int = PNG_DPI,
     colors: int | None = None,
     live: Mapping[str, widgets.ValueWidget] | None = None,
 ) -> FrameExplorer:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -38,7 +39,7 @@ def render_window(window: int, *, seq: int = 24, n_layers: int = 2, tokens: int 
                 ylabel="query")
     ax_mask.title.set_fontsize(10)
     lengths = np.linspace(1, tokens, 64).astype(int)
-    heads = {"n_kv_heads": n_kv_heads, "d_head": d_head, "dtype": np.float16}
+    heads: dict[str, Any] = {"n_kv_heads": n_kv_heads, "d_head": d_head, "dtype": np.float16}
     full = [attention_cache_bytes(n, **heads) / 2**20 for n in lengths]
     rolling = [attention_cache_bytes(n, window=window, sinks=sinks, **heads) / 2**20 for n in lengths]
     ax_cache.plot(lengths, full, color=SERIES_COLORS[0], label="full KV cache")
@@ -52,7 +53,7 @@ def render_window(window: int, *, seq: int = 24, n_layers: int = 2, tokens: int 
     return fig
 
 
-def window_explorer(windows: Sequence[int] = (1, 2, 4, 8, 16, 32), **render_options) -> FrameExplorer:
+def window_explorer(windows: Sequence[int] = (1, 2, 4, 8, 16, 32), **render_options: Any) -> FrameExplorer:
     """A slider over window sizes: the band mask, the cache it needs, and how far two layers reach.
 
     Examples

@@ -7,8 +7,12 @@ more, narrower heads: what changes between frames is only how the columns are gr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
 from mha.explorers._live import live_int, live_text
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.examples import LONG_TOKENS, head_weights
 from mha.plotting.heads import plot_heads
 
@@ -19,7 +23,8 @@ SEQ_LENS = (4, 8, 16, 32)
 D_MODEL = 64
 
 
-def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0, text: str = ""):
+def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: int = 0,
+                 text: str = "") -> Figure:
     """One frame: every head's attention map, via :func:`mha.plotting.plot_heads`.
 
     Returns
@@ -38,7 +43,8 @@ def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: in
     return plot_heads(weights, tokens, title=title)
 
 
-def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COUNTS, seq_lens=SEQ_LENS):
+def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts: Sequence[int] = HEAD_COUNTS,
+                  seq_lens: Sequence[int] = SEQ_LENS) -> FrameExplorer:
     """Sliders for the number of heads and the sentence length over pre-rendered per-head maps.
 
     In a running kernel the sliders take any number of heads (up to 64), any length up to 32 tokens and
@@ -54,6 +60,7 @@ def head_explorer(*, d_model: int = D_MODEL, seed: int = 0, head_counts=HEAD_COU
     >>> len(explorer.frames), list(explorer.sliders)
     (2, ['n_heads', 'seq_len'])
     """
+    head_counts, seq_lens = slider_values("head_counts", head_counts), slider_values("seq_lens", seq_lens)
     def render(n_heads, seq_len, d_model=d_model, text=""):
         return render_heads(n_heads, seq_len, d_model=d_model, seed=seed, text=text)
 

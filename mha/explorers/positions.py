@@ -6,10 +6,13 @@ Each explorer hands a pure ``render_*`` function (also usable on its own, e.g. b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.explorers._live import live_float, live_int, live_log_float
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.plotting.charts import draw_curves
 from mha.plotting.heads import plot_heads
@@ -27,7 +30,7 @@ __all__ = [
 ]
 
 
-def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
+def render_relative_bias(strength: float = 2.0, seq_len: int = 12) -> Figure:
     """One frame: every head's attention for a bias ``strength`` and a sequence length.
 
     Returns
@@ -45,7 +48,8 @@ def render_relative_bias(strength: float = 2.0, seq_len: int = 12):
                       title=f"bias strength {strength}, {seq_len} tokens")
 
 
-def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 32)):
+def relative_bias_explorer(strengths: Sequence[float] = (0.0, 1.0, 2.0, 4.0),
+                           seq_lens: Sequence[int] = (6, 12, 24, 32)) -> FrameExplorer:
     """Sliders: bias strength x sequence length -> per-head attention patterns.
 
     Examples
@@ -54,6 +58,7 @@ def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 
     >>> sorted(explorer.frames)
     [(0.0, 6), (4.0, 6)]
     """
+    strengths, seq_lens = slider_values("strengths", strengths), slider_values("seq_lens", seq_lens)
     return frame_explorer(
         render_relative_bias, {"strength": list(strengths), "seq_len": list(seq_lens)},
         labels={"strength": "bias strength", "seq_len": "tokens"},
@@ -65,7 +70,7 @@ def relative_bias_explorer(strengths=(0.0, 1.0, 2.0, 4.0), seq_lens=(6, 12, 24, 
     )
 
 
-def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 64):
+def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 64) -> Figure:
     """One frame: how slowly each RoPE pair turns, and what that does to a query-key score.
 
     Left: the wavelength of each feature pair, ``2π / speed`` positions per full turn (log scale). Right:
@@ -109,7 +114,8 @@ def render_rotary(d_head: int = 32, base: float = 10000.0, *, max_offset: int = 
     return fig
 
 
-def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 100000.0)):
+def rotary_explorer(d_heads: Sequence[int] = (8, 16, 32, 64),
+                    bases: Sequence[float] = (100.0, 1000.0, 10000.0, 100000.0)) -> FrameExplorer:
     """Sliders: head size x RoPE base -> rotation speeds and the resulting score curve.
 
     Examples
@@ -117,6 +123,7 @@ def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 1000
     >>> len(rotary_explorer(d_heads=(8, 16), bases=(100.0,)).frames)
     2
     """
+    d_heads, bases = slider_values("d_heads", d_heads), slider_values("bases", bases)
     return frame_explorer(
         render_rotary, {"d_head": list(d_heads), "base": list(bases)},
         labels={"d_head": "d_head", "base": "base"},
@@ -129,7 +136,7 @@ def rotary_explorer(d_heads=(8, 16, 32, 64), bases=(100.0, 1000.0, 10000.0, 1000
     )
 
 
-def render_alibi(n_heads: int = 8, seq_len: int = 16):
+def render_alibi(n_heads: int = 8, seq_len: int = 16) -> Figure:
     """One frame: each ALiBi head's causal recency pattern, titled with its slope.
 
     Returns
@@ -146,7 +153,8 @@ def render_alibi(n_heads: int = 8, seq_len: int = 16):
                       title=f"ALiBi, {n_heads} heads, {seq_len} tokens, no content")
 
 
-def alibi_explorer(head_counts=(1, 2, 4, 8), seq_lens=(8, 16, 32)):
+def alibi_explorer(head_counts: Sequence[int] = (1, 2, 4, 8),
+                   seq_lens: Sequence[int] = (8, 16, 32)) -> FrameExplorer:
     """Sliders: number of heads x sequence length -> ALiBi's per-head recency windows.
 
     Examples
@@ -154,6 +162,7 @@ def alibi_explorer(head_counts=(1, 2, 4, 8), seq_lens=(8, 16, 32)):
     >>> len(alibi_explorer(head_counts=(1, 2), seq_lens=(8,)).frames)
     2
     """
+    head_counts, seq_lens = slider_values("head_counts", head_counts), slider_values("seq_lens", seq_lens)
     return frame_explorer(
         render_alibi, {"n_heads": list(head_counts), "seq_len": list(seq_lens)},
         labels={"n_heads": "heads", "seq_len": "tokens"},

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import html
 import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mha.explorers.attention_view import AttentionView, attention_view
+
+if TYPE_CHECKING:  # for the annotations only: importing it here would need an extra
+    import ipywidgets as widgets
+
+    from mha.pretrained.encodings import Encoding
 
 __all__ = ["head_view", "model_view", "query_key_view", "sentence_explorer"]
 
 
-def head_view(encoding, *, layer: int = 0, heads=(0,), query: int | str | None = None,
-              title: str | None = None, query_key: bool = True) -> AttentionView:
+def head_view(encoding: Encoding, *, layer: int = 0, heads: Sequence[int] = (0,),
+              query: int | str | None = None, title: str | None = None,
+              query_key: bool = True) -> AttentionView:
     """One sentence's head view, and below it the query-key view of the selected query and head.
 
     Parameters
@@ -44,7 +52,8 @@ def head_view(encoding, *, layer: int = 0, heads=(0,), query: int | str | None =
                           title=title or "Head view: pick a layer and heads, then a token")
 
 
-def model_view(encodings, *, layer: int = 0, head: int = 0, title: str | None = None) -> AttentionView:
+def model_view(encodings: Encoding | Mapping[str, Encoding], *, layer: int = 0, head: int = 0,
+               title: str | None = None) -> AttentionView:
     """Every layer x head of one or more sentences; a click on a map opens that head's head view.
 
     Parameters
@@ -63,7 +72,7 @@ def model_view(encodings, *, layer: int = 0, head: int = 0, title: str | None = 
                           title=title or "Model view: every head at once")
 
 
-def query_key_view(encoding, *, layer: int = 0, head: int = 0, query: int | str = 0,
+def query_key_view(encoding: Encoding, *, layer: int = 0, head: int = 0, query: int | str = 0,
                    title: str | None = None) -> AttentionView:
     """How one query's scores with every key are made, element by element, in one head.
 
@@ -83,7 +92,8 @@ def query_key_view(encoding, *, layer: int = 0, head: int = 0, query: int | str 
                           title=title or "Query-key view: from q and k to the attention weight")
 
 
-def sentence_explorer(encoder, *, view=head_view, text: str = "", **view_options):
+def sentence_explorer(encoder: Callable[[str], Encoding], *, view: Callable[..., AttentionView] = head_view,
+                      text: str = "", **view_options: Any) -> widgets.Widget:
     """A text box for the reader's own sentence, and ``view`` of what ``encoder`` makes of it.
 
     It needs a running kernel, so it stays hidden until a frontend connected to one draws it (see

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
 
 from mha.explorers._live import live_int, live_text
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.self_attention import sample_scores, sentence_scores
 from mha.plotting.self_attention import plot_scaling_frame
 
@@ -17,7 +20,7 @@ SEQ_K = 16
 N_QUERIES = 1000
 
 
-def render_scaling(d_k: int, scaled: bool, *, seed: int = 0, text: str = ""):
+def render_scaling(d_k: int, scaled: bool, *, seed: int = 0, text: str = "") -> Figure:
     """One frame: random queries and keys of width ``d_k``, scores with or without the scale.
 
     With ``text`` (the reader's own sentence, in a running kernel) the scores are the sentence's words
@@ -46,7 +49,7 @@ def render_scaling(d_k: int, scaled: bool, *, seed: int = 0, text: str = ""):
     return plot_scaling_frame(scores, d_k=d_k, scaled=scaled, score_limit=limit)
 
 
-def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
+def scaling_explorer(*, seed: int = 0, d_k_values: Sequence[int] = D_K_VALUES) -> FrameExplorer:
     """Sliders for ``d_k`` and for the scale on/off, over pre-rendered frames.
 
     Returns
@@ -59,6 +62,7 @@ def scaling_explorer(*, seed: int = 0, d_k_values=D_K_VALUES):
     >>> len(explorer.frames), list(explorer.sliders)
     (4, ['d_k', 'scaled'])
     """
+    d_k_values = slider_values("d_k_values", d_k_values)
     def render(d_k, scaled, text=""):
         return render_scaling(d_k, scaled, seed=seed, text=text)
 

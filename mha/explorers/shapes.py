@@ -4,8 +4,10 @@ table of every intermediate array (shape, strides, view or copy) and a picture o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mha.explorers._live import live_int
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.shapes import trace_shapes
 from mha.plotting.shapes import memory_layout_html, shape_table_html
 
@@ -32,7 +34,9 @@ def render_shapes(batch: int, seq: int, d_model: int, n_heads: int) -> str:
     return shape_table_html(steps, title=title, show_code=False) + memory_layout_html(steps)
 
 
-def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts=HEAD_COUNTS):
+def shape_explorer(*, batches: Sequence[int] = BATCHES, seqs: Sequence[int] = SEQS,
+                   d_models: Sequence[int] = D_MODELS,
+                   head_counts: Sequence[int] = HEAD_COUNTS) -> FrameExplorer:
     """Sliders over pre-rendered shape tables (at most 64 combinations).
 
     Returns
@@ -45,6 +49,10 @@ def shape_explorer(*, batches=BATCHES, seqs=SEQS, d_models=D_MODELS, head_counts
     >>> explorer.kind, len(explorer.frames)
     ('html', 2)
     """
+    batches = slider_values("batches", batches)
+    seqs = slider_values("seqs", seqs)
+    d_models = slider_values("d_models", d_models)
+    head_counts = slider_values("head_counts", head_counts)
     return frame_explorer(
         render_shapes,
         {"batch": list(batches), "seq": list(seqs), "d_model": list(d_models), "n_heads": list(head_counts)},

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import softmax
-from mha.explorers.attention_view import _static, embedded_json
+from mha.explorers.browser import view_html
 from mha.masks import causal_mask
+from mha.typing import ArrayLike
 
 __all__ = ["SoftmaxView", "softmax_view", "view_weights"]
 
@@ -35,11 +36,11 @@ STYLE = (".mha-sv{color:inherit;font-size:0.85rem;margin:0.5rem 0;max-width:100%
          ".mha-sv-controls{display:flex;flex-wrap:wrap;gap:0.4rem 1rem;align-items:center}"
          ".mha-sv input[type=range]{width:12rem;max-width:60vw;vertical-align:middle}"
          ".mha-sv input:focus-visible{outline:2px solid #111;outline-offset:2px;box-shadow:0 0 0 2px #fff}"
-         ".mha-sv svg text{fill:currentColor;font-size:12px;font-family:inherit}"
+         ".mha-sv svg text{fill:currentColor;font-size:var(--mha-sv-font,12px);font-family:inherit}"
          ".mha-sv-cell{stroke:none}.mha-sv-caption{font-style:italic;margin:0.3rem 0}")
 
 
-def view_weights(scores, temperature: float, *, causal: bool = False) -> np.ndarray:
+def view_weights(scores: ArrayLike, temperature: float, *, causal: bool = False) -> np.ndarray:
     """What the view draws: ``mha.softmax(scores / temperature)`` with masked scores at ``-inf``.
 
     Parameters
@@ -105,12 +106,9 @@ class SoftmaxView:
 
     def to_html(self, *, element_id: str | None = None) -> str:
         """A self-contained HTML fragment: data, script, and the call that draws the view."""
-        data, element_id = embedded_json(self.payload, "mha-sv", element_id)
-        return (f'<div class="mha-sv" id="{element_id}"><style>{STYLE}</style>'
-                f'<script type="application/json" class="mha-sv-data">{data}</script>'
-                f"<noscript>The temperature view needs JavaScript.</noscript></div>\n"
-                f"<script>{_static('softmax_view.js')}\n"
-                f'window.mhaSoftmaxView.mount(document.getElementById("{element_id}"));</script>')
+        return view_html(self.payload, prefix="mha-sv", script="softmax_view.js",
+                         mount="mhaSoftmaxView.mount", styles=[STYLE],
+                         needs="The temperature view needs JavaScript.", element_id=element_id)
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -121,7 +119,7 @@ class SoftmaxView:
                 f"T={p['temperature']:g}, causal={p['causal']})")
 
 
-def softmax_view(scores, tokens_q: Sequence[str], tokens_k: Sequence[str] | None = None, *,
+def softmax_view(scores: ArrayLike, tokens_q: Sequence[str], tokens_k: Sequence[str] | None = None, *,
                  temperature: float = 1.0, causal: bool = False, mask_toggle: bool | None = None,
                  title: str | None = None) -> SoftmaxView:
     """A heat map of ``softmax(scores / T)`` whose temperature slider runs in the reader's browser.

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.plotting.heads import plot_heads
 from mha.plotting.training import plot_pruning
+from mha.typing import ArrayLike
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.analysis import PruningCurve
 
 __all__ = ["training_explorer", "pruning_explorer"]
 
@@ -51,7 +56,8 @@ def training_explorer(snapshots: Mapping[int, Sequence[np.ndarray]], tokens: Seq
     )
 
 
-def pruning_explorer(curve, accuracy=None, *, metric: str = "loss (nats)") -> FrameExplorer:
+def pruning_explorer(curve: PruningCurve, accuracy: ArrayLike | None = None, *,
+                     metric: str = "loss (nats)") -> FrameExplorer:
     """A slider for the number of heads removed (least important first): which heads remain, and the cost.
 
     Parameters

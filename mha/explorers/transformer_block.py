@@ -6,8 +6,12 @@ behind it (:func:`mha.lab.transformer_block.stack_statistics`) are cached, so th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
 from mha.explorers._live import live_int
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
 from mha.lab.transformer_block import stack_statistics
 from mha.plotting.transformer_block import plot_stack_statistics
 
@@ -17,7 +21,7 @@ __all__ = ["render_stack", "stack_explorer"]
 LIMITS = {"rms": (0.0, 7.0), "cosine": (-0.2, 1.05), "update": (0.0, 1.2)}
 
 
-def render_stack(n_blocks: int = 16, init: str = "standard"):
+def render_stack(n_blocks: int = 16, init: str = "standard") -> Figure:
     """One frame: pre-norm and post-norm stacks of ``n_blocks`` blocks, with ``init`` "standard" or
     "scaled" (GPT-2's ``1/sqrt(2 n_blocks)`` on the projections that write into the stream).
 
@@ -37,7 +41,8 @@ def render_stack(n_blocks: int = 16, init: str = "standard"):
                                  title=f"{n_blocks} random blocks, {init} initialisation")
 
 
-def stack_explorer(depths=(4, 8, 16, 32), inits=("standard", "scaled")):
+def stack_explorer(depths: Sequence[int] = (4, 8, 16, 32),
+                   inits: Sequence[str] = ("standard", "scaled")) -> FrameExplorer:
     """Sliders: depth x initialisation -> residual-stream curves for pre- and post-norm.
 
     Examples
@@ -45,6 +50,7 @@ def stack_explorer(depths=(4, 8, 16, 32), inits=("standard", "scaled")):
     >>> sorted(stack_explorer(depths=(2,), inits=("standard", "scaled")).frames)
     [(2, 'scaled'), (2, 'standard')]
     """
+    depths, inits = slider_values("depths", depths), slider_values("inits", inits)
     return frame_explorer(
         render_stack, {"n_blocks": list(depths), "init": list(inits)},
         labels={"n_blocks": "blocks", "init": "output init"},

@@ -29,11 +29,20 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 
 from mha.fast.threads import blas_threads, worker_count
 from mha.fast.tiles import TILE_MIN_SCORES, attend_tiles, chunked_tiles, split_batch
+from mha.typing import BoolArray, FloatArray
+
+#: A layer's checked arguments, as :class:`mha.layers.LayerInputs` holds them: query, key, value, mask,
+#: bias and head mask.
+LayerArguments = tuple[FloatArray, "FloatArray | None", "FloatArray | None", "BoolArray | None",
+                       "FloatArray | None", "FloatArray | None"]
+_Array = TypeVar("_Array", bound="np.ndarray[Any, Any]")
 
 __all__ = ["worth_it", "disabled", "attention", "chunked_attention", "per_example", "blas_threads",
            "worker_count", "TILE_MIN_SCORES"]
@@ -54,7 +63,7 @@ def worth_it(n_scores: int) -> bool:
 
 
 @contextlib.contextmanager
-def disabled():
+def disabled() -> Iterator[None]:
     """Close the door inside a ``with`` block: every call runs the textbook code, whatever its size.
 
     Examples
@@ -71,7 +80,8 @@ def disabled():
         _enabled = before
 
 
-def attention(q, k, v, mask=None, bias=None) -> np.ndarray:
+def attention(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None = None,
+              bias: FloatArray | None = None) -> FloatArray:
     """:func:`mha.scaled_dot_product_attention`'s output (no weights), tile by tile over threads.
 
     Inputs are trusted: checked by the caller, of one float dtype, ``mask`` a boolean array broadcastable
@@ -81,12 +91,14 @@ def attention(q, k, v, mask=None, bias=None) -> np.ndarray:
     return attend_tiles(_scaled(q), k, v, mask, bias, keep_scores=True)
 
 
-def chunked_attention(q, k, v, mask=None, *, causal: bool, block_size: int) -> np.ndarray:
+def chunked_attention(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None = None, *,
+                      causal: bool, block_size: int) -> FloatArray:
     """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads."""
     return chunked_tiles(_scaled(q), k, v, mask, causal=causal, block_size=block_size)
 
 
-def tiled_heads(q, k, v, mask=None, bias=None):
+def tiled_heads(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None = None,
+                bias: FloatArray | None = None) -> tuple[FloatArray, None]:
     """The attention step of :class:`mha.MultiHeadAttention`, tile by tile, scores never all in memory.
 
     Takes and returns what the layer's ``attend`` step does: per-head ``q, k, v`` in, ``(context, None)``
@@ -95,7 +107,7 @@ def tiled_heads(q, k, v, mask=None, bias=None):
     return attend_tiles(_scaled(q), k, v, mask, bias, keep_scores=False), None
 
 
-def per_example(forward, inputs) -> np.ndarray:
+def per_example(forward: Callable[..., tuple[FloatArray, Any]], inputs: LayerArguments) -> FloatArray:
     """Run a layer's own forward pass on one example at a time, the examples spread over threads.
 
     ``forward(query, key, value, mask, bias, head_mask, attend=...)`` is the layer's textbook forward
@@ -108,17 +120,22 @@ def per_example(forward, inputs) -> np.ndarray:
     query, key, value, mask, bias, head_mask = inputs
     batched = (query, key, value, _four_d(mask), _four_d(bias))  # batch first (or 1: shared by all)
 
-    def one_example(query, key, value, mask, bias):
+    def one_example(query: FloatArray, key: FloatArray | None, value: FloatArray | None,
+                    mask: BoolArray | None, bias: FloatArray | None) -> FloatArray:
         return forward(query, key, value, mask, bias, head_mask, attend=tiled_heads)[0]
 
     return split_batch(one_example, batched, query.shape, query.dtype)
 
 
-def _four_d(arr):
+def _four_d(arr: _Array | None) -> _Array | None:
     """A mask or bias with leading axes of 1 up to (batch, n_heads, seq_q, seq_k); None stays None."""
-    return None if arr is None else arr.reshape((1,) * (4 - arr.ndim) + arr.shape)
+    if arr is None:
+        return None
+    four_d: _Array = arr.reshape((1,) * (4 - arr.ndim) + arr.shape)
+    return four_d
 
 
-def _scaled(q: np.ndarray) -> np.ndarray:
+def _scaled(q: FloatArray) -> FloatArray:
     """``q / √d_head`` in q's dtype: the scale folded into the queries, as the textbook code does."""
-    return q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]))
+    scaled: FloatArray = q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]))
+    return scaled

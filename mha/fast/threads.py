@@ -16,9 +16,16 @@ import contextlib
 import functools
 import os
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
+from mha.typing import FloatArray
 from mha.validation import check_positive_int
+
+#: A thread's own buffers, by name, reused from tile to tile.
+Scratch = dict[str, FloatArray]
+_Tile = TypeVar("_Tile")
 
 __all__ = ["blas_threads", "worker_count", "workers_for_tiles", "run_tiles"]
 
@@ -49,7 +56,7 @@ def _thread_pool(workers: int) -> ThreadPoolExecutor | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _controller():
+def _controller() -> Any:
     """threadpoolctl's view of the loaded BLAS libraries, built once (building it scans the process)."""
     try:
         from threadpoolctl import ThreadpoolController
@@ -63,7 +70,7 @@ def _can_limit_blas() -> bool:
     return controller is not None and bool(controller.select(user_api="blas").lib_controllers)
 
 
-def blas_threads(n: int | None):
+def blas_threads(n: int | None) -> contextlib.AbstractContextManager[Any]:
     """A context manager that limits BLAS to ``n`` threads inside a ``with`` block.
 
     Parameters
@@ -85,7 +92,8 @@ def blas_threads(n: int | None):
     controller = _controller()
     if controller is None:
         return contextlib.nullcontext()
-    return controller.limit(limits=n, user_api="blas")
+    limit: contextlib.AbstractContextManager[Any] = controller.limit(limits=n, user_api="blas")
+    return limit
 
 
 def _in_pool_thread() -> bool:
@@ -109,22 +117,22 @@ def workers_for_tiles() -> int:
     return workers if workers > 1 and _can_limit_blas() else 1
 
 
-def run_tiles(run_one, tiles: list, n_workers: int) -> None:
+def run_tiles(run_one: Callable[[_Tile, Scratch], None], tiles: Sequence[_Tile], n_workers: int) -> None:
     """Call ``run_one(tile, scratch)`` for every tile, on ``n_workers`` threads taking tiles in turn.
 
     ``scratch`` is a dict private to the thread, for buffers reused from tile to tile. Any failure is
     re-raised in the caller.
     """
     if n_workers < 2 or len(tiles) < 2:
-        scratch = {}
+        scratch: Scratch = {}
         for tile in tiles:
             run_one(tile, scratch)
         return
     queue = iter(tiles)  # a list iterator hands out each tile once, whichever thread asks
     lock = threading.Lock()
 
-    def worker():
-        scratch = {}
+    def worker() -> None:
+        scratch: Scratch = {}
         while True:
             with lock:
                 tile = next(queue, None)
@@ -133,6 +141,9 @@ def run_tiles(run_one, tiles: list, n_workers: int) -> None:
             run_one(tile, scratch)
 
     pool = _thread_pool(n_workers)
+    if pool is None:  # threads cannot start here after all: run them in turn
+        worker()
+        return
     with blas_threads(1):  # every core runs its own tiles end to end: products, exp and sums
         for done in [pool.submit(worker) for _ in range(min(n_workers, len(tiles)))]:
             done.result()

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from mha.fast.threads import run_tiles, workers_for_tiles
+from mha.fast.threads import Scratch, run_tiles, workers_for_tiles
+from mha.typing import BoolArray, DTypeLike, FloatArray
 from mha.validation import check_score_maxima
 
 __all__ = ["TILE_MIN_SCORES", "attend_tiles", "chunked_tiles", "split_batch"]
@@ -34,8 +37,13 @@ TILE_MIN_SCORES = 1 << 20
 #: keys and values (see benchmarks/bench_forward.py to try another size on your machine).
 TILE_BYTES = 1 << 20
 
+#: One tile: the fixed leading indices (all but the heads axis), its heads and its query rows.
+Tile = tuple[tuple[int, ...], slice, slice]
+_Array = TypeVar("_Array", bound="np.ndarray[Any, Any]")
 
-def split_batch(forward, operands: tuple, out_shape: tuple, dtype) -> np.ndarray:
+
+def split_batch(forward: Callable[..., FloatArray], operands: tuple[FloatArray | BoolArray | None, ...],
+                out_shape: tuple[int, ...], dtype: DTypeLike) -> FloatArray:
     """Run ``forward`` on one example of the batch at a time, the examples spread over threads.
 
     ``forward(*sliced_operands)`` returns the output for its slice of the batch; ``operands`` are arrays
@@ -47,7 +55,7 @@ def split_batch(forward, operands: tuple, out_shape: tuple, dtype) -> np.ndarray
     batch = out_shape[0]
     out = np.empty(out_shape, dtype=dtype)  # (batch, ...)
 
-    def run_one(rows, scratch):
+    def run_one(rows: slice, scratch: Scratch) -> None:
         sliced = [arr if arr is None or arr.shape[0] == 1 else arr[rows] for arr in operands]
         out[rows] = forward(*sliced)
 
@@ -56,7 +64,17 @@ def split_batch(forward, operands: tuple, out_shape: tuple, dtype) -> np.ndarray
 
 
 # ---------------------------------------------------------------------------------------- tiles
-def _part(arr, lead_index, heads: slice, rows: slice, cols: slice | None = None):
+@overload
+def _part(arr: FloatArray, lead_index: tuple[int, ...], heads: slice, rows: slice,
+          cols: slice | None = None) -> FloatArray: ...
+@overload
+def _part(arr: BoolArray, lead_index: tuple[int, ...], heads: slice, rows: slice,
+          cols: slice | None = None) -> BoolArray: ...
+@overload
+def _part(arr: None, lead_index: tuple[int, ...], heads: slice, rows: slice,
+          cols: slice | None = None) -> None: ...
+def _part(arr: np.ndarray[Any, Any] | None, lead_index: tuple[int, ...], heads: slice, rows: slice,
+          cols: slice | None = None) -> np.ndarray[Any, Any] | None:
     """The piece of ``arr`` (aligned to ``lead + (rows, cols)``) that one tile needs; size-1 axes broadcast.
 
     ``lead_index`` fixes every leading axis but the last, which is cut by ``heads``; then ``rows`` cuts
@@ -65,14 +83,15 @@ def _part(arr, lead_index, heads: slice, rows: slice, cols: slice | None = None)
     if arr is None:
         return None
     fixed, cut = arr.shape[:len(lead_index)], arr.shape[len(lead_index):]  # cut: (heads, rows, cols) sizes
-    picks = tuple(0 if size == 1 else i for i, size in zip(lead_index, fixed, strict=True))
+    picks: tuple[int | slice, ...] = tuple(0 if size == 1 else i
+                                           for i, size in zip(lead_index, fixed, strict=True))
     picks += tuple(slice(None) if size == 1 else part
                    for size, part in zip(cut, (heads, rows, cols or slice(None)), strict=True))
     return arr[picks]
 
 
-def _plan(lead: tuple, seq_q: int, seq_k: int, itemsize: int, rows: int | None = None,
-          whole_items: bool = True) -> list:
+def _plan(lead: tuple[int, ...], seq_q: int, seq_k: int, itemsize: int, rows: int | None = None,
+          whole_items: bool = True) -> list[Tile]:
     """Tiles ``(lead_index, heads, rows)`` of about :data:`TILE_BYTES` of scores each.
 
     Several heads share a tile when their rows fit: with ``whole_items`` (scores written in place into
@@ -91,9 +110,16 @@ def _plan(lead: tuple, seq_q: int, seq_k: int, itemsize: int, rows: int | None =
             for r in range(0, seq_q, rows)]
 
 
-def _aligned(arr, ndim: int):
+@overload
+def _aligned(arr: _Array, ndim: int) -> _Array: ...
+@overload
+def _aligned(arr: None, ndim: int) -> None: ...
+def _aligned(arr: _Array | None, ndim: int) -> _Array | None:
     """``arr`` with leading size-1 axes added up to ``ndim`` dimensions (as broadcasting would)."""
-    return None if arr is None else arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+    if arr is None:
+        return None
+    aligned: _Array = arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+    return aligned
 
 
 #: How far above the shift in use a score may lie: its ``exp`` stays below e²⁰ ≈ 5e8, far from overflow
@@ -103,7 +129,7 @@ def _aligned(arr, ndim: int):
 EXP_HEADROOM = 20.0
 
 
-def _unshifted_is_safe(row_max: np.ndarray) -> bool:
+def _unshifted_is_safe(row_max: FloatArray) -> bool:
     """Whether ``exp`` of the raw scores is safe for rows with these maxima (``-inf``: a masked row)."""
     if not row_max.max() <= EXP_HEADROOM:  # also False for NaN
         return False
@@ -112,7 +138,7 @@ def _unshifted_is_safe(row_max: np.ndarray) -> bool:
     return bool(((row_max >= -EXP_HEADROOM) | np.isneginf(row_max)).all())
 
 
-def _shift_and_exp(scores: np.ndarray) -> None:
+def _shift_and_exp(scores: FloatArray) -> None:
     """``exp(scores - shift)`` in place on a tile ``(..., rows, keys)``: the softmax numerators.
 
     The shift is each row's maximum, or 0 when every maximum lies within ±:data:`EXP_HEADROOM` (one
@@ -132,21 +158,22 @@ _EXP_CEILING, _EXP_FLOOR = math.exp(EXP_HEADROOM), math.exp(-EXP_HEADROOM)
 
 
 @functools.lru_cache(maxsize=16)
-def filled_vector(n: int, value: float, dtype: np.dtype) -> np.ndarray:
+def filled_vector(n: int, value: float, dtype: np.dtype[Any]) -> FloatArray:
     """A read-only vector of ``n`` copies of ``value``: a product with it sums (1) or averages (1/n) rows."""
     vector = np.full(n, value, dtype=dtype)
     vector.flags.writeable = False
     return vector
 
 
-def _row_sums(block: np.ndarray) -> np.ndarray:
+def _row_sums(block: FloatArray) -> FloatArray:
     """``block.sum(axis=-1, keepdims=True)`` as a product with a vector of ones: BLAS reads the rows of a
     tile several times faster than NumPy's summing loop does. The terms are positive, so another order of
     additions moves a sum only by rounding (the tests hold long sums to the exact one)."""
-    return np.matmul(block, filled_vector(block.shape[-1], 1.0, block.dtype))[..., None]  # (..., rows, 1)
+    sums: FloatArray = np.matmul(block, filled_vector(block.shape[-1], 1.0, block.dtype))[..., None]
+    return sums  # (..., rows, 1)
 
 
-def _exp_and_sum(block: np.ndarray, least_sum: float) -> np.ndarray | None:
+def _exp_and_sum(block: FloatArray, least_sum: float) -> FloatArray | None:
     """``exp`` of a tile's scores (already shifted, or raw) in place and their row sums ``(..., rows, 1)``.
 
     A row's sum bounds its largest term: ``max ≤ sum ≤ n_keys · max``. So when no sum tops ``e²⁰``, no
@@ -164,7 +191,8 @@ def _exp_and_sum(block: np.ndarray, least_sum: float) -> np.ndarray | None:
     return None
 
 
-def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, keep_scores=True) -> np.ndarray:
+def attend_tiles(q_scaled: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None = None,
+                 bias: FloatArray | None = None, *, keep_scores: bool = True) -> FloatArray:
     """Attention on trusted input (``q_scaled`` already times ``1/√d_head``), tile by tile.
 
     Each tile is a block of query rows of one or a few (batch, head) items against all their keys: its
@@ -178,7 +206,8 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, keep_scores=True) -> n
     in_lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
     lead = in_lead or (1,)
     ndim = len(lead) + 2
-    q_scaled, k, v, mask, bias = (_aligned(a, ndim) for a in (q_scaled, k, v, mask, bias))
+    q_scaled, k, v = (_aligned(a, ndim) for a in (q_scaled, k, v))
+    mask, bias = _aligned(mask, ndim), _aligned(bias, ndim)
     seq_q, seq_k, d_v, dtype = q_scaled.shape[-2], k.shape[-2], v.shape[-1], q_scaled.dtype
     result = np.empty(lead + (seq_q, d_v), dtype=dtype)  # (..., seq_q, d_v)
     scores = np.empty(lead + (seq_q, seq_k), dtype=dtype) if keep_scores else None  # (..., seq_q, seq_k)
@@ -186,19 +215,21 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, keep_scores=True) -> n
     tiles = _plan(lead, seq_q, seq_k, dtype.itemsize, whole_items=keep_scores)
     tile_size = math.prod(cut.stop - cut.start for cut in tiles[0][1:]) * seq_k  # the first is the largest
 
-    def tile_scores(block, lead_index, heads, rows):
+    def tile_scores(block: FloatArray, lead_index: tuple[int, ...], heads: slice, rows: slice) -> None:
         """The tile's scores into ``block``: ``q kᵀ``, the bias added, masked keys at ``-inf``."""
-        np.matmul(_part(q_scaled, lead_index, heads, rows), _part(key_t, lead_index, heads, slice(None)),
-                  out=block)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named from the row sums
+            np.matmul(_part(q_scaled, lead_index, heads, rows), _part(key_t, lead_index, heads, slice(None)),
+                      out=block)
         if bias is not None:
             block += _part(bias, lead_index, heads, rows)
         tile_mask = _part(mask, lead_index, heads, rows)
         if tile_mask is not None:
             np.copyto(block, -np.inf, where=np.logical_not(tile_mask))
 
-    def run_one(tile, scratch):
+    def run_one(tile: Tile, scratch: Scratch) -> None:
         lead_index, heads, rows = tile
-        if keep_scores:
+        block: FloatArray
+        if scores is not None:
             block = _part(scores, lead_index, heads, rows)  # (heads, rows, seq_k), a view of the scores
         else:  # this thread's buffer, reused by every tile it runs
             n_h, n_q = heads.stop - heads.start, rows.stop - rows.start
@@ -221,7 +252,8 @@ def attend_tiles(q_scaled, k, v, mask=None, bias=None, *, keep_scores=True) -> n
     return result.reshape(in_lead + (seq_q, d_v))
 
 
-def _raise_shift(run_max, block_max, run_sum, acc):
+def _raise_shift(run_max: FloatArray, block_max: FloatArray, run_sum: FloatArray | None,
+                 acc: FloatArray) -> FloatArray:
     """The online softmax's shift after one more key block; rescales ``run_sum`` and ``acc`` in place.
 
     Softmax does not depend on the shift, which is there only to keep ``exp`` from overflowing. So the
@@ -235,7 +267,8 @@ def _raise_shift(run_max, block_max, run_sum, acc):
     new_max = np.where(raised, block_max, run_max)
     rescale = np.subtract(run_max, new_max, where=raised, out=np.zeros_like(run_max))  # 0 where kept
     np.exp(rescale, out=rescale)  # 1 where kept; 0 where no key had been seen
-    run_sum *= rescale
+    if run_sum is not None:
+        run_sum *= rescale
     acc *= rescale
     return new_max
 
@@ -250,14 +283,17 @@ class _OnlineShift:
     ``may_see_nothing``: whether a row of a block can be all ``-inf`` (a mask, or causal attention).
     """
 
-    def __init__(self, may_see_nothing: bool):
+    def __init__(self, may_see_nothing: bool) -> None:
         self.may_see_nothing = may_see_nothing
-        self.run_max = None  # (heads, n_q, 1): the shift's rows as set, -inf for rows that saw no key
-        self.shift = None  # (heads, n_q, 1): run_max with -inf replaced by 0, what is subtracted
+        # (heads, n_q, 1): the shift's rows as set, -inf for rows that saw no key
+        self.run_max: FloatArray | None = None
+        # (heads, n_q, 1): run_max with -inf replaced by 0, what is subtracted
+        self.shift: FloatArray | None = None
         self.shifted = False  # whether any row's shift is not 0 (else no pass over the scores)
         self.all_seen = False  # whether every row has seen a key (then its shift is finite)
 
-    def exponentiate(self, scores, run_sum, acc, recompute) -> np.ndarray:
+    def exponentiate(self, scores: FloatArray, run_sum: FloatArray | None, acc: FloatArray,
+                     recompute: Callable[[], None]) -> FloatArray:
         """Numerators of one block in place; their row sums ``(heads, n_q, 1)``.
 
         ``run_sum`` and ``acc`` (None before the first block) are the sums and weighted values so far,
@@ -270,7 +306,7 @@ class _OnlineShift:
                 if block_sum is not None:
                     self._use(np.zeros_like(block_sum))
             else:  # try the shift in use: no row of this block may top it by the headroom
-                if self.shifted:
+                if self.shifted and self.shift is not None:
                     scores -= self.shift
                 block_sum = _exp_and_sum(scores, 0.0)
             if block_sum is not None:
@@ -278,15 +314,17 @@ class _OnlineShift:
             recompute()  # exp has overwritten the scores
         return self._exponentiate_with_maxima(scores, run_sum, acc)
 
-    def _use(self, new_max: np.ndarray) -> None:
+    def _use(self, new_max: FloatArray) -> None:
         """Take ``new_max`` as the rows' shift; what follows from it is derived here once, not every block."""
         self.run_max = new_max
         seen_nothing = np.isneginf(new_max) if self.may_see_nothing else None
         self.all_seen = seen_nothing is None or not seen_nothing.any()
-        self.shift = new_max if seen_nothing is None else np.where(seen_nothing, 0, new_max)
-        self.shifted = bool(self.shift.any())  # all 0 (the usual case): no pass over the scores
+        shift = new_max if seen_nothing is None else np.where(seen_nothing, 0, new_max)
+        self.shift = shift
+        self.shifted = bool(shift.any())  # all 0 (the usual case): no pass over the scores
 
-    def _exponentiate_with_maxima(self, scores, run_sum, acc) -> np.ndarray:
+    def _exponentiate_with_maxima(self, scores: FloatArray, run_sum: FloatArray | None,
+                                  acc: FloatArray) -> FloatArray:
         block_max = scores.max(axis=-1, keepdims=True)  # (heads, n_q, 1)
         check_score_maxima(block_max)
         if self.run_max is None:  # the first block sets the shift: its maxima, or 0 if that is safe
@@ -297,13 +335,14 @@ class _OnlineShift:
             new_max = _raise_shift(self.run_max, block_max, run_sum, acc)
         if new_max is not self.run_max:  # the shift was set or raised
             self._use(new_max)
-        if self.shifted:
+        if self.shifted and self.shift is not None:
             scores -= self.shift  # no key seen yet (-inf): shift by 0, the sums stay zero
         np.exp(scores, out=scores)
         return _row_sums(scores)  # (heads, n_q, 1)
 
 
-def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.ndarray:
+def chunked_tiles(q_scaled: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None, *,
+                  causal: bool, block_size: int) -> FloatArray:
     """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads.
 
     ``q_scaled`` is already multiplied by ``1/sqrt(d_head)``; ``mask`` is a bool array broadcastable to the
@@ -314,7 +353,8 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
     in_lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
     lead = in_lead or (1,)
     ndim = len(lead) + 2
-    q_scaled, k, v, mask = (_aligned(a, ndim) for a in (q_scaled, k, v, mask))
+    q_scaled, k, v = (_aligned(a, ndim) for a in (q_scaled, k, v))
+    mask = _aligned(mask, ndim)
     seq_q, seq_k, d_v, dtype = q_scaled.shape[-2], k.shape[-2], v.shape[-1], q_scaled.dtype
     offset = seq_k - seq_q  # end alignment: query i sits at position i + offset
     out = np.empty(lead + (seq_q, d_v), dtype=dtype)  # (..., seq_q, d_v)
@@ -324,10 +364,12 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
 
     max_heads, max_rows = (cut.stop - cut.start for cut in tiles[0][1:])  # the first tile is the largest
 
-    def block_scores(scores, lead_index, heads, rows, keys):
+    def block_scores(scores: FloatArray, lead_index: tuple[int, ...], heads: slice, rows: slice,
+                     keys: slice) -> None:
         """One block's scores into ``scores``: ``q kᵀ``, masked and future keys at ``-inf``."""
         key_block = _part(key_t, lead_index, heads, slice(None), keys)  # (heads, d_head, n_k)
-        np.matmul(_part(q_scaled, lead_index, heads, rows), key_block, out=scores)
+        with np.errstate(over="ignore", invalid="ignore"):  # check_score_maxima names an overflow
+            np.matmul(_part(q_scaled, lead_index, heads, rows), key_block, out=scores)
         tile_mask = _part(mask, lead_index, heads, rows, keys)
         if tile_mask is not None:
             np.copyto(scores, -np.inf, where=np.logical_not(tile_mask))
@@ -335,7 +377,7 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
             future = np.arange(keys.start, keys.stop) > np.arange(rows.start, rows.stop)[:, None] + offset
             np.copyto(scores, -np.inf, where=future)  # future: (n_q, n_k)
 
-    def run_one(tile, scratch):
+    def run_one(tile: Tile, scratch: Scratch) -> None:
         lead_index, heads, rows = tile
         n_h, n_q = heads.stop - heads.start, rows.stop - rows.start
         if "scores" not in scratch:  # this thread's buffers, reused for every tile it runs
@@ -344,7 +386,7 @@ def chunked_tiles(q_scaled, k, v, mask, *, causal: bool, block_size: int) -> np.
         acc = _part(out, lead_index, heads, rows)  # (heads, n_q, d_v): the running weighted sum, in place
         product = scratch["product"][:acc.size].reshape(acc.shape)  # (heads, n_q, d_v)
         online = _OnlineShift(may_see_nothing)
-        run_sum = None  # (heads, n_q, 1), from the first key block on
+        run_sum: FloatArray | None = None  # (heads, n_q, 1), from the first key block on
         last_key = min(seq_k, rows.stop + offset) if causal else seq_k  # what the block's last query sees
         for j0 in range(0, last_key, block_size):
             keys = slice(j0, min(j0 + block_size, seq_k))

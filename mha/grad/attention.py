@@ -21,12 +21,13 @@ from mha.grad.normalization import rms_norm_backward
 from mha.layers import LayerCache
 from mha.normalization import rms_norm
 from mha.positions import apply_rotary
+from mha.typing import ArrayLike, FloatArray
 from mha.variants import ModernAttention
 
 __all__ = ["softmax_backward", "attention_backward", "attention_step_backward", "multi_head_backward"]
 
 
-def softmax_backward(weights, d_weights, axis: int = -1) -> np.ndarray:
+def softmax_backward(weights: ArrayLike, d_weights: ArrayLike, axis: int = -1) -> FloatArray:
     """Gradient with respect to the softmax's input, from its output and the output's gradient.
 
     For ``w = softmax(s)`` the Jacobian is ``diag(w) − w wᵀ`` per slice, so
@@ -58,10 +59,13 @@ def softmax_backward(weights, d_weights, axis: int = -1) -> np.ndarray:
     if weights.shape != d_weights.shape:
         raise ValueError(f"weights {weights.shape} and d_weights {d_weights.shape} must have the same shape")
     inner = np.sum(weights * d_weights, axis=axis, keepdims=True)  # (..., 1, ...) per softmax slice
-    return weights * (d_weights - inner)
+    d_scores: FloatArray = weights * (d_weights - inner)
+    return d_scores
 
 
-def attention_backward(d_out, q, k, v, weights, *, scale: float | None = None, softcap: float | None = None):
+def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, weights: FloatArray, *,
+                       scale: float | None = None, softcap: float | None = None
+                       ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Gradients of :func:`mha.scaled_dot_product_attention` with respect to ``q``, ``k`` and ``v``.
 
     The forward pass is ``out, weights = scaled_dot_product_attention(q, k, v, mask, return_weights=True)``;
@@ -100,19 +104,20 @@ def attention_backward(d_out, q, k, v, weights, *, scale: float | None = None, s
         raise ValueError(f"expected d_out (..., seq_q, d_v), q (..., seq_q, d_head), k (..., seq_k, d_head), "
                          f"v (..., seq_k, d_v), weights (..., seq_q, seq_k) with equal leading dimensions, "
                          f"got {d_out.shape}, {q.shape}, {k.shape}, {v.shape}, {weights.shape}")
-    scale = weights.dtype.type(1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    factor = weights.dtype.type(1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     dv = np.swapaxes(weights, -1, -2) @ d_out  # (..., seq_k, d_v)
     d_weights = d_out @ np.swapaxes(v, -1, -2)  # (..., seq_q, seq_k)
-    d_scores = softmax_backward(weights, d_weights) * scale  # (..., seq_q, seq_k), through s = q kᵀ · scale
+    d_scores = softmax_backward(weights, d_weights) * factor  # (..., seq_q, seq_k), through s = q kᵀ · scale
     if softcap is not None:  # s = c · tanh(raw / c): d raw = d s · (1 - tanh²)
-        squashed = np.tanh((q * scale) @ np.swapaxes(k, -1, -2) / weights.dtype.type(softcap))
+        squashed = np.tanh((q * factor) @ np.swapaxes(k, -1, -2) / weights.dtype.type(softcap))
         d_scores *= 1 - squashed * squashed
     dq = d_scores @ k  # (..., seq_q, d_head)
     dk = np.swapaxes(d_scores, -1, -2) @ q  # (..., seq_k, d_head)
     return dq, dk, dv
 
 
-def multi_head_backward(d_out, cache: LayerCache):
+def multi_head_backward(d_out: FloatArray, cache: LayerCache
+                        ) -> tuple[dict[str, FloatArray], FloatArray, FloatArray | None, FloatArray | None]:
     """Gradients of :meth:`mha.MultiHeadAttention.forward` for every weight and every input.
 
     Parameters
@@ -145,7 +150,8 @@ def multi_head_backward(d_out, cache: LayerCache):
     if cache.weights is None:
         raise ValueError("this cache keeps no attention weights (it came from the annex's tiles): "
                          "run layer.forward(...) for a pass that can go backward")
-    layer, grads = cache.layer, {}
+    layer = cache.layer
+    grads: dict[str, FloatArray | None] = {}
     grads["W_o"], grads["b_o"], d_concat = linear_backward(d_out, cache.concat, layer.W_o, layer.b_o)
     d_context = split_heads(d_concat, layer.n_heads)  # (batch, n_heads, seq_q, d_head)
     if cache.head_mask is not None:
@@ -156,6 +162,9 @@ def multi_head_backward(d_out, cache: LayerCache):
         batch, _, seq_k, d_head = dk.shape
         dk = dk.reshape(batch, layer.n_kv_heads, -1, seq_k, d_head).sum(axis=2)
         dv = dv.reshape(batch, layer.n_kv_heads, -1, seq_k, d_head).sum(axis=2)
+    if cache.inputs is None:
+        raise ValueError("this cache keeps no inputs (it came from decoding): run layer.forward(...) for a "
+                         "pass that can go backward")
     query, key, value = cache.inputs
     self_attention = key is None
     key = query if key is None else key
@@ -163,14 +172,14 @@ def multi_head_backward(d_out, cache: LayerCache):
     grads["W_q"], grads["b_q"], d_query = linear_backward(merge_heads(dq), query, layer.W_q, layer.b_q)
     grads["W_k"], grads["b_k"], d_key = linear_backward(merge_heads(dk), key, layer.W_k, layer.b_k)
     grads["W_v"], grads["b_v"], d_value = linear_backward(merge_heads(dv), value, layer.W_v, layer.b_v)
-    grads = {name: g for name, g in grads.items() if g is not None}  # no bias: no bias gradient
+    found = {name: g for name, g in grads.items() if g is not None}  # no bias: no bias gradient
     if self_attention:
-        return grads, d_query + d_key + d_value, None, None
-    return grads, d_query, d_key, d_value
+        return found, d_query + d_key + d_value, None, None
+    return found, d_query, d_key, d_value
 
 
-def attention_step_backward(d_context: np.ndarray, cache: LayerCache,
-                            ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]:
+def attention_step_backward(d_context: FloatArray, cache: LayerCache,
+                            ) -> tuple[tuple[FloatArray, FloatArray, FloatArray], dict[str, FloatArray]]:
     """Gradients of a layer's attention step for its per-head ``q``, ``k``, ``v``, and of the step's weights.
 
     The textbook step is :func:`attention_backward`. A :class:`mha.ModernAttention` prepares its queries
@@ -184,9 +193,12 @@ def attention_step_backward(d_context: np.ndarray, cache: LayerCache,
     grads : dict
         ``{"g_q": ..., "g_k": ...}`` for a layer with QK-norm, else empty.
     """
-    layer = cache.layer
+    layer, weights = cache.layer, cache.weights
+    if weights is None:
+        raise ValueError("this cache keeps no attention weights (it came from the annex's tiles): "
+                         "run layer.forward(...) for a pass that can go backward")
     if not isinstance(layer, ModernAttention):
-        return attention_backward(d_context, cache.q, cache.k, cache.v, cache.weights), {}
+        return attention_backward(d_context, cache.q, cache.k, cache.v, weights), {}
     q, k, norms = cache.q, cache.k, None
     if layer.qk_norm:
         (q, q_norm), (k, k_norm) = rms_norm(q, layer.g_q, return_cache=True), rms_norm(k, layer.g_k,
@@ -198,7 +210,7 @@ def attention_step_backward(d_context: np.ndarray, cache: LayerCache,
         factor = q.dtype.type(rope.attention_factor)
         q = apply_rotary(q, q_pos, frequencies=rope.frequencies) * factor
         k = apply_rotary(k, k_pos, frequencies=rope.frequencies) * factor
-    dq, dk, dv = attention_backward(d_context, q, k, cache.v, cache.weights, softcap=layer.softcap)
+    dq, dk, dv = attention_backward(d_context, q, k, cache.v, weights, softcap=layer.softcap)
     if rope is not None:  # back through the rotation: the same angles, turned the other way
         dq = apply_rotary(dq, -q_pos, frequencies=rope.frequencies) * factor
         dk = apply_rotary(dk, -k_pos, frequencies=rope.frequencies) * factor
@@ -206,4 +218,5 @@ def attention_step_backward(d_context: np.ndarray, cache: LayerCache,
         return (dq, dk, dv), {}
     d_gain_q, dq = rms_norm_backward(dq, norms[0])
     d_gain_k, dk = rms_norm_backward(dk, norms[1])
-    return (dq, dk, dv), {"g_q": d_gain_q, "g_k": d_gain_k}
+    gains = {name: d_gain for name, d_gain in (("g_q", d_gain_q), ("g_k", d_gain_k)) if d_gain is not None}
+    return (dq, dk, dv), gains

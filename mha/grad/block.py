@@ -8,6 +8,7 @@ the sub-layers do to their share.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -16,12 +17,16 @@ from mha.feed_forward import ACTIVATIONS, FeedForwardCache, erf
 from mha.grad.attention import multi_head_backward
 from mha.grad.linear import linear_backward
 from mha.normalization import LayerNormCache
+from mha.typing import FloatArray
+
+#: Gradients by parameter name, as ``layer.parameters()`` names the arrays.
+Grads = dict[str, FloatArray]
 
 __all__ = ["layer_norm_backward", "activation_backward", "feed_forward_backward", "block_backward",
            "decoder_block_backward"]
 
 
-def layer_norm_backward(d_out, cache: LayerNormCache):
+def layer_norm_backward(d_out: FloatArray, cache: LayerNormCache) -> tuple[Grads, FloatArray]:
     """Gradients of :func:`mha.layer_norm` (or ``LayerNorm.forward``): ``({"gamma": …, "beta": …}, dx)``.
 
     With ``n = (x − μ)/σ`` and ``dn = dy ⊙ γ``, the mean and the variance both depend on every feature,
@@ -44,7 +49,7 @@ def layer_norm_backward(d_out, cache: LayerNormCache):
     return grads, dx
 
 
-def activation_backward(name: str, hidden, d_act):
+def activation_backward(name: str, hidden: FloatArray, d_act: FloatArray) -> FloatArray:
     """Gradient through an activation of :data:`mha.feed_forward.ACTIVATIONS`, from its input ``hidden``.
 
     Examples
@@ -53,7 +58,8 @@ def activation_backward(name: str, hidden, d_act):
     array([0., 1.])
     """
     if name == "relu":
-        return d_act * (hidden > 0)
+        d_relu: FloatArray = d_act * (hidden > 0)
+        return d_relu
     if name == "gelu":  # x/2 (1 + tanh u), u = c (x + a x³)
         c, a = math.sqrt(2.0 / math.pi), 0.044715
         with np.errstate(over="ignore", invalid="ignore"):  # far out: x³ = inf, and 1 - t² is exactly 0
@@ -69,7 +75,7 @@ def activation_backward(name: str, hidden, d_act):
     raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {name!r}")
 
 
-def feed_forward_backward(d_out, cache: FeedForwardCache):
+def feed_forward_backward(d_out: FloatArray, cache: FeedForwardCache) -> tuple[Grads, FloatArray]:
     """Gradients of ``FeedForward.forward``: ``(grads, dx)``, grads named like ``ffn.parameters()``.
 
     Examples
@@ -82,18 +88,18 @@ def feed_forward_backward(d_out, cache: FeedForwardCache):
     (True, (2, 3, 4))
     """
     ffn = cache.ffn
-    grads = {}
+    grads: dict[str, FloatArray | None] = {}
     grads["W_2"], grads["b_2"], d_act = linear_backward(d_out, cache.activated, ffn.W_2, ffn.b_2)
     d_hidden = activation_backward(ffn.activation, cache.hidden, d_act)
     grads["W_1"], grads["b_1"], dx = linear_backward(d_hidden, cache.x, ffn.W_1, ffn.b_1)
     return {name: g for name, g in grads.items() if g is not None}, dx
 
 
-def _named(grads: dict, prefix: str) -> dict:
+def _named(grads: Grads, prefix: str) -> Grads:
     return {f"{prefix}.{name}": g for name, g in grads.items()}
 
 
-def block_backward(d_out, cache: BlockCache):
+def block_backward(d_out: FloatArray, cache: BlockCache) -> tuple[Grads, FloatArray]:
     """Gradients of ``TransformerBlock.forward``: ``(grads, dx)``, grads named like ``block.parameters()``.
 
     Examples
@@ -107,21 +113,23 @@ def block_backward(d_out, cache: BlockCache):
     """
     if cache.norm == "decoder":
         raise ValueError("this is a DecoderBlock's cache: use decoder_block_backward")
-    c, grads = cache.parts, {}
+    c: dict[str, Any] = cache.parts
+    grads: Grads = {}
     drop_attention, drop_ffn = cache.dropout
 
-    def undrop(d, scale):  # dropout multiplied the sub-layer's output by `scale`: so does its gradient
+    # dropout multiplied the sub-layer's output by `scale`: so does its gradient
+    def undrop(d: FloatArray, scale: FloatArray | None) -> FloatArray:
         return d if scale is None else d * scale
 
     if cache.norm == "pre":
-        g, d_h = feed_forward_backward(undrop(d_out, drop_ffn), c["ffn"])
+        g, d_y = feed_forward_backward(undrop(d_out, drop_ffn), c["ffn"])
         grads.update(_named(g, "ffn"))
-        g, d_norm = layer_norm_backward(d_h, c["norm2"])
+        g, d_norm = layer_norm_backward(d_y, c["norm2"])
         grads.update(_named(g, "norm2"))
         d_x = d_out + d_norm  # the residual path and the path through the sub-layer
-        g, d_h, _, _ = multi_head_backward(undrop(d_x, drop_attention), c["attention"])
+        g, d_y, _, _ = multi_head_backward(undrop(d_x, drop_attention), c["attention"])
         grads.update(_named(g, "attention"))
-        g, d_norm = layer_norm_backward(d_h, c["norm1"])
+        g, d_norm = layer_norm_backward(d_y, c["norm1"])
         grads.update(_named(g, "norm1"))
         return grads, d_x + d_norm
     g, d_sum = layer_norm_backward(d_out, c["norm2"])
@@ -135,7 +143,8 @@ def block_backward(d_out, cache: BlockCache):
     return grads, d_sum + d_att
 
 
-def decoder_block_backward(d_out, cache: BlockCache):
+def decoder_block_backward(d_out: FloatArray, cache: BlockCache
+                           ) -> tuple[Grads, FloatArray, FloatArray]:
     """Gradients of ``DecoderBlock.forward``: ``(grads, dx, d_memory)``.
 
     The memory feeds the keys and values of the cross-attention only, so ``d_memory`` is the sum of its
@@ -143,19 +152,22 @@ def decoder_block_backward(d_out, cache: BlockCache):
     """
     if cache.norm != "decoder":
         raise ValueError(f"this is a {cache.norm}-norm TransformerBlock's cache: use block_backward")
+    c: dict[str, Any]
+    grads: Grads
     c, grads = cache.parts, {}
-    g, d_h = feed_forward_backward(d_out, c["ffn"])
+    g, d_y = feed_forward_backward(d_out, c["ffn"])
     grads.update(_named(g, "ffn"))
-    g, d_norm = layer_norm_backward(d_h, c["norm3"])
+    g, d_norm = layer_norm_backward(d_y, c["norm3"])
     grads.update(_named(g, "norm3"))
     d_x = d_out + d_norm
-    g, d_h, d_key, d_value = multi_head_backward(d_x, c["cross_attention"])
+    g, d_y, d_key, d_value = multi_head_backward(d_x, c["cross_attention"])
+    assert d_key is not None and d_value is not None  # cross-attention: keys and values from the memory
     grads.update(_named(g, "cross_attention"))
-    g, d_norm = layer_norm_backward(d_h, c["norm2"])
+    g, d_norm = layer_norm_backward(d_y, c["norm2"])
     grads.update(_named(g, "norm2"))
     d_x = d_x + d_norm
-    g, d_h, _, _ = multi_head_backward(d_x, c["self_attention"])
+    g, d_y, _, _ = multi_head_backward(d_x, c["self_attention"])
     grads.update(_named(g, "self_attention"))
-    g, d_norm = layer_norm_backward(d_h, c["norm1"])
+    g, d_norm = layer_norm_backward(d_y, c["norm1"])
     grads.update(_named(g, "norm1"))
     return grads, d_x + d_norm, d_key + d_value

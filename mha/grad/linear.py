@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from mha.typing import FloatArray
 
 __all__ = ["linear_backward"]
 
 
-def linear_backward(d_y: np.ndarray, x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+def linear_backward(d_y: FloatArray, x: FloatArray, W: FloatArray, b: FloatArray | None = None
+                    ) -> tuple[FloatArray, FloatArray | None, FloatArray]:
     """Gradients of ``y = x @ W + b``: ``(dW, db, dx)``, summed over every token.
 
     ``dW = xᵀ dy`` (each weight served every token), ``db = Σ dy`` and ``dx = dy Wᵀ``.
@@ -30,6 +30,7 @@ def linear_backward(d_y: np.ndarray, x: np.ndarray, W: np.ndarray, b: np.ndarray
 
     Examples
     --------
+    >>> import numpy as np
     >>> x, W = np.ones((2, 3, 4)), np.ones((4, 5))
     >>> dW, db, dx = linear_backward(np.ones((2, 3, 5)), x, W, np.zeros(5))
     >>> dW[0, 0], db[0], dx.shape  # six tokens each contributed 1

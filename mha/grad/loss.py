@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from mha.typing import ArrayLike, FloatArray
 from mha.validation import as_float_array, check_bool_mask
 
 __all__ = ["cross_entropy", "embedding_backward"]
 
 
-def cross_entropy(logits, targets, loss_mask=None):
+def cross_entropy(logits: ArrayLike, targets: ArrayLike, loss_mask: ArrayLike | None = None
+                  ) -> tuple[float, FloatArray]:
     """Mean cross-entropy of the predicted next tokens, and its gradient with respect to the logits.
 
     Parameters
@@ -59,7 +61,7 @@ def cross_entropy(logits, targets, loss_mask=None):
     return loss, d_logits
 
 
-def embedding_backward(d_out, tokens, vocab_size: int):
+def embedding_backward(d_out: ArrayLike, tokens: ArrayLike, vocab_size: int) -> FloatArray:
     """Gradient of an embedding table from the gradient of its looked-up rows.
 
     ``table[tokens]`` copies rows, so each row's gradient is the sum of the gradients of every place it

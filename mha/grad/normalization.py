@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from mha.normalization import RMSNormCache
+from mha.typing import ArrayLike, FloatArray
 
 __all__ = ["rms_norm_backward"]
 
 
 def rms_norm_backward(d_out: ArrayLike, cache: RMSNormCache,
-                      ) -> tuple[NDArray[np.floating] | None, NDArray[np.floating]]:
+                      ) -> tuple[FloatArray | None, FloatArray]:
     """Gradients of ``y = gain · x / rms(x)`` for the gain and for ``x``.
 
     With ``n = x / rms(x)`` and ``dn = d_out · gain``: ``dx = (dn - n · mean(dn · n)) / rms(x)``, the
@@ -38,6 +38,7 @@ def rms_norm_backward(d_out: ArrayLike, cache: RMSNormCache,
     True
     """
     normalised, inv_rms, gain = cache
+    d_out = np.asarray(d_out, dtype=normalised.dtype)
     d_normalised = d_out if gain is None else d_out * gain
     d_gain = None if gain is None else (d_out * normalised).reshape(-1, normalised.shape[-1]).sum(axis=0)
     along = np.mean(d_normalised * normalised, axis=-1, keepdims=True)  # (..., 1)

@@ -15,6 +15,9 @@ modules *use* it. A module named after a chapter holds what that chapter alone r
 ``encoder_decoder``      a tiny encoder-decoder (``seq2seq_tasks``: tasks whose alignment is known)
 ``real_heads``           kinds of heads in a pretrained model, surveyed
 
+``one_head``             one head's arithmetic step by step, and keys and a query drawn in two dimensions
+``circuits``             a head's QK and OV circuits, read off its weights (the heads that learn)
+
 Shared: ``examples`` (the course's sentences and deterministic toy embeddings), ``tasks`` and ``training``
 (synthetic tasks and a small attention-only model trained with Adam), ``analysis`` (what trained heads
 attend to, and pruning them) and ``measure`` (timing and peak memory).
@@ -24,6 +27,7 @@ Chapters import from here: ``from mha.lab import toy_embeddings, trace_shapes``.
 
 from mha.lab import (
     analysis,
+    circuits,
     cross_attention,
     efficient_attention,
     encoder_decoder,
@@ -31,6 +35,7 @@ from mha.lab import (
     heads_that_learn,
     measure,
     modern_attention,
+    one_head,
     positions,
     real_heads,
     self_attention,
@@ -52,6 +57,7 @@ from mha.lab.analysis import (
     weight_at_offset,
     weight_on,
 )
+from mha.lab.circuits import HeadCircuits, argmax_share, head_circuits, ov_circuit, qk_circuit
 from mha.lab.efficient_attention import fit_to_teacher, pool_kv_heads, relative_error
 from mha.lab.encoder_decoder import Seq2Seq, greedy_decode
 from mha.lab.examples import LONG_TOKENS, PARAPHRASE_PAIRS, SENTENCES, head_weights, tokenize, toy_embeddings
@@ -59,10 +65,12 @@ from mha.lab.heads_that_learn import (
     RELATIONS,
     CardBatch,
     HeadCountSweep,
+    blend_margin,
     card_relations,
     card_vocab_size,
     head_count_sweep,
     relation_accuracy,
+    relation_margins,
 )
 from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
 from mha.lab.modern_attention import (
@@ -77,8 +85,25 @@ from mha.lab.modern_attention import (
     stream_losses,
     window_similarity,
 )
+from mha.lab.one_head import (
+    STEPS,
+    HeadWalkthrough,
+    KeyGeometry,
+    geometry_weights,
+    head_walkthrough,
+    key_geometry,
+)
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
-from mha.lab.real_heads import KINDS, PATTERN_SCORES, HeadSurvey, survey_heads
+from mha.lab.real_heads import (
+    DETERMINER_NOUN,
+    KINDS,
+    PATTERN_SCORES,
+    DependencyScores,
+    HeadSurvey,
+    dependency_scores,
+    labelled_pairs,
+    survey_heads,
+)
 from mha.lab.self_attention import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
 from mha.lab.seq2seq_tasks import Seq2SeqBatch, alignment_match
 from mha.lab.shapes import (
@@ -108,7 +133,11 @@ __all__ = [
     "self_attention", "shapes", "cross_attention", "positions", "heads_that_learn", "efficient_attention",
     "transformer_block", "tiny_gpt", "encoder_decoder", "real_heads", "examples", "tasks", "training",
     "modern_attention",
-    "analysis", "measure", "text", "seq2seq_tasks",
+    "analysis", "measure", "text", "seq2seq_tasks", "one_head", "circuits",
+    # one head's arithmetic, queries and keys in two dimensions
+    "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
+    # a head's QK and OV circuits
+    "HeadCircuits", "head_circuits", "qk_circuit", "ov_circuit", "argmax_share",
     # examples
     "SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights",
     # shapes and scaling
@@ -123,9 +152,10 @@ __all__ = [
     "head_entropy", "mean_attention_distance", "weight_on", "weight_at_offset", "strongest_connections",
     "head_importance", "PruningCurve", "pruning_curve",
     "PATTERN_SCORES", "KINDS", "HeadSurvey", "survey_heads",
+    "DETERMINER_NOUN", "DependencyScores", "labelled_pairs", "dependency_scores",
     # how the number of heads affects quality
     "RELATIONS", "CardBatch", "card_relations", "card_vocab_size", "relation_accuracy", "HeadCountSweep",
-    "head_count_sweep",
+    "head_count_sweep", "relation_margins", "blend_margin",
     "pool_kv_heads", "relative_error", "fit_to_teacher",
     # measurement
     "median_seconds", "interleaved_seconds", "peak_bytes", "blas_threads",

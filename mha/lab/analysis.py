@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.lab.self_attention import entropy
+from mha.typing import ArrayLike
 from mha.validation import as_float_array, check_positive_int
 
 __all__ = [
@@ -67,7 +68,7 @@ def _mean_per_head(values: np.ndarray, counted: np.ndarray) -> np.ndarray:
     return np.where(counted, values, 0).sum(axis=(0, 2)) / n
 
 
-def head_entropy(weights, query_mask=None) -> np.ndarray:
+def head_entropy(weights: ArrayLike, query_mask: ArrayLike | None = None) -> np.ndarray:
     """Mean entropy of each head's attention rows, in nats: 0 when every query looks at one key.
 
     Each row's entropy is :func:`mha.lab.self_attention.entropy`: a query spreading its weight evenly
@@ -100,7 +101,7 @@ def _offsets(seq_q: int, seq_k: int) -> np.ndarray:
     return np.arange(seq_k)[None, :] - query_pos[:, None]
 
 
-def mean_attention_distance(weights, query_mask=None) -> np.ndarray:
+def mean_attention_distance(weights: ArrayLike, query_mask: ArrayLike | None = None) -> np.ndarray:
     """How far each head looks: the weighted mean of ``|key position - query position|``, in tokens.
 
     Parameters
@@ -126,7 +127,7 @@ def mean_attention_distance(weights, query_mask=None) -> np.ndarray:
     return _mean_per_head(row_distance, _query_mask(weights, query_mask))
 
 
-def weight_on(weights, targets, query_mask=None) -> np.ndarray:
+def weight_on(weights: ArrayLike, targets: ArrayLike, query_mask: ArrayLike | None = None) -> np.ndarray:
     """The share of each head's attention that lands on chosen keys, averaged over queries.
 
     Parameters
@@ -161,11 +162,11 @@ def weight_on(weights, targets, query_mask=None) -> np.ndarray:
         raise ValueError(f"targets of shape {targets.shape} do not broadcast to (batch, seq_q, seq_k) = "
                          f"{(batch, seq_q, seq_k)}") from None
     on_target = (weights * targets[:, None]).sum(axis=-1)  # (batch, n_heads, seq_q)
-    counted = _query_mask(weights, query_mask) & targets.any(axis=-1)[:, None, :]
+    counted = _query_mask(weights, query_mask) & np.asarray(targets.any(axis=-1))[:, None, :]
     return _mean_per_head(on_target, counted)
 
 
-def weight_at_offset(weights, offset: int, query_mask=None) -> np.ndarray:
+def weight_at_offset(weights: ArrayLike, offset: int, query_mask: ArrayLike | None = None) -> np.ndarray:
     """The share of each head's attention on the key ``offset`` positions away (-1: the previous token).
 
     Parameters
@@ -192,7 +193,7 @@ def weight_at_offset(weights, offset: int, query_mask=None) -> np.ndarray:
     return weight_on(weights, targets, query_mask)
 
 
-def strongest_connections(weights, tokens_q: Sequence[str], tokens_k: Sequence[str] | None = None,
+def strongest_connections(weights: ArrayLike, tokens_q: Sequence[str], tokens_k: Sequence[str] | None = None,
                           *, top: int = 3) -> list[list[tuple[str, str, float]]]:
     """The ``top`` heaviest (query → key) links of each head of one example.
 
@@ -246,7 +247,8 @@ def _evaluate(metric: Callable[[np.ndarray], float], mask: np.ndarray) -> float:
     return value
 
 
-def head_importance(metric: Callable[[np.ndarray], float], shape) -> tuple[float, np.ndarray]:
+def head_importance(metric: Callable[[np.ndarray], float],
+                    shape: tuple[int, ...]) -> tuple[float, np.ndarray]:
     """How much ``metric`` (e.g. a loss) rises when each head alone is removed.
 
     Parameters
@@ -291,8 +293,8 @@ class PruningCurve:
         Head indices in the order they were removed (``removed[i]`` goes at step ``i + 1``).
     values : ndarray, shape (n_heads_total + 1,)
         ``values[n]`` is the metric with the first ``n`` heads of ``removed`` switched off.
-    masks : ndarray, shape (n_heads_total + 1, *shape)
-        The head mask behind each value.
+    masks : ndarray
+        The head mask behind each value: one per value, each of the importance array's shape.
     """
 
     removed: list[tuple[int, ...]]
@@ -300,7 +302,7 @@ class PruningCurve:
     masks: np.ndarray
 
 
-def pruning_curve(metric: Callable[[np.ndarray], float], importance) -> PruningCurve:
+def pruning_curve(metric: Callable[[np.ndarray], float], importance: ArrayLike) -> PruningCurve:
     """Remove heads one at a time in increasing ``importance`` and record ``metric`` after each removal.
 
     Parameters

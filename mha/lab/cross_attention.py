@@ -33,12 +33,14 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from mha.lab.examples import toy_embeddings
 from mha.layers import MultiHeadAttention
+from mha.typing import DTypeLike
 from mha.validation import check_dtype_argument, check_positive_int
 
 __all__ = [
@@ -190,7 +192,7 @@ def _english_meanings(tokens, d_meaning: int) -> np.ndarray:
     return meaning / np.linalg.norm(meaning, axis=1, keepdims=True)  # unit length: a perfect match scores 1
 
 
-def encoder_inputs(english, d_head: int = 16, *, dtype=np.float64) -> np.ndarray:
+def encoder_inputs(english: Sequence[str], d_head: int = 16, *, dtype: DTypeLike = np.float64) -> np.ndarray:
     """English words as the encoder hands them to cross-attention: shape (seq_k, kdim = d_head).
 
     Examples
@@ -204,7 +206,7 @@ def encoder_inputs(english, d_head: int = 16, *, dtype=np.float64) -> np.ndarray
     return np.concatenate(blocks, axis=1).astype(check_dtype_argument(dtype))  # (seq_k, d_head)
 
 
-def decoder_inputs(french, d_head: int = 16, *, dtype=np.float64) -> np.ndarray:
+def decoder_inputs(french: Sequence[str], d_head: int = 16, *, dtype: DTypeLike = np.float64) -> np.ndarray:
     """French words as decoder states that query the encoder: shape (seq_q, d_model = 3 * d_head).
 
     Examples
@@ -247,12 +249,12 @@ def fit_dictionary_map(d_head: int = 16) -> np.ndarray:
     return solution
 
 
-def translation_attention(d_head: int = 16, *, dtype=np.float64) -> MultiHeadAttention:
+def translation_attention(d_head: int = 16, *, dtype: DTypeLike = np.float64) -> MultiHeadAttention:
     """The three-head cross-attention layer of the construction (see the module docstring).
 
     ``d_model = 3 * d_head`` (French decoder), ``kdim = vdim = d_head`` (English encoder), no biases.
     Every head's key and value is the encoder vector itself (``W_k``, ``W_v`` are identities side by side),
-    and ``W_o`` is the identity, so head ``h``'s output is columns ``h * d_head`` to ``(h + 1) * d_head``
+    and ``W_o`` is the identity, so head ``i``'s output is columns ``i * d_head`` to ``(i + 1) * d_head``
     of the layer's output. The heads differ only in ``W_q``.
 
     Examples
@@ -270,8 +272,8 @@ def translation_attention(d_head: int = 16, *, dtype=np.float64) -> MultiHeadAtt
     meaning_gain = MEANING_MARGIN * sqrt_d  # a perfect match scores 1, an unrelated word about 0
     meaning_rows, position_rows = slice(0, w.d_meaning_fr), slice(w.d_meaning_fr, w.d_model)
 
-    def head_columns(h, block):  # the meaning or position block inside head h's d_head columns
-        start = h * d_head + (0 if block == "meaning" else w.d_meaning_en)
+    def head_columns(i, block):  # the meaning or position block inside head i's d_head columns
+        start = i * d_head + (0 if block == "meaning" else w.d_meaning_en)
         return slice(start, start + (w.d_meaning_en if block == "meaning" else w.d_position))
 
     W_q = np.zeros((w.d_model, w.d_model))
@@ -289,7 +291,7 @@ def translation_attention(d_head: int = 16, *, dtype=np.float64) -> MultiHeadAtt
     return layer
 
 
-def alignment(pair, d_head: int = 16) -> np.ndarray:
+def alignment(pair: SentencePair | str, d_head: int = 16) -> np.ndarray:
     """Cross-attention weights of :func:`translation_attention` for one sentence pair.
 
     Parameters

@@ -12,12 +12,15 @@ calls these two steps mean-pooling and uptraining.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from mha.fast import blas_threads
 from mha.grad import multi_head_backward
 from mha.lab.training import Adam
 from mha.layers import MultiHeadAttention
+from mha.typing import ArrayLike, Seed
 from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["pool_kv_heads", "relative_error", "fit_to_teacher"]
@@ -26,8 +29,8 @@ __all__ = ["pool_kv_heads", "relative_error", "fit_to_teacher"]
 def pool_kv_heads(layer: MultiHeadAttention, n_kv_heads: int) -> MultiHeadAttention:
     """A copy of ``layer`` with ``n_kv_heads`` key/value heads, each the mean of the heads it replaces.
 
-    Query and output projections are copied unchanged. Query head ``h`` keeps reading the key/value
-    head of its group, ``h // (n_heads // n_kv_heads)``, which is now an average over that group.
+    Query and output projections are copied unchanged. Query head ``i`` keeps reading the key/value
+    head of its group, ``i // (n_heads // n_kv_heads)``, which is now an average over that group.
 
     Parameters
     ----------
@@ -69,7 +72,7 @@ def pool_kv_heads(layer: MultiHeadAttention, n_kv_heads: int) -> MultiHeadAttent
     return student
 
 
-def relative_error(output, reference) -> float:
+def relative_error(output: ArrayLike, reference: ArrayLike) -> float:
     """``‖output − reference‖ / ‖reference‖`` over all entries (Frobenius norms).
 
     Examples
@@ -87,8 +90,9 @@ def relative_error(output, reference) -> float:
     return float(np.linalg.norm(output - reference)) / norm
 
 
-def fit_to_teacher(student: MultiHeadAttention, teacher: MultiHeadAttention, sample_inputs, *, steps: int,
-                   rng, lr: float = 1e-3, causal: bool = False) -> np.ndarray:
+def fit_to_teacher(student: MultiHeadAttention, teacher: MultiHeadAttention,
+                   sample_inputs: Callable[[np.random.Generator], ArrayLike], *, steps: int, rng: Seed,
+                   lr: float = 1e-3, causal: bool = False) -> np.ndarray:
     """Train ``student`` (all its weights) to reproduce ``teacher``'s outputs: mean squared error, Adam.
 
     Parameters

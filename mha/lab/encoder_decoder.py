@@ -9,6 +9,8 @@ learned cross-attention map can be scored against the right answer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, overload
+
 import numpy as np
 
 from mha.block import DecoderBlock
@@ -22,7 +24,11 @@ from mha.grad import (
 from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_generator, check_dtype_argument, check_positive_int
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.seq2seq_tasks import Seq2SeqBatch
 
 __all__ = ["Seq2Seq", "greedy_decode"]
 
@@ -51,8 +57,9 @@ class Seq2Seq(Module):
     ((1, 3, 12), (1, 2, 3, 4))
     """
 
-    def __init__(self, vocab_size, max_len, d_model=32, n_heads=2, encoder_layers=1, decoder_layers=2,
-                 d_ff=None, *, rng, dtype=np.float32):
+    def __init__(self, vocab_size: int, max_len: int, d_model: int = 32, n_heads: int = 2,
+                 encoder_layers: int = 1, decoder_layers: int = 2, d_ff: int | None = None, *, rng: Seed,
+                 dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
         self.max_len = check_positive_int(max_len, "max_len")
         self.d_model = check_positive_int(d_model, "d_model")
@@ -74,14 +81,14 @@ class Seq2Seq(Module):
         self.decoder_norm = LayerNorm(d_model, dtype=self.dtype)
         self.n_heads = self.decoder[0].cross_attention.n_heads
 
-    @property
-    def _params(self) -> dict[str, np.ndarray]:
+    @property  # computed: the arrays live in named attributes
+    def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
         return {"token_embedding": self.token_embedding, "source_positions": self.source_positions,
                 "target_positions": self.target_positions}
 
     def submodules(self) -> dict[str, Module]:
         """``encoder.0``, ``decoder.0``, ``decoder.1``, ..., ``encoder_norm``, ``decoder_norm``."""
-        parts = {f"encoder.{i}": block for i, block in enumerate(self.encoder)}
+        parts: dict[str, Module] = {f"encoder.{i}": block for i, block in enumerate(self.encoder)}
         parts.update({f"decoder.{i}": block for i, block in enumerate(self.decoder)})
         return {**parts, "encoder_norm": self.encoder_norm, "decoder_norm": self.decoder_norm}
 
@@ -99,18 +106,25 @@ class Seq2Seq(Module):
     def _key_mask(source_mask):
         return np.asarray(source_mask, dtype=bool)[:, None, None, :]  # (batch, 1, 1, seq_k)
 
-    def encode(self, source, source_mask) -> np.ndarray:
+    def encode(self, source: IntArray, source_mask: ArrayLike) -> np.ndarray:
         """The encoder's output, shape (batch, seq_k, d_model)."""
         source = self._check(source, "source")
-        h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
+        r = self.token_embedding[source] + self.source_positions[:source.shape[1]]
         for block in self.encoder:
-            h = block(h, mask=self._key_mask(source_mask))
-        return self.encoder_norm(h)
+            r = block(r, mask=self._key_mask(source_mask))
+        return self.encoder_norm(r)
 
-    def _readout(self, h):
-        return linear(self.decoder_norm(h), self.token_embedding.T)  # (batch, seq_q, vocab_size)
+    def _readout(self, r):
+        return linear(self.decoder_norm(r), self.token_embedding.T)  # (batch, seq_q, vocab_size)
 
-    def __call__(self, source, source_mask, tokens, *, return_weights=False):
+    @overload
+    def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
+                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
+    def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
         """Next-token logits for decoder input ``tokens`` (batch, seq_q), reading ``source`` (batch, seq_k).
 
         With ``return_weights=True`` also returns each decoder block's cross-attention weights,
@@ -118,27 +132,27 @@ class Seq2Seq(Module):
         """
         memory = self.encode(source, source_mask)
         tokens = self._check(tokens, "tokens")
-        h = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
+        r = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
         crosses = []
         for block in self.decoder:
-            h, cross = block(h, memory, memory_mask=self._key_mask(source_mask), return_weights=True)
+            r, cross = block(r, memory, memory_mask=self._key_mask(source_mask), return_weights=True)
             crosses.append(cross)
-        logits = self._readout(h)
+        logits = self._readout(r)
         return (logits, crosses) if return_weights else logits
 
-    def loss_grads_and_logits(self, batch):
+    def loss_grads_and_logits(self, batch: Seq2SeqBatch) -> tuple[float, dict[str, FloatArray], FloatArray]:
         """The loss on a :class:`~mha.lab.seq2seq_tasks.Seq2SeqBatch`, its gradients, and the logits."""
         source, tokens = self._check(batch.source, "source"), self._check(batch.tokens, "tokens")
         key_mask = self._key_mask(batch.source_mask)
-        h = self.token_embedding[source] + self.source_positions[:source.shape[1]]
+        r = self.token_embedding[source] + self.source_positions[:source.shape[1]]
         enc_caches, dec_caches = [], []
         for block in self.encoder:
-            h, cache = block.forward(h, mask=key_mask)
+            r, cache = block.forward(r, mask=key_mask)
             enc_caches.append(cache)
-        memory, memory_cache = self.encoder_norm.forward(h)
+        memory, memory_cache = self.encoder_norm.forward(r)
         x = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
-        for block in self.decoder:
-            x, cache = block.forward(x, memory, memory_mask=key_mask)
+        for decoder_block in self.decoder:
+            x, cache = decoder_block.forward(x, memory, memory_mask=key_mask)
             dec_caches.append(cache)
         normed, norm_cache = self.decoder_norm.forward(x)
         logits = linear(normed, self.token_embedding.T)  # (batch, seq_q, vocab_size)
@@ -156,22 +170,22 @@ class Seq2Seq(Module):
             g, d_x, d_mem = decoder_block_backward(d_x, dec_caches[i])
             named(f"decoder.{i}", g)
             d_memory += d_mem  # every decoder block reads the same memory
-        g, d_h = layer_norm_backward(d_memory, memory_cache)
+        g, d_r = layer_norm_backward(d_memory, memory_cache)
         named("encoder_norm", g)
         for i in reversed(range(len(self.encoder))):
-            g, d_h = block_backward(d_h, enc_caches[i])
+            g, d_r = block_backward(d_r, enc_caches[i])
             named(f"encoder.{i}", g)
         grads["token_embedding"] = (d_table + embedding_backward(d_x, tokens, self.vocab_size)
-                                    + embedding_backward(d_h, source, self.vocab_size))
-        for name, d, seq in (("source_positions", d_h, source.shape[1]),
+                                    + embedding_backward(d_r, source, self.vocab_size))
+        for name, d, seq in (("source_positions", d_r, source.shape[1]),
                              ("target_positions", d_x, tokens.shape[1])):
             grads[name] = np.zeros_like(self.source_positions)
             grads[name][:seq] = d.sum(axis=0)
         return loss, grads, logits
 
 
-def greedy_decode(model: Seq2Seq, source, source_mask, *, bos: int, eos: int, max_new: int | None = None,
-                  use_cache: bool = True):
+def greedy_decode(model: Seq2Seq, source: IntArray, source_mask: BoolArray, *, bos: int, eos: int,
+                  max_new: int | None = None, use_cache: bool = True) -> tuple[IntArray, FloatArray]:
     """Write the most likely target, one token at a time, until every row has produced ``eos``.
 
     Parameters
@@ -204,15 +218,15 @@ def greedy_decode(model: Seq2Seq, source, source_mask, *, bos: int, eos: int, ma
     crosses, done = [], np.zeros(batch, dtype=bool)
     for step in range(max_new):
         if use_cache:
-            h = model.token_embedding[written[:, -1:]] + model.target_positions[step:step + 1]
+            r = model.token_embedding[written[:, -1:]] + model.target_positions[step:step + 1]
             for block, cache in zip(model.decoder, caches, strict=True):
-                h, cross = block.decode(h, memory, cache, memory_mask=key_mask)
-            logits, cross = model._readout(h)[:, -1], cross[:, :, -1]
+                r, cross = block.decode(r, memory, cache, memory_mask=key_mask)
+            logits, cross = model._readout(r)[:, -1], cross[:, :, -1]
         else:
-            h = model.token_embedding[written] + model.target_positions[:written.shape[1]]
+            r = model.token_embedding[written] + model.target_positions[:written.shape[1]]
             for block in model.decoder:
-                h, cross = block(h, memory, memory_mask=key_mask, return_weights=True)
-            logits, cross = model._readout(h)[:, -1], cross[:, :, -1]
+                r, cross = block(r, memory, memory_mask=key_mask, return_weights=True)
+            logits, cross = model._readout(r)[:, -1], cross[:, :, -1]
         nxt = np.where(done, eos, logits.argmax(axis=-1))  # (batch,)
         written = np.concatenate([written, nxt[:, None]], axis=1)
         crosses.append(cross)

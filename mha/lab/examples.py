@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 import unicodedata
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 
 from mha.layers import MultiHeadAttention
+from mha.typing import DTypeLike, FloatArray
 from mha.validation import check_dtype_argument, check_positive_int
 
 __all__ = ["SENTENCES", "PARAPHRASE_PAIRS", "LONG_TOKENS", "tokenize", "toy_embeddings", "head_weights"]
@@ -64,7 +66,8 @@ def tokenize(sentence: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFC", sentence))
 
 
-def toy_embeddings(tokens, d_model: int, *, seed: int = 0, dtype=np.float64) -> np.ndarray:
+def toy_embeddings(tokens: Sequence[str], d_model: int, *, seed: int = 0,
+                   dtype: DTypeLike = np.float64) -> np.ndarray:
     """One fixed random vector per word, shape (len(tokens), d_model), with unit variance per entry.
 
     Case is ignored ("The" and "the" share a vector), so repeated words really are identical inputs.
@@ -99,7 +102,8 @@ def toy_embeddings(tokens, d_model: int, *, seed: int = 0, dtype=np.float64) -> 
 LONG_TOKENS = tuple(w for name in ("animal", "telescope", "keys", "cat") for w in tokenize(SENTENCES[name]))
 
 
-def head_weights(n_heads: int, seq_len: int, *, d_model: int = 64, seed: int = 0, text: str = ""):
+def head_weights(n_heads: int, seq_len: int, *, d_model: int = 64, seed: int = 0,
+                 text: str = "") -> tuple[FloatArray, list[str]]:
     """Per-head attention weights of a seeded layer on the first ``seq_len`` tokens of ``LONG_TOKENS``.
 
     Parameters

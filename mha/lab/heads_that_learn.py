@@ -14,22 +14,29 @@ the second card of a colour, the model must name three numbers at once:
 
 The answer is one class out of ``n_numbers ** 3`` (the three numbers as the digits of one id), read
 from the residual stream by the model's linear readout. One head gives each query one distribution over
-the cards, so it must blend the three places; separate heads can each fetch one.
+the cards, so it must blend the places it reads; separate heads can each fetch one.
+
+How much a blend can carry: :func:`blend_margin` measures how far apart the blends of different answers
+stay for given weights (one-hot values), and :func:`relation_margins` how confidently a trained model
+names each number.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from mha.lab.training import AttentionOnlyModel, _progress_bar, logits_quality, train
+from mha.lab.training import AttentionOnlyModel, logits_quality, progress_bar, train
+from mha.typing import ArrayLike, Seed
 from mha.validation import as_generator, check_positive_int
 
-__all__ = ["RELATIONS", "CardBatch", "HeadCountSweep", "card_relations", "card_vocab_size",
-           "head_count_sweep", "relation_accuracy"]
+__all__ = ["RELATIONS", "CardBatch", "HeadCountSweep", "blend_margin", "card_relations", "card_vocab_size",
+           "head_count_sweep", "relation_accuracy", "relation_margins"]
 
 #: The three numbers each answer is made of, in the order of their digits in the answer id.
 RELATIONS = ("previous card", "same colour", "first card")
@@ -71,7 +78,7 @@ def card_vocab_size(n_colours: int, n_numbers: int) -> int:
     return max(n_colours * n_numbers, n_numbers ** len(RELATIONS))
 
 
-def card_relations(batch: int, n_colours: int, n_numbers: int, *, rng) -> CardBatch:
+def card_relations(batch: int, n_colours: int, n_numbers: int, *, rng: Seed) -> CardBatch:
     """Sequences of ``2 * n_colours`` cards, each colour twice in random order, random numbers.
 
     Parameters
@@ -116,7 +123,7 @@ def card_relations(batch: int, n_colours: int, n_numbers: int, *, rng) -> CardBa
     return CardBatch(colours * n_numbers + numbers, np.where(loss_mask, ids, 0), loss_mask, answers)
 
 
-def relation_accuracy(logits, cards: CardBatch, n_numbers: int) -> np.ndarray:
+def relation_accuracy(logits: ArrayLike, cards: CardBatch, n_numbers: int) -> np.ndarray:
     """How often each of the three numbers in the predicted answer is right, on scored positions.
 
     Parameters
@@ -144,6 +151,82 @@ def relation_accuracy(logits, cards: CardBatch, n_numbers: int) -> np.ndarray:
     return (digits == cards.answers)[cards.loss_mask].mean(axis=0)  # (3,)
 
 
+def relation_margins(logits, cards: CardBatch, n_numbers: int) -> np.ndarray:
+    """How confidently the model names each number: median log-odds of the right one over the best wrong one.
+
+    The answer's probabilities are summed over the other two numbers, giving one distribution over
+    ``n_numbers`` per relation; the margin is ``log p(right) - log max p(wrong)`` at each scored position
+    (positive when that number is right), and the median over positions is reported.
+
+    Parameters
+    ----------
+    logits : ndarray, shape (batch, seq, vocab_size)
+    cards : CardBatch
+    n_numbers : int
+
+    Returns
+    -------
+    ndarray, shape (3,)
+        One margin per relation, in nats, in the order of :data:`RELATIONS`; about 0 for a guess.
+
+    Examples
+    --------
+    >>> cards = card_relations(4, 3, 2, rng=0)
+    >>> sure = 20.0 * np.eye(8)[cards.targets]  # (batch, seq, 8): the right answer 20 nats ahead
+    >>> relation_margins(sure, cards, 2).round(1).tolist()  # log((e**20 + 3) / 4): 3 others share it
+    [18.6, 18.6, 18.6]
+    """
+    logits = np.asarray(logits, dtype=np.float64)[..., :n_numbers ** len(RELATIONS)]
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # (batch, seq, n_numbers ** 3)
+    probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    probs = probs[cards.loss_mask].reshape(-1, *(n_numbers,) * len(RELATIONS))  # (scored, n, n, n)
+    rows = np.arange(probs.shape[0])
+    margins = []
+    for r in range(len(RELATIONS)):
+        others = tuple(1 + j for j in range(len(RELATIONS)) if j != r)
+        marginal = probs.sum(axis=others)  # (scored, n_numbers): this relation's number
+        right = cards.answers[cards.loss_mask][:, r]  # (scored,)
+        wrong = marginal.copy()
+        wrong[rows, right] = 0.0
+        tiny = np.finfo(np.float64).tiny  # log(0) would be -inf for a number the model rules out
+        margins.append(np.median(np.log(marginal[rows, right] + tiny) - np.log(wrong.max(axis=1) + tiny)))
+    return np.array(margins)
+
+
+def blend_margin(weights, n_numbers: int = 4) -> float:
+    """How far apart one head's blends of different answers stay, for one-hot values.
+
+    A head that puts weight ``weights[r]`` on the card of relation ``r`` outputs the blend
+    ``sum_r weights[r] * onehot(number_r)``. Two answers that differ in any number give two blends; the
+    margin is the smallest distance between the blends of two different answers, divided by ``√2`` so
+    that one relation with all the weight has margin 1. Zero means two answers look the same.
+
+    Parameters
+    ----------
+    weights : sequence of float, shape (n_relations,)
+        Non-negative, at most 1 in total (the rest of the head's weight lands elsewhere).
+    n_numbers : int, default 4
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> blend_margin([1.0]), blend_margin([0.5, 0.5]), round(blend_margin([2 / 3, 1 / 3]), 3)
+    (1.0, 0.0, 0.333)
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim != 1 or weights.size == 0 or (weights < 0).any() or weights.sum() > 1 + 1e-9:
+        raise ValueError(f"weights must be a non-empty 1-D list of non-negative shares summing to at most 1, "
+                         f"got {weights.tolist()}")
+    n_numbers = check_positive_int(n_numbers, "n_numbers", minimum=2)
+    answers = np.array(list(itertools.product(range(n_numbers), repeat=weights.size)))  # (n**k, k)
+    blends = (np.eye(n_numbers)[answers] * weights[:, None]).sum(axis=1)  # (n**k, n_numbers)
+    gaps = np.linalg.norm(blends[:, None] - blends[None], axis=-1) / math.sqrt(2)  # (n**k, n**k)
+    return float(gaps[~np.eye(len(answers), dtype=bool)].min())
+
+
 @dataclass(frozen=True)
 class HeadCountSweep:
     """Held-out quality of models that differ only in their number of heads, over several seeds.
@@ -162,6 +245,10 @@ class HeadCountSweep:
         Training and evaluation time of all seeds, per head count.
     chance_loss : float
         The loss of a uniform guess over the answers, ``3 * log(n_numbers)``.
+    models : tuple of tuple of AttentionOnlyModel
+        The trained models, ``models[i][s]`` for head count ``i`` and seed ``s`` (see :meth:`model`).
+    held_out : CardBatch or None
+        The held-out cards every model was scored on.
     """
 
     head_counts: np.ndarray
@@ -171,6 +258,16 @@ class HeadCountSweep:
     relation_accuracy: np.ndarray
     seconds: np.ndarray
     chance_loss: float
+    models: tuple = field(default=(), repr=False)
+    held_out: CardBatch | None = field(default=None, repr=False)
+
+    def model(self, n_heads: int, seed: int) -> AttentionOnlyModel:
+        """The trained model with ``n_heads`` heads from seed number ``seed`` (0, 1, ...)."""
+        where = np.flatnonzero(self.head_counts == n_heads)
+        if where.size == 0 or not 0 <= seed < self.loss.shape[1]:
+            raise ValueError(f"no run with n_heads={n_heads} and seed={seed}: the sweep has head counts "
+                             f"{self.head_counts.tolist()} and seeds 0 to {self.loss.shape[1] - 1}")
+        return self.models[int(where[0])][seed]
 
     @property
     def d_head(self) -> np.ndarray:
@@ -208,9 +305,10 @@ def _check_head_counts(head_counts, d_model: int) -> np.ndarray:
     return counts.astype(int)
 
 
-def head_count_sweep(head_counts=(1, 2, 4, 8, 16, 32), *, rng, d_model: int = 32, n_seeds: int = 3,
-                     steps: int = 300, batch: int = 32, lr: float = 3e-2, n_colours: int = 6,
-                     n_numbers: int = 4, n_held_out: int = 512, progress: bool = True) -> HeadCountSweep:
+def head_count_sweep(head_counts: Sequence[int] = (1, 2, 4, 8, 16, 32), *, rng: Seed, d_model: int = 32,
+                     n_seeds: int = 3, steps: int = 300, batch: int = 32, lr: float = 3e-2,
+                     n_colours: int = 6, n_numbers: int = 4, n_held_out: int = 512,
+                     progress: bool = True) -> HeadCountSweep:
     """Train a one-layer :class:`~mha.lab.AttentionOnlyModel` per head count and seed; score held-out cards.
 
     Everything but the number of heads is the same across head counts: ``d_model``, the parameter count,
@@ -262,7 +360,8 @@ def head_count_sweep(head_counts=(1, 2, 4, 8, 16, 32), *, rng, d_model: int = 32
 
     results = np.zeros((counts.size, n_seeds, 2 + len(RELATIONS)))  # loss, accuracy, per relation
     seconds = np.zeros(counts.size)
-    with _progress_bar(counts.size * n_seeds, progress) as bar:
+    models: list[list[AttentionOnlyModel]] = [[] for _ in counts]
+    with progress_bar(counts.size * n_seeds, progress) as bar:
         for i, n_heads in enumerate(counts):
             start = time.perf_counter()
             for s, (weight_seed, data_seed) in enumerate(run_seeds):
@@ -274,7 +373,8 @@ def head_count_sweep(head_counts=(1, 2, 4, 8, 16, 32), *, rng, d_model: int = 32
                 loss, accuracy = logits_quality(logits, held_out)
                 parts = relation_accuracy(logits, held_out, n_numbers)
                 results[i, s] = [loss, accuracy, *parts]
+                models[i].append(model)
                 bar.update(1)
             seconds[i] = time.perf_counter() - start
     return HeadCountSweep(counts, d_model, results[..., 0], results[..., 1], results[..., 2:], seconds,
-                          len(RELATIONS) * math.log(n_numbers))
+                          len(RELATIONS) * math.log(n_numbers), tuple(map(tuple, models)), held_out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from time import perf_counter
 
 import numpy as np
@@ -44,7 +44,7 @@ def median_seconds(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 
     return statistics.median(times)
 
 
-def interleaved_seconds(calls, *, rounds: int = 5) -> np.ndarray:
+def interleaved_seconds(calls: Iterable[Callable[[], object]], *, rounds: int = 5) -> np.ndarray:
     """Each call's best wall time over ``rounds`` rounds in which the calls take turns, ``(len(calls),)``.
 
     Compare calls with it rather than timing each on its own: a burst of load from elsewhere then slows

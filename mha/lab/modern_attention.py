@@ -23,6 +23,7 @@ from mha.lab.tiny_gpt import TinyGPT, per_position_loss
 from mha.layers import MultiHeadAttention
 from mha.masks import causal_mask, sliding_window_mask
 from mha.rope_scaling import scaled_rotary
+from mha.typing import FloatArray, Seed
 from mha.validation import as_generator, check_positive_int
 from mha.variants import ModernAttention
 
@@ -40,7 +41,7 @@ def _with_bos(windows: np.ndarray, targets: np.ndarray, bos: int) -> Batch:
     return Batch(tokens, targets, np.ones(tokens.shape, dtype=bool), zeros, zeros)
 
 
-def bos_batch(ids: ArrayLike, batch: int, seq_len: int, rng, *, bos: int) -> Batch:
+def bos_batch(ids: ArrayLike, batch: int, seq_len: int, rng: Seed, *, bos: int) -> Batch:
     """``batch`` random windows of ``seq_len`` tokens: ``bos``, then ``seq_len - 1`` characters of ``ids``.
 
     Every target is the next character, so the model learns to predict the first character after ``bos``
@@ -189,8 +190,9 @@ def context_losses(model: TinyGPT, batches: Mapping[int, Batch], *, original_con
     -------
     dict method -> dict length -> ndarray (length,), nats per position
     """
-    layers = [block.attention for block in model.blocks]
-    if not all(isinstance(layer, ModernAttention) and layer.rope is not None for layer in layers):
+    layers = [block.attention for block in model.blocks
+              if isinstance(block.attention, ModernAttention) and block.attention.rope is not None]
+    if len(layers) != len(model.blocks):
         raise ValueError("context_losses needs a model with rotary positions (TinyGPT(positions='rotary'))")
     before = [layer.rope for layer in layers]
     results: dict[str, dict[int, NDArray[np.floating]]] = {}
@@ -209,7 +211,8 @@ def context_losses(model: TinyGPT, batches: Mapping[int, Batch], *, original_con
 
 
 # ------------------------------------------------------------------------------------------ windows
-def receptive_field(n_layers: int, seq: int, *, window: int, d_model: int = 16, rng=0) -> NDArray[np.int_]:
+def receptive_field(n_layers: int, seq: int, *, window: int, d_model: int = 16,
+                    rng: Seed = 0) -> NDArray[np.int_]:
     """How far a change to token 0 travels through ``n_layers`` layers of sliding-window attention.
 
     A stack of random pre-norm blocks attends within ``window``; token 0's input is nudged, and every
@@ -229,7 +232,7 @@ def receptive_field(n_layers: int, seq: int, *, window: int, d_model: int = 16, 
     rng = as_generator(rng)
     blocks = [TransformerBlock(d_model, 2, rng=rng) for _ in range(n_layers)]
     mask = sliding_window_mask(seq, window=window)
-    x = rng.standard_normal((1, seq, d_model))
+    x: FloatArray = rng.standard_normal((1, seq, d_model))
     nudged = x.copy()
     nudged[0, 0] += rng.standard_normal(d_model)  # a direction (a constant shift the layer norm would undo)
     reach = []
@@ -241,7 +244,7 @@ def receptive_field(n_layers: int, seq: int, *, window: int, d_model: int = 16, 
 
 
 def cache_growth(layer: MultiHeadAttention, n_tokens: int, *, window: int, sinks: int = 0, every: int = 64,
-                 rng=0) -> dict[str, dict[str, list[int]]]:
+                 rng: Seed = 0) -> dict[str, dict[str, list[int]]]:
     """Decode ``n_tokens`` random tokens through ``layer`` with a full and a rolling cache; measure both.
 
     Returns
@@ -255,7 +258,8 @@ def cache_growth(layer: MultiHeadAttention, n_tokens: int, *, window: int, sinks
     caches = {"full KV cache": KVCache(1, layer.n_kv_heads, layer.d_head, dtype=layer.dtype),
               f"rolling, window {window} + {sinks} sinks": RollingKVCache(
                   1, layer.n_kv_heads, layer.d_head, window=window, sinks=sinks, dtype=layer.dtype)}
-    results = {name: {"tokens": [], "cache_bytes": [], "step_peak_bytes": []} for name in caches}
+    results: dict[str, dict[str, list[int]]] = {
+        name: {"tokens": [], "cache_bytes": [], "step_peak_bytes": []} for name in caches}
     for name, cache in caches.items():
         for t in range(n_tokens):
             def step(t=t, cache=cache):
@@ -276,23 +280,23 @@ def largest_logit(model: TinyGPT, tokens: ArrayLike) -> float:
 
     The scores are those the softmax sees (after QK-norm and soft-capping when the layers have them).
     """
-    h = model._embed(model.check_tokens(tokens))
+    r = model._embed(model.check_tokens(tokens))
     largest = 0.0
     for block in model.blocks:
-        normed = block.norm1(h)
+        normed = block.norm1(r)
         attended, cache = block.attention.forward(normed, causal=True)
         layer = block.attention if isinstance(block.attention, ModernAttention) else \
             ModernAttention.like(block.attention)
         logits = layer.attention_logits(cache)  # (batch, n_heads, seq, seq)
         visible = causal_mask(logits.shape[-2], logits.shape[-1])
         largest = max(largest, float(np.abs(logits[..., visible]).max()))
-        h = h + attended
-        h = h + block.ffn(block.norm2(h))
+        r = r + attended  # the residual stream
+        r = r + block.ffn(block.norm2(r))
     return largest
 
 
 def logit_ranges(layer: MultiHeadAttention, scales: Sequence[float], *, seq: int = 32,
-                 rng=0) -> dict[str, dict[str, list[float]]]:
+                 rng: Seed = 0) -> dict[str, dict[str, list[float]]]:
     """Score range and softmax entropy of one layer's heads as its input grows, plain, QK-normed, capped.
 
     The same weights (``layer``) with the three steps; inputs are standard normal times each scale.
@@ -307,12 +311,14 @@ def logit_ranges(layer: MultiHeadAttention, scales: Sequence[float], *, seq: int
     steps = {"plain": ModernAttention.like(layer), "QK-norm": ModernAttention.like(layer, qk_norm=True),
              "soft-cap 5": ModernAttention.like(layer, softcap=5.0)}
     visible = causal_mask(seq)
-    results = {name: {"largest": [], "entropy": []} for name in steps}
+    results: dict[str, dict[str, list[float]]] = {name: {"largest": [], "entropy": []} for name in steps}
     for scale in scales:
         for name, step in steps.items():
             _, cache = step.forward(x * scale, causal=True)
             logits = step.attention_logits(cache)
             w = cache.weights
+            if w is None:  # the annex's tiles keep no weights; forward() always does
+                raise ValueError("attention weights are needed for the entropy")
             entropy = -(np.where(w > 0, w * np.log(np.where(w > 0, w, 1)), 0)).sum(-1)  # (1, heads, seq)
             results[name]["largest"].append(float(np.abs(logits[..., visible]).max()))
             results[name]["entropy"].append(float(entropy[..., 1:].mean()))

@@ -11,11 +11,14 @@ draws them.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from mha.attention import softmax
+from mha.typing import ArrayLike, Seed
 from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["sample_scores", "sentence_scores", "entropy", "ScalingCurves", "scaling_curves"]
@@ -24,7 +27,7 @@ __all__ = ["sample_scores", "sentence_scores", "entropy", "ScalingCurves", "scal
 QUERIES_PER_KEY_SET = 20
 
 
-def sample_scores(d_k: int, seq_k: int, n_queries: int, *, scaled: bool, rng) -> np.ndarray:
+def sample_scores(d_k: int, seq_k: int, n_queries: int, *, scaled: bool, rng: Seed) -> np.ndarray:
     """Attention scores of random standard-normal queries against random standard-normal keys.
 
     Parameters
@@ -109,7 +112,7 @@ def sentence_scores(text: str, d_k: int, *, scaled: bool, seed: int = 0) -> np.n
     return scores * (1.0 / math.sqrt(d_k)) if scaled else scores
 
 
-def entropy(weights, axis: int = -1) -> np.ndarray:
+def entropy(weights: ArrayLike, axis: int = -1) -> np.ndarray:
     """Shannon entropy (in nats) of probability vectors along ``axis``; ``0 · log 0`` counts as 0.
 
     A uniform row over ``n`` entries has entropy ``log n``; a one-hot row has entropy 0.
@@ -169,7 +172,8 @@ class ScalingCurves:
     entropy_scaled: np.ndarray
 
 
-def scaling_curves(d_ks, *, seq_k: int = 16, n_queries: int = 2000, rng) -> ScalingCurves:
+def scaling_curves(d_ks: Iterable[int], *, seq_k: int = 16, n_queries: int = 2000,
+                   rng: Seed) -> ScalingCurves:
     """Measure score variance and softmax saturation for each ``d_k``, with and without scaling.
 
     For each ``d_k`` the same random queries and keys serve both variants, so the two differ only by the
@@ -197,24 +201,24 @@ def scaling_curves(d_ks, *, seq_k: int = 16, n_queries: int = 2000, rng) -> Scal
     >>> bool(c.max_weight_raw[1] > 0.8 > c.max_weight_scaled[1])  # unscaled: saturated
     True
     """
-    d_ks = np.array([check_positive_int(d, "every d_k") for d in d_ks], dtype=np.int64)
-    if d_ks.size == 0:
+    widths = np.array([check_positive_int(d, "every d_k") for d in d_ks], dtype=np.int64)
+    if widths.size == 0:
         raise ValueError("d_ks must hold at least one width, got an empty sequence")
     seq_k = check_positive_int(seq_k, "seq_k")
     n_queries = check_positive_int(n_queries, "n_queries")
     rng = as_generator(rng)
-    stats = {name: [] for name in ("variance", "max_weight", "entropy")}
-    for d_k in d_ks:
+    stats: dict[str, list[Any]] = {name: [] for name in ("variance", "max_weight", "entropy")}
+    for d_k in widths:
         raw = sample_scores(int(d_k), seq_k, n_queries, scaled=False, rng=rng)  # (n_queries, seq_k)
         for scores in (raw, raw * (1.0 / math.sqrt(d_k))):
             weights = softmax(scores)  # (n_queries, seq_k)
             stats["variance"].append(scores.var())
             stats["max_weight"].append(weights.max(axis=-1).mean())
             stats["entropy"].append(entropy(weights).mean())
-    # each list alternates raw, scaled: reshape to (len(d_ks), 2)
-    pairs = {name: np.asarray(values).reshape(len(d_ks), 2) for name, values in stats.items()}
+    # each list alternates raw, scaled: reshape to (len(widths), 2)
+    pairs = {name: np.asarray(values).reshape(len(widths), 2) for name, values in stats.items()}
     return ScalingCurves(
-        d_k=d_ks, seq_k=seq_k,
+        d_k=widths, seq_k=seq_k,
         variance_raw=pairs["variance"][:, 0], variance_scaled=pairs["variance"][:, 1],
         max_weight_raw=pairs["max_weight"][:, 0], max_weight_scaled=pairs["max_weight"][:, 1],
         entropy_raw=pairs["entropy"][:, 0], entropy_scaled=pairs["entropy"][:, 1],

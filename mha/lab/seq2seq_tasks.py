@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha.typing import ArrayLike, FloatArray, Seed
 from mha.validation import as_generator, check_positive_int
 
 __all__ = ["VOCABULARY", "PAD", "BOS", "EOS", "TASKS", "Seq2SeqBatch", "make_batch", "alignment_match",
@@ -62,7 +63,7 @@ class Seq2SeqBatch:
     alignment: np.ndarray
 
 
-def words(ids) -> list[str]:
+def words(ids: ArrayLike) -> list[str]:
     """Token ids to their words, padding dropped.
 
     Examples
@@ -103,7 +104,7 @@ def _example(task, rng, min_len, max_len):
     return source.tolist(), source[order].tolist(), order.tolist()
 
 
-def make_batch(task: str, batch: int, rng, *, min_len: int = 3, max_len: int = 8) -> Seq2SeqBatch:
+def make_batch(task: str, batch: int, rng: Seed, *, min_len: int = 3, max_len: int = 8) -> Seq2SeqBatch:
     """A fresh padded batch of ``task`` examples (digit tasks: ``min_len`` to ``max_len`` distinct digits).
 
     Examples
@@ -136,7 +137,7 @@ def make_batch(task: str, batch: int, rng, *, min_len: int = 3, max_len: int = 8
     return Seq2SeqBatch(source, source != PAD, tokens, targets, targets != PAD, alignment)
 
 
-def alignment_match(cross, alignment) -> np.ndarray:
+def alignment_match(cross: FloatArray, alignment: FloatArray) -> np.ndarray:
     """Each head's mean cross-attention weight on the source position a target token comes from.
 
     1 means every target token reads exactly its aligned source token; a uniform head over ``n`` source

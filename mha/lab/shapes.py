@@ -10,11 +10,15 @@ through the head split, the right way or with the classic reshape-without-transp
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from mha.attention import softmax
+from mha.layers import MultiHeadAttention
+from mha.typing import ArrayLike, DTypeLike, IntArray, Seed
 from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["ShapeStep", "trace_layer", "trace_shapes", "head_assignment", "token_influence",
@@ -62,7 +66,7 @@ def _memory_root(a: np.ndarray) -> np.ndarray:
 
 
 class _Recorder:
-    def __init__(self):
+    def __init__(self) -> None:
         self.steps: list[ShapeStep] = []
 
     def add(self, name: str, code: str, dims: str, array: np.ndarray) -> np.ndarray:
@@ -76,7 +80,7 @@ class _Recorder:
         return array
 
 
-def trace_layer(layer, x) -> list[ShapeStep]:
+def trace_layer(layer: MultiHeadAttention, x: ArrayLike) -> list[ShapeStep]:
     """Run self-attention of ``layer`` on ``x`` step by step and record every intermediate array.
 
     The steps are the textbook ones (fused ``[W_q | W_k | W_v]`` projection, split into heads, attention
@@ -147,14 +151,14 @@ def trace_layer(layer, x) -> list[ShapeStep]:
     concat = rec.add("concat", "context_t.reshape(batch, seq, d_model)", "(batch, seq, d_model)",
                      moved.reshape(batch, seq, d_model))
     out = concat @ layer.W_o
-    if layer.bias:
+    if layer.b_o is not None:
         out += layer.b_o
     rec.add("output", "concat @ W_o + b_o", "(batch, seq, d_model)", out)
     return rec.steps
 
 
-def trace_shapes(batch: int, seq: int, d_model: int, n_heads: int, *, rng=0,
-                 dtype=np.float64) -> list[ShapeStep]:
+def trace_shapes(batch: int, seq: int, d_model: int, n_heads: int, *, rng: Seed = 0,
+                 dtype: DTypeLike = np.float64) -> list[ShapeStep]:
     """:func:`trace_layer` on a fresh seeded layer and random input of the given sizes.
 
     Parameters
@@ -187,7 +191,8 @@ def trace_shapes(batch: int, seq: int, d_model: int, n_heads: int, *, rng=0,
     return trace_layer(layer, x)
 
 
-def head_assignment(seq: int, d_model: int, n_heads: int, *, transpose: bool = True):
+def head_assignment(seq: int, d_model: int, n_heads: int, *,
+                    transpose: bool = True) -> tuple[IntArray, IntArray]:
     """Where each entry of a projected ``(seq, d_model)`` matrix ends up after splitting into heads.
 
     The feature indices themselves are pushed through the split, so the answer is what the reshape really
@@ -233,12 +238,12 @@ def head_assignment(seq: int, d_model: int, n_heads: int, *, transpose: bool = T
         split = index.reshape(n_heads, seq, d_head)  # (n_heads, seq, d_head), the bug
     head = np.empty(seq * d_model, dtype=int)
     slot = np.empty(seq * d_model, dtype=int)
-    head[split] = np.arange(n_heads)[:, None, None]  # scatter: entry split[h, t, j] belongs to head h
+    head[split] = np.arange(n_heads)[:, None, None]  # scatter: entry split[i, t, j] belongs to head i
     slot[split] = np.arange(seq)[None, :, None]  # ... at token position t
     return head.reshape(seq, d_model), slot.reshape(seq, d_model)
 
 
-def token_influence(fn, x, *, rng, scale: float = 1.0) -> np.ndarray:
+def token_influence(fn: Callable[..., Any], x: ArrayLike, *, rng: Seed, scale: float = 1.0) -> np.ndarray:
     """How much each output token moves when one input token changes: a causality and mixing probe.
 
     Input token ``j`` of every example is replaced by random noise, one ``j`` at a time, and the change of
@@ -287,7 +292,7 @@ def token_influence(fn, x, *, rng, scale: float = 1.0) -> np.ndarray:
     return influence / top if top > 0 else influence
 
 
-def seeded_head_weights(seq: int, d_model: int, n_heads: int, *, rng=0) -> np.ndarray:
+def seeded_head_weights(seq: int, d_model: int, n_heads: int, *, rng: Seed = 0) -> np.ndarray:
     """Per-head attention weights of a seeded, untrained layer on random tokens (for pictures of the layer).
 
     Returns

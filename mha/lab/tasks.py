@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha.typing import Seed
 from mha.validation import as_float_array, as_generator, check_positive_int
 
 __all__ = ["Batch", "repeated_tokens", "token_names"]
@@ -82,7 +83,7 @@ def token_names(vocab_size: int) -> list[str]:
 
 
 def repeated_tokens(batch: int, seq_len: int, vocab_size: int, *, min_period: int, max_period: int,
-                    rng) -> Batch:
+                    rng: Seed) -> Batch:
     """Random filler, then a run of distinct tokens repeated until ``seq_len`` is filled.
 
     Each sequence draws a period ``P`` from ``[min_period, max_period]``, a run of ``P`` distinct tokens,

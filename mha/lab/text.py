@@ -13,6 +13,7 @@ from importlib import resources
 import numpy as np
 
 from mha.lab.tasks import Batch
+from mha.typing import ArrayLike, IntArray, Seed
 from mha.validation import as_generator, check_positive_int
 
 __all__ = ["extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows",
@@ -63,7 +64,8 @@ def extract_prose(markdown: str) -> str:
     Some text with code and .
     A link.
     """
-    paragraphs, current = [], []
+    paragraphs: list[str] = []
+    current: list[str] = []
     for line in _drop_blocks(markdown.splitlines()):
         if not line or line.startswith(("|", "<", "+++", "(")) and line.endswith((")=", "|", ">", "+++")):
             if current:
@@ -100,7 +102,7 @@ class CharVocabulary:
     (4, [1, 3, 2, 0], 'olh')
     """
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         self.chars = "".join(sorted(set(text)))
         if not self.chars:
             raise ValueError("the text is empty: there are no characters to build a vocabulary from")
@@ -113,7 +115,7 @@ class CharVocabulary:
             raise ValueError(f"characters {unknown} are not in the vocabulary")
         return np.array([self._index[c] for c in text], dtype=np.int64)
 
-    def decode(self, ids) -> str:
+    def decode(self, ids: ArrayLike) -> str:
         return "".join(self.chars[i] for i in np.asarray(ids).reshape(-1))
 
     def __repr__(self) -> str:
@@ -125,7 +127,7 @@ def _batch(tokens, targets) -> Batch:
     return Batch(tokens, targets, np.ones(tokens.shape, dtype=bool), zeros, zeros)
 
 
-def text_batch(ids, batch: int, seq_len: int, rng) -> Batch:
+def text_batch(ids: ArrayLike, batch: int, seq_len: int, rng: Seed) -> Batch:
     """``batch`` random windows of ``seq_len`` characters from ``ids``; each target is the next character.
 
     Examples
@@ -143,7 +145,7 @@ def text_batch(ids, batch: int, seq_len: int, rng) -> Batch:
     return _batch(ids[window], ids[window + 1])
 
 
-def text_windows(ids, seq_len: int) -> Batch:
+def text_windows(ids: ArrayLike, seq_len: int) -> Batch:
     """``ids`` cut into consecutive non-overlapping windows (the held-out set; a short tail is dropped).
 
     Examples
@@ -159,7 +161,8 @@ def text_windows(ids, seq_len: int) -> Batch:
     return _batch(tokens, ids[1:n * seq_len + 1].reshape(n, seq_len))
 
 
-def bigram_loss(train_ids, tokens, targets, vocab_size: int, *, smoothing: float = 0.1) -> float:
+def bigram_loss(train_ids: IntArray, tokens: ArrayLike, targets: ArrayLike, vocab_size: int, *,
+                smoothing: float = 0.1) -> float:
     """Held-out loss (nats per character) of next-character counts from ``train_ids``, add-``smoothing``.
 
     The strongest model that looks at one character only: what any longer context must beat.
@@ -176,7 +179,7 @@ def bigram_loss(train_ids, tokens, targets, vocab_size: int, *, smoothing: float
     return float(-log_probs[np.asarray(tokens), np.asarray(targets)].mean())
 
 
-def unigram_loss(train_ids, targets, vocab_size: int) -> float:
+def unigram_loss(train_ids: ArrayLike, targets: ArrayLike, vocab_size: int) -> float:
     """Held-out loss of the characters' frequencies alone (no context at all)."""
     counts = np.bincount(train_ids, minlength=vocab_size) + 0.1
     return float(-np.log(counts / counts.sum())[np.asarray(targets)].mean())

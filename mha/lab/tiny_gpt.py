@@ -1,7 +1,7 @@
 """A tiny character-level GPT built from the package's own blocks, trained with its own backward passes.
 
 Token and position embeddings, pre-norm :class:`mha.TransformerBlock` s with causal attention, a final
-layer norm, and an output layer that reuses the token embedding (*tied*: ``logits = h @ Eᵀ``) or has its
+layer norm, and an output layer that reuses the token embedding (*tied*: ``logits = r @ Eᵀ``) or has its
 own matrix. With ``positions="rotary"`` the blocks rotate queries and keys instead
 (:class:`mha.ModernAttention`, which also takes QK-norm and soft-capping), and the model reads sequences of
 any length. :func:`mha.lab.training.train` trains it (Adam, a warm-up and cosine schedule, one BLAS
@@ -11,14 +11,18 @@ thread so that every run gives the same numbers); :func:`generate` writes with t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any, Literal, overload
 
 import numpy as np
 
+from mha.efficient import KVCache
 from mha.grad import block_backward, cross_entropy, embedding_backward, layer_norm_backward
 from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
 from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
+from mha.typing import ArrayLike, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
 from mha.variants import ModernAttention
 
@@ -37,7 +41,7 @@ class TinyGPT(Module):
     d_ff : int, optional
         Feed-forward width; ``4 * d_model`` by default.
     tied : bool, default True
-        Output logits ``h @ token_embeddingᵀ`` (no output matrix of its own).
+        Output logits ``r @ token_embeddingᵀ`` (no output matrix of its own).
     activation : {"relu", "gelu", "gelu_exact"}, default "relu"
         Of the feed-forward networks. ReLU (the 2017 paper's) trains as well here and costs a fraction
         of GELU's ``tanh`` in NumPy.
@@ -59,9 +63,10 @@ class TinyGPT(Module):
     ((3, 8, 10), 2, (3, 2, 8, 8))
     """
 
-    def __init__(self, vocab_size, context, d_model=64, n_heads=4, n_layers=2, d_ff=None, *, tied=True,
-                 activation="relu", positions: str = "learned", attention: dict | None = None, rng,
-                 dtype=np.float32):
+    def __init__(self, vocab_size: int, context: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
+                 d_ff: int | None = None, *, tied: bool = True, activation: str = "relu",
+                 positions: str = "learned", attention: dict[str, Any] | None = None, rng: Seed,
+                 dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
         self.seq_len = self.context = check_positive_int(context, "context")
         self.n_layers = check_positive_int(n_layers, "n_layers")
@@ -86,18 +91,18 @@ class TinyGPT(Module):
         self.unembedding = None if tied else \
             (rng.standard_normal((d_model, vocab_size)) / math.sqrt(d_model)).astype(self.dtype)
 
-    @property
-    def _params(self) -> dict[str, np.ndarray]:
+    @property  # computed: the arrays live in named attributes
+    def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
         params = {"token_embedding": self.token_embedding}
         if self.position_embedding is not None:
             params["position_embedding"] = self.position_embedding
-        return params if self.tied else {**params, "unembedding": self.unembedding}
+        return params if self.unembedding is None else {**params, "unembedding": self.unembedding}
 
     def submodules(self) -> dict[str, Module]:
         """The blocks (``blocks.0``, ...) and the final ``norm``: names such as ``blocks.0.attention.W_q``."""
         return {**{f"blocks.{i}": block for i, block in enumerate(self.blocks)}, "norm": self.norm}
 
-    def check_tokens(self, tokens) -> np.ndarray:
+    def check_tokens(self, tokens: ArrayLike) -> np.ndarray:
         """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
         rotary = self.position_embedding is None
         longest = np.iinfo(np.int64).max if rotary else self.context  # rotary: any length
@@ -112,11 +117,22 @@ class TinyGPT(Module):
         positions = self.position_embedding[start:start + tokens.shape[1]]  # (seq, d_model)
         return self.token_embedding[tokens] + positions  # (batch, seq, d_model), the residual stream
 
-    def _readout(self, h):
-        weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
-        return linear(self.norm(h), weights)  # (batch, seq, vocab_size)
+    def _readout(self, r):
+        # (d_model, vocab_size): the embedding itself when tied
+        weights = self.token_embedding.T if self.unembedding is None else self.unembedding
+        return linear(self.norm(r), weights)  # (batch, seq, vocab_size)
 
-    def __call__(self, tokens, *, head_mask=None, mask=None, return_weights=False):
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 mask: ArrayLike | None = ...,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 mask: ArrayLike | None = ...,
+                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
+                 mask: ArrayLike | None = None,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
         """Next-character logits at every position.
 
         Parameters
@@ -134,12 +150,12 @@ class TinyGPT(Module):
         weights : list of ndarray, each (batch, n_heads, seq, seq); only with ``return_weights=True``
         """
         tokens = self.check_tokens(tokens)
-        h = self._embed(tokens)
+        r = self._embed(tokens)
         all_weights = []
         for block, layer_mask in zip(self.blocks, self._check_head_mask(head_mask), strict=True):
-            h, weights = block(h, mask=mask, causal=True, head_mask=layer_mask, return_weights=True)
+            r, weights = block(r, mask=mask, causal=True, head_mask=layer_mask, return_weights=True)
             all_weights.append(weights)
-        logits = self._readout(h)
+        logits = self._readout(r)
         return (logits, all_weights) if return_weights else logits
 
     def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
@@ -147,26 +163,27 @@ class TinyGPT(Module):
         loss, grads, _ = self.loss_grads_and_logits(batch)
         return loss, grads
 
-    def loss_grads_and_logits(self, batch: Batch):
+    def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, FloatArray], FloatArray]:
         """The loss, its gradient for every parameter, and the logits (what :func:`train` records)."""
         tokens = self.check_tokens(batch.tokens)
-        h = self._embed(tokens)
+        r = self._embed(tokens)
         caches = []
         for block in self.blocks:
-            h, cache = block.forward(h, causal=True)
+            r, cache = block.forward(r, causal=True)
             caches.append(cache)
-        normed, norm_cache = self.norm.forward(h)
-        weights = self.token_embedding.T if self.tied else self.unembedding  # (d_model, vocab_size)
+        normed, norm_cache = self.norm.forward(r)
+        # (d_model, vocab_size): the embedding itself when tied
+        weights = self.token_embedding.T if self.unembedding is None else self.unembedding
         logits = linear(normed, weights)  # (batch, seq, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
         d_readout = normed.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)
         grads = {}
-        norm_grads, d_h = layer_norm_backward(linear(d_logits, weights.T), norm_cache)
+        norm_grads, d_r = layer_norm_backward(linear(d_logits, weights.T), norm_cache)
         grads.update({f"norm.{name}": g for name, g in norm_grads.items()})
         for i in reversed(range(self.n_layers)):
-            block_grads, d_h = block_backward(d_h, caches[i])
+            block_grads, d_r = block_backward(d_r, caches[i])
             grads.update({f"blocks.{i}.{name}": g for name, g in block_grads.items()})
-        d_tokens = embedding_backward(d_h, tokens, self.vocab_size)  # (vocab_size, d_model)
+        d_tokens = embedding_backward(d_r, tokens, self.vocab_size)  # (vocab_size, d_model)
         if self.tied:
             d_tokens += d_readout.T  # the table is used twice: as input and as output layer
         else:
@@ -174,16 +191,16 @@ class TinyGPT(Module):
         grads["token_embedding"] = d_tokens
         if self.position_embedding is not None:
             d_positions = np.zeros_like(self.position_embedding)
-            d_positions[:tokens.shape[1]] = d_h.sum(axis=0)
+            d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
             grads["position_embedding"] = d_positions
         return loss, grads, logits
 
     # ------------------------------------------------------------------ decoding
-    def new_caches(self, batch: int = 1):
+    def new_caches(self, batch: int = 1) -> list[KVCache]:
         """One empty KV cache per block, sized for the whole context."""
         return [block.attention.new_cache(batch, capacity=self.context) for block in self.blocks]
 
-    def decode(self, tokens_new, caches):
+    def decode(self, tokens_new: IntArray, caches: Sequence[KVCache]) -> FloatArray:
         """Logits for new tokens, reusing the keys and values of the tokens already in ``caches``.
 
         Parameters
@@ -200,11 +217,11 @@ class TinyGPT(Module):
         if self.position_embedding is not None and start + tokens_new.shape[1] > self.context:
             raise ValueError(f"decoding past the context: {start} cached + {tokens_new.shape[1]} new > "
                              f"{self.context} positions")
-        h = self._embed(tokens_new, start)
+        r = self._embed(tokens_new, start)
         for block, cache in zip(self.blocks, caches, strict=True):
-            h = h + block.attention.decode(block.norm1(h), cache)
-            h = h + block.ffn(block.norm2(h))
-        return self._readout(h)
+            r = r + block.attention.decode(block.norm1(r), cache)
+            r = r + block.ffn(block.norm2(r))
+        return self._readout(r)
 
     def __repr__(self) -> str:
         n = self.parameter_count()
@@ -212,7 +229,8 @@ class TinyGPT(Module):
                 f"n_heads={self.n_heads}, n_layers={self.n_layers}, tied={self.tied}, parameters={n})")
 
 
-def sample_next(logits, rng, *, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
+def sample_next(logits: ArrayLike, rng: Seed, *, temperature: float = 1.0,
+                top_k: int | None = None) -> np.ndarray:
     """Draw one token per row of ``logits`` (batch, vocab_size).
 
     ``temperature`` divides the logits (below 1: sharper, above 1: flatter; 0: always the most likely);
@@ -248,8 +266,17 @@ def sample_next(logits, rng, *, temperature: float = 1.0, top_k: int | None = No
     return np.minimum(picked, logits.shape[1] - 1)
 
 
-def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.0, top_k: int | None = None,
-             use_cache: bool = True, return_logits: bool = False):
+@overload
+def generate(model: TinyGPT, prompt: ArrayLike, n_new: int, *, rng: Seed, temperature: float = ...,
+             top_k: int | None = ..., use_cache: bool = ...,
+             return_logits: Literal[False] = ...) -> IntArray: ...
+@overload
+def generate(model: TinyGPT, prompt: ArrayLike, n_new: int, *, rng: Seed, temperature: float = ...,
+             top_k: int | None = ..., use_cache: bool = ...,
+             return_logits: Literal[True]) -> tuple[IntArray, FloatArray]: ...
+def generate(model: TinyGPT, prompt: ArrayLike, n_new: int, *, rng: Seed, temperature: float = 1.0,
+             top_k: int | None = None, use_cache: bool = True,
+             return_logits: bool = False) -> IntArray | tuple[IntArray, FloatArray]:
     """Continue ``prompt`` by ``n_new`` sampled tokens, with the KV cache or by full recomputation.
 
     The model sees at most ``model.context`` tokens. When the window is full, it restarts from the last
@@ -293,7 +320,7 @@ def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.
             start = tokens.shape[1] - model.context // 2
             if use_cache:
                 caches, step_input = model.new_caches(tokens.shape[0]), tokens[:, start:]
-        if use_cache:
+        if caches is not None:  # use_cache
             logits = model.decode(step_input, caches)[:, -1]  # (batch, vocab_size)
         else:
             logits = model(tokens[:, start:])[:, -1]
@@ -303,7 +330,7 @@ def generate(model: TinyGPT, prompt, n_new: int, *, rng, temperature: float = 1.
     return (tokens, np.stack(all_logits, axis=1)) if return_logits else tokens
 
 
-def per_position_loss(model: TinyGPT, batch: Batch, *, head_mask=None) -> np.ndarray:
+def per_position_loss(model: TinyGPT, batch: Batch, *, head_mask: ArrayLike | None = None) -> np.ndarray:
     """Cross-entropy at every position, averaged over the batch: shape (seq,), nats.
 
     Examples

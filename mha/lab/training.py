@@ -3,7 +3,7 @@
 The model is embeddings, a stack of causal :class:`~mha.MultiHeadAttention` layers added to a residual
 stream, and a linear readout to next-token logits. There is no MLP and no layer norm, so everything the
 model learns to do, its attention heads do. Inference and ablation go through the package's layers
-(``layer(h, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
+(``layer(r, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
 passes of :mod:`mha.grad`.
 """
 
@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 
@@ -21,9 +24,11 @@ from mha.grad import cross_entropy, multi_head_backward
 from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
 from mha.layers import MultiHeadAttention
 from mha.module import Module
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_generator, check_dtype_argument, check_positive_int
 
-__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train"]
+__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "progress_bar",
+           "train"]
 
 
 class AttentionOnlyModel(Module):
@@ -57,7 +62,8 @@ class AttentionOnlyModel(Module):
     ((3, 12, 10), 2, (3, 2, 12, 12))
     """
 
-    def __init__(self, vocab_size, seq_len, d_model=32, n_heads=4, n_layers=2, *, rng, dtype=np.float32):
+    def __init__(self, vocab_size: int, seq_len: int, d_model: int = 32, n_heads: int = 4, n_layers: int = 2,
+                 *, rng: Seed, dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
         self.seq_len = check_positive_int(seq_len, "seq_len")
         self.n_layers = check_positive_int(n_layers, "n_layers")
@@ -72,8 +78,8 @@ class AttentionOnlyModel(Module):
         self.unembedding = readout.astype(self.dtype)
         self.d_model, self.n_heads = d_model, self.layers[0].n_heads
 
-    @property
-    def _params(self) -> dict[str, np.ndarray]:
+    @property  # computed: the arrays live in named attributes
+    def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
         return {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding,
                 "unembedding": self.unembedding}
 
@@ -81,7 +87,7 @@ class AttentionOnlyModel(Module):
         """The attention layers, named ``layers.0``, ``layers.1``, ... (so ``layers.0.W_q``)."""
         return {f"layers.{i}": layer for i, layer in enumerate(self.layers)}
 
-    def check_tokens(self, tokens) -> np.ndarray:
+    def check_tokens(self, tokens: ArrayLike) -> np.ndarray:
         """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
         return check_token_batch(tokens, self.vocab_size, self.seq_len, "seq_len")
 
@@ -92,7 +98,14 @@ class AttentionOnlyModel(Module):
         positions = self.position_embedding[:tokens.shape[1]]  # (seq, d_model)
         return self.token_embedding[tokens] + positions  # (batch, seq, d_model)
 
-    def __call__(self, tokens, *, head_mask=None, return_weights=False):
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 return_weights: Literal[False] = ...) -> FloatArray: ...
+    @overload
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
+    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
+                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
         """Next-token logits for every position.
 
         Parameters
@@ -110,13 +123,13 @@ class AttentionOnlyModel(Module):
         """
         tokens = self.check_tokens(tokens)
         head_masks = self._check_head_mask(head_mask)
-        h = self._embed(tokens)  # (batch, seq, d_model), the residual stream
+        r = self._embed(tokens)  # (batch, seq, d_model), the residual stream
         all_weights = []
         for layer, layer_head_mask in zip(self.layers, head_masks, strict=True):
-            out, weights = layer(h, causal=True, head_mask=layer_head_mask, return_weights=True)
-            h = h + out
+            out, weights = layer(r, causal=True, head_mask=layer_head_mask, return_weights=True)
+            r = r + out
             all_weights.append(weights)
-        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+        logits = r @ self.unembedding  # (batch, seq, vocab_size)
         return (logits, all_weights) if return_weights else logits
 
     def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
@@ -127,30 +140,31 @@ class AttentionOnlyModel(Module):
     def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
         """:meth:`loss_and_grads` and the logits ``(batch, seq, vocab_size)`` of the same forward pass."""
         tokens = self.check_tokens(batch.tokens)
-        h = self._embed(tokens)
+        r = self._embed(tokens)
         caches = []
         for layer in self.layers:
-            out, cache = layer.forward(h, causal=True)
+            out, cache = layer.forward(r, causal=True)
             caches.append(cache)
-            h = h + out
-        logits = h @ self.unembedding  # (batch, seq, vocab_size)
+            r = r + out
+        logits = r @ self.unembedding  # (batch, seq, vocab_size)
         loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
-        grads = {"unembedding": h.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
-        d_h = d_logits @ self.unembedding.T  # (batch, seq, d_model)
+        grads = {"unembedding": r.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
+        d_r = d_logits @ self.unembedding.T  # (batch, seq, d_model)
         for i in reversed(range(self.n_layers)):
-            layer_grads, d_input, _, _ = multi_head_backward(d_h, caches[i])
+            layer_grads, d_input, _, _ = multi_head_backward(d_r, caches[i])
             grads.update({f"layers.{i}.{name}": g for name, g in layer_grads.items()})
-            d_h = d_h + d_input  # the residual path and the path through the layer
+            d_r = d_r + d_input  # the residual path and the path through the layer
         d_tokens = np.zeros_like(self.token_embedding)
-        np.add.at(d_tokens, tokens, d_h)  # a token used twice collects both gradients
+        np.add.at(d_tokens, tokens, d_r)  # a token used twice collects both gradients
         grads["token_embedding"] = d_tokens
         d_positions = np.zeros_like(self.position_embedding)
-        d_positions[:tokens.shape[1]] = d_h.sum(axis=0)
+        d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
         grads["position_embedding"] = d_positions
         return loss, grads, logits
 
 
-def evaluate(model: AttentionOnlyModel, batch: Batch, *, head_mask=None) -> tuple[float, float]:
+def evaluate(model: AttentionOnlyModel, batch: Batch, *,
+             head_mask: ArrayLike | None = None) -> tuple[float, float]:
     """Loss (nats) and next-token accuracy on the positions of ``batch.loss_mask``.
 
     Examples
@@ -164,7 +178,7 @@ def evaluate(model: AttentionOnlyModel, batch: Batch, *, head_mask=None) -> tupl
     return logits_quality(model(batch.tokens, head_mask=head_mask), batch)
 
 
-def logits_quality(logits, batch: Batch) -> tuple[float, float]:
+def logits_quality(logits: FloatArray, batch: Batch | LabelledTokens) -> tuple[float, float]:
     """Loss (nats) and accuracy of ``logits`` ``(batch, seq, vocab)`` on ``batch.loss_mask``'s positions.
 
     :func:`evaluate` without the forward pass, for callers that need the logits for more.
@@ -173,9 +187,20 @@ def logits_quality(logits, batch: Batch) -> tuple[float, float]:
     return loss, _accuracy(logits, batch)
 
 
-def _accuracy(logits, batch: Batch) -> float:
+def _accuracy(logits: FloatArray, batch: Batch | LabelledTokens) -> float:
     correct = logits.argmax(axis=-1) == batch.targets  # (batch, seq)
     return float(correct[batch.loss_mask].mean())
+
+
+class LabelledTokens(Protocol):
+    """What the measures read from a batch: a :class:`~mha.lab.Batch`, or a task's own batch with answers."""
+
+    @property
+    def tokens(self) -> IntArray: ...  # (batch, seq)
+    @property
+    def targets(self) -> IntArray: ...  # (batch, seq)
+    @property
+    def loss_mask(self) -> BoolArray: ...  # (batch, seq)
 
 
 class Adam:
@@ -199,14 +224,15 @@ class Adam:
     True
     """
 
-    def __init__(self, params, *, lr=1e-2, betas=(0.9, 0.99), eps=1e-8):
+    def __init__(self, params: Mapping[str, FloatArray], *, lr: float = 1e-2,
+                 betas: tuple[float, float] = (0.9, 0.99), eps: float = 1e-8) -> None:
         self.params = dict(params)
         self.lr, self.betas, self.eps = float(lr), tuple(betas), float(eps)
         self.m = {name: np.zeros_like(p) for name, p in self.params.items()}
         self.v = {name: np.zeros_like(p) for name, p in self.params.items()}
         self.t = 0
 
-    def step(self, grads, *, lr=None) -> None:
+    def step(self, grads: Mapping[str, FloatArray], *, lr: float | None = None) -> None:
         """One update from ``grads`` (same names and shapes as ``params``)."""
         if set(grads) != set(self.params):
             missing, unexpected = sorted(set(self.params) - set(grads)), sorted(set(grads) - set(self.params))
@@ -241,8 +267,10 @@ class TrainingHistory:
     seconds: float = 0.0
 
 
-def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-2, warmup: int = 50,
-          probe=None, snapshot_steps=(), held_out: Batch | None = None, record=None, progress: bool = True,
+def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Batch], *, steps: int, rng: Seed,
+          lr: float = 1e-2, warmup: int = 50, probe: ArrayLike | None = None,
+          snapshot_steps: Iterable[int] = (), held_out: Batch | None = None,
+          record: Callable[[Any], object] | None = None, progress: bool = True,
           blas_threads: int | None = 1) -> TrainingHistory:
     """Train ``model`` with Adam on fresh batches from ``sample(rng)``, with a progress bar.
 
@@ -288,7 +316,7 @@ def train(model: AttentionOnlyModel, sample, *, steps: int, rng, lr: float = 1e-
     rates = learning_rates(lr, steps, warmup)
     start = time.perf_counter()
     # The bar counts training steps (not the final snapshot), so a finished run reads steps/steps.
-    with blas_threads_limit(blas_threads), _progress_bar(steps, progress) as bar:
+    with blas_threads_limit(blas_threads), progress_bar(steps, progress) as bar:
         for step in range(steps + 1):
             if step in snapshot_steps and probe is not None:
                 _, weights = model(probe, return_weights=True)
@@ -335,10 +363,23 @@ class _NoBar(contextlib.nullcontext):
         pass
 
 
-def _progress_bar(total: int, show: bool):
-    """A tqdm bar of ``total`` steps, used as a context manager (closed, hence green, at the end)."""
+def progress_bar(total: int, show: bool):
+    """A progress bar of ``total`` steps, used as a context manager: ``with progress_bar(n, True) as bar:``.
+
+    A tqdm bar (a widget in notebooks, closed, hence green, at the end) when tqdm is installed; without
+    tqdm (the NumPy-only install, a browser kernel) a silent stand-in whose ``update`` does nothing, so
+    the training loops that call ``bar.update(1)`` run the same either way.
+
+    Examples
+    --------
+    >>> with progress_bar(3, show=False) as bar:
+    ...     for _ in range(3):
+    ...         bar.update(1)
+    """
     try:
         from tqdm.auto import tqdm
     except ImportError:
         return _NoBar()
-    return tqdm(total=total, desc="training", disable=not show, mininterval=0.5)
+    if not show or os.environ.get("TQDM_DISABLE", "").lower() in {"1", "true", "yes"}:
+        return _NoBar()
+    return tqdm(total=total, desc="training", mininterval=0.5)

@@ -9,17 +9,20 @@ the chapter's explorer.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from mha.block import TransformerBlock
+from mha.typing import ArrayLike, Seed
 from mha.validation import as_float_array, as_generator, check_finite, check_positive_int
 
 __all__ = ["build_stack", "residual_stream", "residual_statistics", "stack_statistics"]
 
 
-def residual_stream(blocks, x, **call_kwargs) -> np.ndarray:
+def residual_stream(blocks: Sequence[TransformerBlock], x: ArrayLike, **call_kwargs: Any) -> np.ndarray:
     """Run ``x`` through ``blocks`` in turn and keep every intermediate activation.
 
     Parameters
@@ -50,8 +53,8 @@ def residual_stream(blocks, x, **call_kwargs) -> np.ndarray:
     return np.stack(states)
 
 
-def build_stack(n_blocks: int, d_model: int, n_heads: int, *, scaled_init: bool = False, rng=None,
-                **block_kwargs) -> list[TransformerBlock]:
+def build_stack(n_blocks: int, d_model: int, n_heads: int, *, scaled_init: bool = False, rng: Seed = None,
+                **block_kwargs: Any) -> list[TransformerBlock]:
     """``n_blocks`` freshly initialised blocks, drawing their weights from one generator in turn.
 
     Parameters
@@ -81,7 +84,7 @@ def build_stack(n_blocks: int, d_model: int, n_heads: int, *, scaled_init: bool 
     return blocks
 
 
-def residual_statistics(states) -> dict[str, np.ndarray]:
+def residual_statistics(states: ArrayLike) -> dict[str, np.ndarray]:
     """How the residual stream evolves through a stack, from :func:`residual_stream`'s output.
 
     Parameters

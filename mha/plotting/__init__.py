@@ -4,7 +4,9 @@ Figures are :class:`~mha.plotting.style.CourseFigure` objects built without ``py
 shown twice in a notebook and nothing needs closing; a notebook cell displays the returned figure, with
 its alt text. Every figure has a
 white background (readable on the site's dark theme), labelled axes, titled heads and a perceptual
-colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions.
+colormap. One module per topic; the widgets in :mod:`mha.explorers` wrap these functions. A chapter
+that draws a figure of its own starts from ``new_figure`` (at most ``MAX_WIDTH_IN`` wide: see
+:mod:`mha.plotting.style`), so that it too is drawn for the book's column.
 """
 
 from mha.extras import require
@@ -12,6 +14,7 @@ from mha.extras import require
 require("mha.plotting", "plot", "matplotlib")
 
 from mha.plotting.charts import plot_curves, plot_matrix
+from mha.plotting.circuits import plot_circuits
 from mha.plotting.cost import loglog_slope, plot_cost_breakdown, plot_growth, plot_heads_tradeoff
 from mha.plotting.cross_attention import plot_alignment, plot_links
 from mha.plotting.diagrams import plot_head_split, plot_mha_diagram, plot_soft_lookup
@@ -22,7 +25,7 @@ from mha.plotting.efficient_attention import (
     plot_online_softmax,
 )
 from mha.plotting.heads import plot_attention, plot_heads
-from mha.plotting.heads_that_learn import plot_head_count_sweep
+from mha.plotting.heads_that_learn import plot_blend_margins, plot_head_count_sweep
 from mha.plotting.modern_attention import (
     plot_cache_bars,
     plot_cache_growth,
@@ -36,6 +39,7 @@ from mha.plotting.modern_attention import (
     plot_stream_losses,
 )
 from mha.plotting.multi_head import plot_pattern_tradeoff
+from mha.plotting.one_head import plot_head_step
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
 from mha.plotting.self_attention import (
@@ -51,7 +55,7 @@ from mha.plotting.shapes import (
     plot_masks,
     shape_table_html,
 )
-from mha.plotting.style import CourseFigure, register_ipython_display
+from mha.plotting.style import MAX_WIDTH_IN, CourseFigure, new_figure, register_ipython_display
 from mha.plotting.training import plot_head_scores, plot_pruning, plot_training_curve
 from mha.plotting.transformer_block import plot_stack_statistics, plot_token_statistics
 
@@ -59,6 +63,8 @@ register_ipython_display()
 
 __all__ = [
     "CourseFigure",
+    "new_figure",
+    "MAX_WIDTH_IN",
     "plot_attention",
     "plot_heads",
     "plot_curves",
@@ -87,7 +93,10 @@ __all__ = [
     "plot_head_scores",
     "plot_pruning",
     "plot_head_count_sweep",
+    "plot_blend_margins",
     "plot_online_softmax",
+    "plot_head_step",
+    "plot_circuits",
     "plot_memory",
     "plot_decode_cost",
     "plot_kv_tradeoff",

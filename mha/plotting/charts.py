@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-from mha.plotting.style import SERIES_COLORS, SIGNED_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, SIGNED_CMAP, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_curves", "draw_curves", "describe_curves", "plot_matrix"]
@@ -15,7 +18,7 @@ __all__ = ["plot_curves", "draw_curves", "describe_curves", "plot_matrix"]
 LINE_STYLES = ("-", "--", "-.", ":")
 
 
-def draw_curves(ax, x, curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
+def draw_curves(ax: Axes, x: ArrayLike, curves: Mapping[str, ArrayLike], *, xlabel: str, ylabel: str,
                 title: str | None = None, logx: bool = False, logy: bool = False, markers: bool = False,
                 legend: bool = True) -> None:
     """Draw one line per entry of ``curves`` (label -> y values over ``x``) on ``ax``."""
@@ -44,17 +47,17 @@ def draw_curves(ax, x, curves: Mapping[str, Sequence[float]], *, xlabel: str, yl
         ax.legend(fontsize="small")
 
 
-def describe_curves(curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
+def describe_curves(curves: Mapping[str, ArrayLike], *, xlabel: str, ylabel: str,
                     title: str | None = None) -> str:
     """Alt text for a line chart: what is plotted against what, and where each curve starts and ends."""
-    ends = "; ".join(f"{label} from {float(values[0]):.3g} to {float(values[-1]):.3g}"
+    ends = "; ".join(f"{label} from {float(np.ravel(values)[0]):.3g} to {float(np.ravel(values)[-1]):.3g}"
                      for label, values in curves.items())
     return f"{title + ': ' if title else ''}Line chart of {ylabel} against {xlabel}: {ends}."
 
 
-def plot_curves(x, curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel: str,
+def plot_curves(x: ArrayLike, curves: Mapping[str, ArrayLike], *, xlabel: str, ylabel: str,
                 title: str | None = None, logx: bool = False, logy: bool = False, markers: bool = False,
-                size=(6.0, 3.2), alt_text: str | None = None):
+                size: tuple[float, float] = (6.0, 3.2), alt_text: str | None = None) -> Figure:
     """Line chart of several series over a shared x axis.
 
     Parameters
@@ -94,10 +97,10 @@ def plot_curves(x, curves: Mapping[str, Sequence[float]], *, xlabel: str, ylabel
     return fig
 
 
-def plot_matrix(matrix, *, xlabel: str, ylabel: str, title: str | None = None,
+def plot_matrix(matrix: ArrayLike, *, xlabel: str, ylabel: str, title: str | None = None,
                 colorbar_label: str = "value", annotate: bool = False, xticks: Sequence[str] | None = None,
                 yticks: Sequence[str] | None = None, size: tuple[float, float] | None = None,
-                alt_text: str | None = None):
+                alt_text: str | None = None) -> Figure:
     """Heatmap of a signed matrix on a diverging colour scale centred on zero.
 
     Parameters
@@ -143,10 +146,15 @@ def plot_matrix(matrix, *, xlabel: str, ylabel: str, title: str | None = None,
     image = ax.imshow(matrix, cmap=SIGNED_CMAP, vmin=-limit, vmax=limit, interpolation="nearest",
                       aspect="auto")
     if annotate:
-        for (r, c), value in np.ndenumerate(matrix):
-            text = f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-            ax.text(c, r, text, ha="center", va="center", fontsize="small",
-                    color="white" if abs(value) > 0.6 * limit else "black")
+        texts = {(r, c): f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+                 for (r, c), value in np.ndenumerate(matrix)}
+        # Each value at 10 pt (mha.plotting.style) where it fits its cell; where it would not, the
+        # colour and the alt text say it.
+        cell = (min(size[0], MAX_WIDTH_IN) - 2.0) / cols  # inches: the plot's width over its columns
+        if cell >= 0.09 * max(map(len, texts.values())):
+            for (r, c), text in texts.items():
+                ax.text(c, r, text, ha="center", va="center", fontsize=MIN_FONT_PT,
+                        color="white" if abs(matrix[r, c]) > 0.6 * limit else "black")
     for axis, labels in ((ax.xaxis, xticks), (ax.yaxis, yticks)):
         if labels is not None:
             axis.set_ticks(range(len(labels)), labels=list(labels))

@@ -6,9 +6,11 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from mha.cost import format_bytes, format_flops
+from mha.cost import FlopCount, MemoryCount, format_bytes, format_flops
 from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = [
@@ -27,7 +29,7 @@ _FLOP_ITEMS = ("q_projection", "k_projection", "v_projection", "scores", "softma
 _BYTE_ITEMS = ("inputs", "qkv", "scores", "context", "output", "kv_cache")
 
 
-def loglog_slope(x, y, *, last: int = 3) -> float:
+def loglog_slope(x: ArrayLike, y: ArrayLike, *, last: int = 3) -> float:
     """Slope of ``log y`` against ``log x`` over the ``last`` points: the exponent ``p`` in ``y ∝ x**p``.
 
     Examples
@@ -72,9 +74,9 @@ def _limits(values, given):
     return (min(positive) / 3, max(positive) * 30)
 
 
-def plot_cost_breakdown(flop_count, memory_count, *, title: str | None = None,
+def plot_cost_breakdown(flop_count: FlopCount, memory_count: MemoryCount, *, title: str | None = None,
                         flops_range: tuple[float, float] | None = None,
-                        bytes_range: tuple[float, float] | None = None):
+                        bytes_range: tuple[float, float] | None = None) -> Figure:
     """FLOPs and activation bytes of one forward pass as two bar charts, quadratic items highlighted.
 
     Parameters
@@ -119,8 +121,9 @@ def plot_cost_breakdown(flop_count, memory_count, *, title: str | None = None,
     return fig
 
 
-def plot_growth(x, panels: Mapping[str, Mapping[str, Sequence[float]]], *, dashed: Collection[str] = (),
-                 xlabel: str = "sequence length (tokens)", title: str | None = None, fit_last: int = 3):
+def plot_growth(x: ArrayLike, panels: Mapping[str, Mapping[str, ArrayLike]], *,
+                dashed: Collection[str] = (), xlabel: str = "sequence length (tokens)",
+                title: str | None = None, fit_last: int = 3) -> Figure:
     """Log-log curves, one panel per quantity, each legend entry with its fitted slope.
 
     Parameters
@@ -185,7 +188,9 @@ def _set_log2_ticks(ax, x) -> None:
     ax.minorticks_off()
 
 
-def plot_heads_tradeoff(n_heads, *, parameters, flops, score_bytes, seconds=None, title: str | None = None):
+def plot_heads_tradeoff(n_heads: ArrayLike, *, parameters: ArrayLike, flops: ArrayLike,
+                        score_bytes: ArrayLike, seconds: ArrayLike | None = None,
+                        title: str | None = None) -> Figure:
     """What changes with the number of heads at a fixed ``d_model``: one small panel per quantity.
 
     Parameters

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from mha.plotting.heads import plot_heads
 from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.typing import ArrayLike, FloatArray
 from mha.validation import as_float_array
 
 __all__ = ["plot_alignment", "plot_links", "draw_links"]
@@ -30,8 +33,9 @@ def _check_reference(reference, seq_q: int, seq_k: int) -> np.ndarray | None:
     return reference
 
 
-def plot_alignment(weights, tokens_q, tokens_k, *, reference=None, head_titles: Sequence[str] | None = None,
-                   title: str | None = None):
+def plot_alignment(weights: ArrayLike, tokens_q: Sequence[str], tokens_k: Sequence[str], *,
+                   reference: ArrayLike | None = None, head_titles: Sequence[str] | None = None,
+                   title: str | None = None) -> Figure:
     """Every head's cross-attention weights, with the expected alignment marked by hollow squares.
 
     Parameters
@@ -69,8 +73,9 @@ def plot_alignment(weights, tokens_q, tokens_k, *, reference=None, head_titles: 
     return fig
 
 
-def plot_links(weights, tokens_q, tokens_k, *, title: str = "Who reads whom",
-               query_label: str = "decoder (queries)", key_label: str = "encoder (keys, values)"):
+def plot_links(weights: ArrayLike, tokens_q: Sequence[str], tokens_k: Sequence[str], *,
+               title: str = "Who reads whom", query_label: str = "decoder (queries)",
+               key_label: str = "encoder (keys, values)") -> Figure:
     """One head's weights as lines from each target word (top) to the source words it reads (bottom).
 
     Line width and opacity grow with the weight; weights under ``MIN_LINK_WEIGHT`` are not drawn.
@@ -118,7 +123,8 @@ def plot_links(weights, tokens_q, tokens_k, *, title: str = "Who reads whom",
     return fig
 
 
-def draw_links(ax, weights: np.ndarray, query_points, key_points, *, rows=None) -> None:
+def draw_links(ax: Axes, weights: np.ndarray, query_points: FloatArray, key_points: FloatArray, *,
+               rows: Sequence[int] | None = None) -> None:
     """Draw one line per weight of at least ``MIN_LINK_WEIGHT``, from its query's point to its key's point.
 
     Width and opacity grow with the weight. Shared by :func:`plot_links` (words in two rows) and

@@ -10,15 +10,22 @@ Nothing here is a stored image: change the sizes and the picture changes with th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.shapes import _text_color, head_colors
-from mha.plotting.style import SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, SIGNED_CMAP, TITLE_PT, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 
 __all__ = ["plot_mha_diagram", "plot_soft_lookup", "plot_head_split"]
 
 #: Head rows drawn at most; beyond it the diagram shows the first 3, an ellipsis and the last 2.
 MAX_HEAD_ROWS = 8
+#: Heads side by side in the multi-head diagram: four 1.35-inch columns fill the column's 5.5 inches.
+MAX_HEAD_COLUMNS = 4
 
 
 def _check_sizes(seq: int, d_model: int, n_heads: int) -> int:
@@ -47,17 +54,20 @@ def _arrow(ax, start, end, *, color="#444444"):
                 arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.0, "shrinkA": 0, "shrinkB": 0})
 
 
-def _tint(color: str, amount: float = 0.82) -> tuple[float, float, float]:
+def _tint(color: str, amount: float = 0.82) -> tuple[float, ...]:
     """``color`` mixed with white: a light fill that keeps black text readable."""
     from matplotlib.colors import to_rgb
 
     return tuple(c + (1 - c) * amount for c in to_rgb(color))
 
 
-def _shown_heads(n_heads: int) -> list[int | None]:
-    """Head indices drawn as rows; None stands for the ellipsis row."""
-    if n_heads <= MAX_HEAD_ROWS:
+def _shown_heads(n_heads: int, most: int = 0) -> list[int | None]:
+    """Head indices drawn (at most ``most``, or MAX_HEAD_ROWS); None stands for the ellipsis."""
+    most = most or MAX_HEAD_ROWS
+    if n_heads <= most:
         return list(range(n_heads))
+    if most <= 4:
+        return [*range(most - 2), None, n_heads - 1]
     return [0, 1, 2, None, n_heads - 2, n_heads - 1]
 
 
@@ -67,14 +77,14 @@ def _mini_map(ax, x, y, w, h, weights):
               interpolation="nearest", aspect="auto", zorder=3)
 
 
-def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weights=None,
-                     title: str | None = None):
+def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weights: ArrayLike | None = None,
+                     title: str | None = None) -> Figure:
     """Multi-head attention as boxes and arrows, every box labelled with the shape it holds.
 
-    Left to right: the input ``x``; each head's projections ``q_i = x W_Q,i`` (and k, v); each head's
+    Top to bottom: the input ``x``; each head's projections ``q_i = x W_Q,i`` (and k, v); each head's
     attention weights and output ``head_i``; the concatenation, in which head ``i`` owns features
     ``i·d_head`` to ``(i+1)·d_head - 1``; and the output projection ``W_O`` back to ``d_model``.
-    The batch axis is left out. With more than 8 heads, the middle rows are replaced by an ellipsis.
+    The batch axis is left out. With more than 4 heads, the middle ones are replaced by an ellipsis.
 
     Parameters
     ----------
@@ -102,13 +112,15 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
         if weights.shape != (n_heads, seq, seq):
             raise ValueError(f"weights must have shape (n_heads, seq, seq) = {(n_heads, seq, seq)}, "
                              f"got {weights.shape}")
-    rows = _shown_heads(n_heads)
+    shown = _shown_heads(n_heads, MAX_HEAD_COLUMNS)
     colors = head_colors(n_heads)
-    # Drawn in inches (one data unit = one inch, about) and 10-point text: in the book's 690-pixel
-    # column a 9.4-inch figure shows 10-point labels about 10 pixels tall.
-    row_h, gap = 0.62, 0.16
-    height = len(rows) * (row_h + gap) - gap
-    fig = new_figure(9.4, height + 1.45, alt_text=(
+    # Drawn top to bottom, in inches (one data unit is one inch) for the book's column: 5.5 inches,
+    # so that its 10-point text reads at 9 px or more even on a phone (mha.plotting.style).
+    width = MAX_WIDTH_IN - 0.1
+    column = width / len(shown)
+    box_w, box_h = column - 0.1, 0.62
+    levels = {"x": 6.55, "qkv": 5.35, "attend": 4.3, "head": 3.3, "concat": 2.05, "wo": 1.0, "out": 0.0}
+    fig = new_figure(MAX_WIDTH_IN, 7.9, alt_text=(
         f"Diagram of multi-head attention with {seq} tokens, d_model {d_model}, {n_heads} heads of "
         f"d_head {d_head}: the input x of shape ({seq}, {d_model}) goes to every head; each head "
         f"projects it to q, k and v of shape ({seq}, {d_head}), computes ({seq}, {seq}) attention "
@@ -116,52 +128,67 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
         f"({seq}, {d_model}) and multiplied by W_O of shape ({d_model}, {d_model})."))
     ax = fig.add_subplot()
     ax.set_axis_off()
-    ax.set_xlim(-0.05, 9.25)
-    ax.set_ylim(-0.75, height + 0.7)
-    mid = height / 2
-    _box(ax, 0, mid - 0.6, 0.85, 1.2, f"x\n({seq}, {d_model})\n{seq} tokens", face="#eeeeee", fontsize=10)
-    steps = ((1.15, "1. project"), (2.85, "2. attend"), (6.3, "3. concat"), (7.55, "4. mix heads"))
-    for x, label in steps:
-        ax.text(x, height + 0.5, label, fontsize=10, fontweight="bold", va="center")
-    ax.text(1.15, height + 0.2, f"each W: ({d_model}, {d_head})", fontsize=10, va="center")
-    concat_x, concat_w = 6.35, 0.7
-    strip_h = height / n_heads
-    for i, color in enumerate(colors):
-        ax.add_patch(_rect(concat_x, height - (i + 1) * strip_h, concat_w, strip_h, color))
-    ax.text(concat_x + concat_w / 2, -0.08, f"concat\n({seq}, {d_model})\nfeatures by head", ha="center",
-            va="top", fontsize=9)
-    for r, head in enumerate(rows):
-        y = height - r * (row_h + gap) - row_h
+    ax.set_xlim(0, width)
+    ax.set_ylim(-0.05, 7.45)
+    stage: dict[str, Any] = {"fontsize": 10, "fontweight": "bold", "va": "center", "zorder": 5,
+             "bbox": {"facecolor": "white", "edgecolor": "none", "pad": 1.0}}  # arrows pass behind
+    centre = width / 2
+    _box(ax, centre - 1.0, levels["x"] - 0.1, 2.0, 0.82, f"x\n({seq}, {d_model})\n{seq} tokens",
+         face="#eeeeee", fontsize=10)
+    ax.text(0.02, levels["qkv"] + box_h + 0.3, "1. project", **stage)
+    ax.text(width - 0.02, levels["qkv"] + box_h + 0.3, f"each W: ({d_model}, {d_head})", ha="right",
+            **{**stage, "fontweight": "normal"})
+    ax.text(0.02, levels["attend"] + box_h + 0.2, "2. attend", **stage)
+    drawn = weights is not None and seq <= 16
+    for c, head in enumerate(shown):
+        x = c * column + 0.05
         if head is None:
-            ax.text(3.6, y + row_h / 2, f"⋮   {n_heads - 5} more heads, the same shapes   ⋮",
+            for level in ("attend", "head"):
+                ax.text(x + box_w / 2, levels[level] + box_h / 2, "⋯", ha="center", va="center", fontsize=14)
+            ax.text(x + box_w / 2, levels["qkv"] + box_h / 2, f"⋯\n{n_heads - len(shown) + 1} more heads",
                     ha="center", va="center", fontsize=10)
             continue
         edge, face = colors[head], _tint(colors[head])
-        _arrow(ax, (0.85, mid), (1.15, y + row_h / 2))
-        _box(ax, 1.15, y, 1.5, row_h, f"head {head}: q, k, v\n({seq}, {d_head}) each", edge=edge, face=face,
-             fontsize=10)
-        _arrow(ax, (2.65, y + row_h / 2), (2.85, y + row_h / 2))
-        drawn = weights is not None and seq <= 16
-        _box(ax, 2.85, y, 1.38 if drawn else 1.9, row_h, f"softmax(q kᵀ/√{d_head})\nweights ({seq}, {seq})",
+        _arrow(ax, (centre, levels["x"]), (x + box_w / 2, levels["qkv"] + box_h))
+        _box(ax, x, levels["qkv"], box_w, box_h, f"head {head}: q, k, v\n({seq}, {d_head}) each",
              edge=edge, face=face, fontsize=10)
-        if drawn:
-            _box(ax, 4.23, y, 0.52, row_h, "", edge=edge, face=face)
-            _mini_map(ax, 4.28, y + 0.06, 0.42, row_h - 0.12, weights[head])
-        _arrow(ax, (4.75, y + row_h / 2), (4.95, y + row_h / 2))
-        _box(ax, 4.95, y, 1.15, row_h, f"head_{head} = w v\n({seq}, {d_head})", edge=edge, face=face,
-             fontsize=10)
-        strip_mid = height - (head + 0.5) * strip_h
-        _arrow(ax, (6.1, y + row_h / 2), (concat_x, strip_mid))
-        if strip_h >= 0.3:
-            ax.text(concat_x + concat_w / 2, strip_mid, f"{head * d_head}–{(head + 1) * d_head - 1}",
-                    ha="center", va="center", fontsize=8.5, color=_text_color(colors[head]), zorder=4)
-    _arrow(ax, (concat_x + concat_w, mid), (7.25, mid))
-    _box(ax, 7.25, mid - 0.45, 0.95, 0.9, f"W_O\n({d_model}, {d_model})", face="#eeeeee", fontsize=10)
-    _arrow(ax, (8.2, mid), (8.3, mid))
-    _box(ax, 8.3, mid - 0.6, 0.9, 1.2, f"output\n({seq}, {d_model})", face="#eeeeee", fontsize=10)
+        _arrow(ax, (x + box_w / 2, levels["qkv"]), (x + box_w / 2, levels["attend"] + box_h))
+        label = f"softmax(q kᵀ/√{d_head})\nweights ({seq}, {seq})"
+        if drawn and weights is not None:
+            _box(ax, x, levels["attend"], box_w, box_h, "", edge=edge, face=face)
+            _mini_map(ax, x + box_w / 2 - 0.27, levels["attend"] + 0.06, 0.54, box_h - 0.12, weights[head])
+        else:
+            _box(ax, x, levels["attend"], box_w, box_h, label, edge=edge, face=face, fontsize=10)
+        _arrow(ax, (x + box_w / 2, levels["attend"]), (x + box_w / 2, levels["head"] + box_h))
+        _box(ax, x, levels["head"], box_w, box_h, f"head_{head} = w v\n({seq}, {d_head})",
+             edge=edge, face=face, fontsize=10)
+    if drawn:
+        ax.text(0.02, levels["attend"] - 0.2, f"each map: softmax(q kᵀ/√{d_head}), ({seq}, {seq})",
+                **{**stage, "fontweight": "normal"})
+    # The concatenation: head i owns features i·d_head … (i+1)·d_head - 1, left to right.
+    ax.text(0.02, levels["concat"] + 0.9, "3. concat", **stage)
+    ax.text(width - 0.02, levels["concat"] + 0.9, f"concat\n({seq}, {d_model})\nfeatures by head", ha="right",
+            **{**stage, "fontweight": "normal", "linespacing": 1.0})
+    strip_w = width / n_heads
+    for i, color in enumerate(colors):
+        ax.add_patch(_rect(i * strip_w, levels["concat"], strip_w, 0.6, color))
+        if strip_w >= 0.62:
+            ax.text((i + 0.5) * strip_w, levels["concat"] + 0.3, f"{i * d_head}–{(i + 1) * d_head - 1}",
+                    ha="center", va="center", fontsize=10, color=_text_color(color), zorder=4)
+    for c, head in enumerate(shown):
+        if head is not None:
+            _arrow(ax, (c * column + 0.05 + box_w / 2, levels["head"]),
+                   ((head + 0.5) * strip_w, levels["concat"] + 0.6))
+    ax.text(0.02, levels["wo"] + 0.85, "4. mix heads", **stage)
+    _arrow(ax, (centre, levels["concat"]), (centre, levels["wo"] + 0.62))
+    _box(ax, centre - 1.0, levels["wo"], 2.0, 0.62, f"W_O\n({d_model}, {d_model})", face="#eeeeee",
+         fontsize=10)
+    _arrow(ax, (centre, levels["wo"]), (centre, levels["out"] + 0.62))
+    _box(ax, centre - 1.0, levels["out"], 2.0, 0.62, f"output\n({seq}, {d_model})", face="#eeeeee",
+         fontsize=10)
     heads = "1 head" if n_heads == 1 else f"{n_heads} heads"
     fig.suptitle(title or f"Multi-head attention: {seq} tokens, d_model = {d_model}, {heads} "
-                          f"of d_head = {d_model} / {n_heads} = {d_head}", fontsize=12)
+                          f"of d_head = {d_model} / {n_heads} = {d_head}", fontsize=TITLE_PT)
     return fig
 
 
@@ -171,7 +198,8 @@ def _rect(x, y, w, h, color):
     return Rectangle((x, y), w, h, facecolor=color, edgecolor="white", linewidth=0.8)
 
 
-def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = None):
+def plot_soft_lookup(keys: Sequence[str], weights: ArrayLike, values: ArrayLike, *, query: str,
+                     title: str | None = None) -> Figure:
     """Attention as a soft dictionary lookup: every key gets a weight, the answer mixes every value.
 
     Parameters
@@ -209,12 +237,13 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
     best = int(np.argmax(weights))
     answers = np.stack([weights @ values, values[best]])  # (2, d_v)
     vmax = float(np.abs(values).max()) or 1.0
-    fig = new_figure(9.5, 1.6 + 0.32 * len(keys), alt_text=(
+    # One panel under the other in the book's column (mha.plotting.style).
+    fig = new_figure(MAX_WIDTH_IN, 2.6 + 0.5 * len(keys), alt_text=(
         f'The query "{query}" scores every key; its attention weights are largest for "{keys[best]}" '
         f"({weights[best]:.2f}). The answer is the weighted sum of all value rows, shown next to the single "
         "value a hard dictionary lookup would return."))
-    grid = fig.add_gridspec(2, 2, width_ratios=(1, 2.2), height_ratios=(len(keys), 2.5))
-    ax_w = fig.add_subplot(grid[0, 0])
+    grid = fig.add_gridspec(3, 1, height_ratios=(len(keys), len(keys), 2.5))
+    ax_w = fig.add_subplot(grid[0])
     bars = ax_w.barh(range(len(keys)), weights, color="#0072B2")
     bars[best].set_color("#D55E00")
     ax_w.set_yticks(range(len(keys)), keys)
@@ -224,12 +253,12 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
     ax_w.set_title(f'query "{query}": how well each key matches', fontsize=10)
     for i, w in enumerate(weights):
         ax_w.text(min(w + 0.02, 0.8), i, f"{w:.2f}", va="center", fontsize=8)
-    ax_v = fig.add_subplot(grid[0, 1])
+    ax_v = fig.add_subplot(grid[1])
     ax_v.imshow(values, cmap=SIGNED_CMAP, vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
     ax_v.set_yticks(range(len(keys)), [f"v({k})" for k in keys])
     ax_v.set_xticks([])
     ax_v.set_title("values: what each token hands over", fontsize=10)
-    ax_o = fig.add_subplot(grid[1, 1], sharex=ax_v)
+    ax_o = fig.add_subplot(grid[2], sharex=ax_v)
     image = ax_o.imshow(answers, cmap=SIGNED_CMAP, vmin=-vmax, vmax=vmax, aspect="auto",
                         interpolation="nearest")
     ax_o.set_yticks([0, 1], ["soft: Σ w·v", f"hard: v({keys[best]})"])
@@ -240,7 +269,7 @@ def plot_soft_lookup(keys, weights, values, *, query: str, title: str | None = N
     return fig
 
 
-def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2):
+def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2) -> Figure:
     """Where each number of ``q`` goes when it is split into heads (batch axis left out).
 
     Three panels: ``q`` of shape ``(seq, d_model)``; ``q.reshape(seq, n_heads, d_head)``, the same numbers
@@ -288,8 +317,8 @@ def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2):
             cell(axes[1], f + gap * head, -t - 1, t, f, head)  # (seq, n_heads, d_head): gaps between heads
             row = -(head * (seq + gap) + t) - 1  # (n_heads, seq, d_head): one block of seq rows per head
             cell(axes[2], f % d_head, row, t, f, head)
-    for h in range(n_heads):
-        axes[2].text(-0.3, -(h * (seq + gap) + seq / 2), f"head {h}", ha="right", va="center", fontsize=8)
+    for i in range(n_heads):
+        axes[2].text(-0.3, -(i * (seq + gap) + seq / 2), f"head {i}", ha="right", va="center", fontsize=8)
     titles = (f"q\n({seq}, {d_model}) = (seq, d_model)",
               f"q.reshape({seq}, {n_heads}, {d_head})\n(seq, n_heads, d_head): same order, new cuts",
               f".transpose(1, 0, 2)\n({n_heads}, {seq}, {d_head}) = (n_heads, seq, d_head)")

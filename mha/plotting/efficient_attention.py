@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.cost import format_bytes
 from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_online_softmax", "plot_memory", "plot_decode_cost", "plot_kv_tradeoff"]
@@ -15,7 +17,8 @@ __all__ = ["plot_online_softmax", "plot_memory", "plot_decode_cost", "plot_kv_tr
 UNSEEN_COLOR = "0.8"
 
 
-def plot_online_softmax(scores, block_size: int, running_max, running_sum, estimates, final, *, step: int):
+def plot_online_softmax(scores: ArrayLike, block_size: int, running_max: ArrayLike, running_sum: ArrayLike,
+                        estimates: ArrayLike, final: ArrayLike, *, step: int) -> Figure:
     """One query's attention computed block by block: what is known after ``step + 1`` key blocks.
 
     Parameters
@@ -102,8 +105,9 @@ def plot_online_softmax(scores, block_size: int, running_max, running_sum, estim
     return fig
 
 
-def plot_memory(seq_lens, measured: Mapping[str, Sequence[float]], predicted: Mapping[str, Sequence[float]],
-                *, title: str = "Peak memory of one attention call"):
+def plot_memory(seq_lens: ArrayLike, measured: Mapping[str, ArrayLike],
+                predicted: Mapping[str, ArrayLike], *,
+                title: str = "Peak memory of one attention call") -> Figure:
     """Bytes against sequence length on log-log axes: measured (solid, dots), predicted (dashed).
 
     Parameters
@@ -142,14 +146,15 @@ def plot_memory(seq_lens, measured: Mapping[str, Sequence[float]], predicted: Ma
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     lengths = ", ".join(str(int(n)) for n in seq_lens)
-    series_text = "; ".join(f"{label}: " + ", ".join(format_bytes(b) for b in values)
+    series_text = "; ".join(f"{label}: " + ", ".join(format_bytes(b) for b in np.ravel(values))
                             for label, values in (*measured.items(), *predicted.items()))
     fig.alt_text = f"{title}, log-log lines against sequence length ({lengths} tokens). {series_text}."
     return fig
 
 
-def plot_decode_cost(positions, seconds: Mapping[str, Sequence[float]], flops: Mapping[str, Sequence[float]],
-                     *, title: str = "Cost of one generated token"):
+def plot_decode_cost(positions: ArrayLike, seconds: Mapping[str, Sequence[float]],
+                     flops: Mapping[str, Sequence[float]], *,
+                     title: str = "Cost of one generated token") -> Figure:
     """Time per generated token against its position, and the full/cached ratio measured vs predicted.
 
     Parameters
@@ -213,9 +218,9 @@ def plot_decode_cost(positions, seconds: Mapping[str, Sequence[float]], flops: M
     return fig
 
 
-def plot_kv_tradeoff(labels: Sequence[str], cache_bytes, metrics: Mapping[str, Sequence[float]], *,
+def plot_kv_tradeoff(labels: Sequence[str], cache_bytes: ArrayLike, metrics: Mapping[str, Sequence[float]], *,
                      selected: int | None = None, metric_label: str = "relative output error",
-                     title: str = "Key/value cache against fidelity"):
+                     title: str = "Key/value cache against fidelity") -> Figure:
     """Cache size (bars) beside one or more quality metrics (grouped bars), one group per configuration.
 
     Parameters

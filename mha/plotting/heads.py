@@ -5,13 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from mha.plotting.style import WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, WEIGHTS_CMAP, CourseFigure, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_attention", "plot_heads", "draw_weights", "HeadPanel"]
@@ -29,18 +34,27 @@ def _check_weights(weights, ndim: int, shape_hint: str) -> np.ndarray:
     return weights
 
 
-def _check_tokens(tokens, size: int, name: str, role: str = "queries") -> list[str] | None:
+@overload
+def _check_tokens(tokens: Sequence[str], size: int, name: str, role: str = ...) -> list[str]: ...
+@overload
+def _check_tokens(tokens: None, size: int, name: str, role: str = ...) -> None: ...
+@overload
+def _check_tokens(tokens: Sequence[str] | None, size: int, name: str,
+                  role: str = ...) -> list[str] | None: ...
+def _check_tokens(tokens: Sequence[str] | None, size: int, name: str,
+                  role: str = "queries") -> list[str] | None:
     """``tokens`` as a list of str, one per query (or key) of the weights, or a clear error."""
     if tokens is None:
         return None
-    tokens = [str(t) for t in tokens]
-    if len(tokens) != size:
-        raise ValueError(f"{name} has {len(tokens)} tokens but the weights have {size} {role}")
-    return tokens
+    labels = [str(t) for t in tokens]
+    if len(labels) != size:
+        raise ValueError(f"{name} has {len(labels)} tokens but the weights have {size} {role}")
+    return labels
 
 
-def draw_weights(ax, weights: np.ndarray, tokens_q: Sequence[str] | None, tokens_k: Sequence[str] | None,
-                 *, title: str | None = None, vmax: float | None = None, show_ylabels: bool = True):
+def draw_weights(ax: Axes, weights: np.ndarray, tokens_q: Sequence[str] | None,
+                 tokens_k: Sequence[str] | None, *, title: str | None = None, vmax: float | None = None,
+                 show_ylabels: bool = True) -> AxesImage:
     """Draw one (seq_q, seq_k) weight matrix on ``ax``: queries down, keys across. Returns the image."""
     seq_q, seq_k = weights.shape
     image = ax.imshow(weights, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax if vmax else 1.0,
@@ -63,7 +77,8 @@ def draw_weights(ax, weights: np.ndarray, tokens_q: Sequence[str] | None, tokens
     return image
 
 
-def plot_attention(weights, tokens_q=None, tokens_k=None, *, title: str = "Attention weights"):
+def plot_attention(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
+                   tokens_k: Sequence[str] | None = None, *, title: str = "Attention weights") -> Figure:
     """Heatmap of one attention matrix, with a colour bar.
 
     Parameters
@@ -129,7 +144,7 @@ class HeadPanel:
     title: Any = None
     lines: list = field(default_factory=list)
 
-    def to_canvas(self, keys, queries) -> tuple[np.ndarray, np.ndarray]:
+    def to_canvas(self, keys: ArrayLike, queries: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Canvas coordinates (inches) of the centres of cells ``(query, key)``; queries run down."""
         left, right, bottom, top = self.extent
         seq_q, seq_k = self.shape
@@ -137,15 +152,16 @@ class HeadPanel:
         y = top - (np.asarray(queries, dtype=float) + 0.5) * (top - bottom) / seq_q
         return x, y
 
-    def plot(self, keys, queries, **style):
+    def plot(self, keys: ArrayLike, queries: ArrayLike, **style: Any) -> Line2D:
         """Draw marks at cells ``(query, key)`` of this panel (``Axes.plot`` style); returns the line."""
         (line,) = self.ax.plot(*self.to_canvas(keys, queries), **style)
         self.lines.append(line)
         return line
 
 
-def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = None,
-               head_titles: Sequence[str] | None = None, ncols: int | None = None):
+def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
+               tokens_k: Sequence[str] | None = None, *, title: str | None = None,
+               head_titles: Sequence[str] | None = None, ncols: int | None = None) -> CourseFigure:
     """Every head's attention matrix side by side, on one shared colour scale.
 
     Token labels go on the left column and bottom row when there are at most ``MAX_HEAD_LABELS`` tokens;
@@ -164,7 +180,7 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
     head_titles : sequence of str, optional
         One title per head; defaults to "head 0", "head 1", ...
     ncols : int, optional
-        Heads per row; defaults to at most 4.
+        Heads per row; defaults to as many as fit the book's column (``MAX_WIDTH_IN``).
 
     Returns
     -------
@@ -187,15 +203,21 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
         head_titles = [f"head {h}" for h in range(n_heads)]
     elif len(head_titles) != n_heads:
         raise ValueError(f"head_titles has {len(head_titles)} entries for {n_heads} heads")
-    ncols = min(n_heads, 4) if ncols is None else ncols
-    nrows = math.ceil(n_heads / ncols)
     words_q = tokens_q is not None and seq_q <= MAX_HEAD_LABELS
     words_k = tokens_k is not None and seq_k <= MAX_HEAD_LABELS
-    # Everything below is in inches: margins sized for the longest label.
-    char = 0.075
-    left = 0.55 + (char * max(map(len, tokens_q)) if words_q else 0.25)
-    bottom = 0.5 + (char * max(map(len, tokens_k)) if words_k else 0.25)
-    top, right, cell, gap_x, gap_y = (0.75 if title else 0.4), 1.0, 2.1, 0.15, 0.35
+    # Everything below is in inches, for the book's column (mha.plotting.style): margins sized for the
+    # longest label at 10 pt; a panel tall enough for one 10-pt token label per row; as many panels
+    # side by side as fit MAX_WIDTH_IN, the others on further rows.
+    char = 0.085
+    labels_q, labels_k = tokens_q or [], tokens_k or []  # used only where words_q / words_k
+    left = 0.55 + (char * max(map(len, labels_q)) if words_q else 0.3)
+    bottom = 0.5 + (char * max(map(len, labels_k)) if words_k else 0.3)
+    labelled = max(seq_q if words_q else 0, seq_k if words_k else 0)
+    top, right, gap_x, gap_y = (0.75 if title else 0.4), 0.7, 0.15, 0.4
+    cell = min(3.0, max(1.6, 0.15 * labelled))
+    fits = max(1, int((MAX_WIDTH_IN - left - right + gap_x) // (cell + gap_x)))
+    ncols = min(n_heads, fits) if ncols is None else ncols
+    nrows = math.ceil(n_heads / ncols)
     width = left + ncols * cell + (ncols - 1) * gap_x + right
     height = bottom + nrows * (cell + gap_y) + top - gap_y
     fig = new_figure(width, height, alt_text=(
@@ -220,13 +242,13 @@ def plot_heads(weights, tokens_q=None, tokens_k=None, *, title: str | None = Non
             positions = _label_positions(seq_q, words_q)
             _, ys = panel.to_canvas(np.zeros(len(positions)), positions)
             for p, y in zip(positions, ys, strict=True):
-                ax.text(x0 - 0.08, y, tokens_q[p] if words_q else str(p), ha="right", va="center")
+                ax.text(x0 - 0.08, y, labels_q[p] if words_q else str(p), ha="right", va="center")
                 ticks.append([(x0 - 0.05, y), (x0, y)])
         if row == nrows - 1 or h + ncols >= n_heads:  # key labels under the lowest panel of a column
             positions = _label_positions(seq_k, words_k)
             xs, _ = panel.to_canvas(positions, np.zeros(len(positions)))
             for p, x in zip(positions, xs, strict=True):
-                ax.text(x, y0 - 0.08, tokens_k[p] if words_k else str(p), ha="center", va="top",
+                ax.text(x, y0 - 0.08, labels_k[p] if words_k else str(p), ha="center", va="top",
                         rotation=90 if words_k else 0)
                 ticks.append([(x, y0 - 0.05), (x, y0)])
         panels.append(panel)

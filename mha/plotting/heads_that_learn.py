@@ -1,15 +1,18 @@
-"""Quality against the number of heads: held-out loss and accuracy with error bars over seeds."""
+"""Quality against the number of heads: held-out loss and accuracy with error bars over seeds; and how far
+apart one head can keep two relations when it splits its weight between them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
-__all__ = ["plot_head_count_sweep"]
+__all__ = ["plot_blend_margins", "plot_head_count_sweep"]
 
 
 def _check_per_seed(values, name: str, n_counts: int) -> np.ndarray:
@@ -37,10 +40,11 @@ def _per_seed_panel(ax, counts, values, color, ylabel):
     ax.set_ylabel(ylabel)
 
 
-def plot_head_count_sweep(head_counts, loss, accuracy, *, relation_accuracy=None,
+def plot_head_count_sweep(head_counts: Sequence[int], loss: ArrayLike, accuracy: ArrayLike, *,
+                          relation_accuracy: ArrayLike | None = None,
                           relation_names: Sequence[str] | None = None, d_model: int | None = None,
                           chance_loss: float | None = None,
-                          title: str = "Quality against the number of heads"):
+                          title: str = "Quality against the number of heads") -> Figure:
     """Held-out loss and accuracy against the number of heads (log2 axis), mean ± std over seeds.
 
     Parameters
@@ -82,9 +86,9 @@ def plot_head_count_sweep(head_counts, loss, accuracy, *, relation_accuracy=None
         if parts.ndim != 3 or parts.shape[:2] != loss.shape:
             raise ValueError(f"relation_accuracy must have shape (n_counts, n_seeds, n_relations) = "
                              f"{loss.shape + ('n_relations',)}, got {parts.shape}")
-        relation_names = list(relation_names or (f"part {i}" for i in range(parts.shape[2])))
-        if len(relation_names) != parts.shape[2]:
-            raise ValueError(f"relation_names must name {parts.shape[2]} parts, got {len(relation_names)}")
+        names = list(relation_names or (f"part {i}" for i in range(parts.shape[2])))
+        if len(names) != parts.shape[2]:
+            raise ValueError(f"relation_names must name {parts.shape[2]} parts, got {len(names)}")
     n_panels = 2 if parts is None else 3
     fig = new_figure(3.9 * n_panels + 0.4, 3.6)
     axes = fig.subplots(1, n_panels)
@@ -96,7 +100,7 @@ def plot_head_count_sweep(head_counts, loss, accuracy, *, relation_accuracy=None
         axes[0].axhline(chance_loss, color="0.4", linestyle="--", linewidth=1, label="uniform guess")
     if parts is not None:
         markers, styles = "osD^v", ("-", "--", ":", "-.")  # lines that overlap stay visible
-        for j, (name, color) in enumerate(zip(relation_names, SERIES_COLORS[2:], strict=False)):
+        for j, (name, color) in enumerate(zip(names, SERIES_COLORS[2:], strict=False)):
             axes[2].plot(counts, parts[:, :, j].mean(axis=1), marker=markers[j % len(markers)],
                          linestyle=styles[j % len(styles)], color=color, linewidth=1.6, label=name)
         axes[2].set_ylabel("held-out accuracy of each part")
@@ -117,4 +121,54 @@ def plot_head_count_sweep(head_counts, loss, accuracy, *, relation_accuracy=None
                           in zip(counts, loss.mean(axis=1), accuracy.mean(axis=1), strict=True))
     fig.alt_text = (f"{title}: held-out loss and accuracy against the number of heads on a log2 axis, mean "
                     f"and standard deviation over {loss.shape[1]} seeds. {described}.")
+    return fig
+
+
+def plot_blend_margins(shares, margins, *, marks: dict[str, float] | None = None,
+                       title: str = "One head, two relations: the margin of its blend"):
+    """The margin of a one-head blend against the share of weight on the first of two relations.
+
+    Parameters
+    ----------
+    shares : array_like, shape (n,)
+        Share of the head's weight on relation 1 (the rest on relation 2), from 0 to 1.
+    margins : array_like, shape (n,)
+        :func:`mha.lab.heads_that_learn.blend_margin` of ``[share, 1 - share]``.
+    marks : dict of str to float, optional
+        Shares to mark with a labelled vertical line, e.g. ``{"a trained head": 0.65}``.
+    title : str
+
+    Returns
+    -------
+    CourseFigure
+
+    Examples
+    --------
+    >>> fig = plot_blend_margins([0.0, 0.5, 1.0], [0.0, 0.0, 0.0], marks={"half": 0.5})
+    >>> fig.axes[0].get_xlabel()
+    'share of the weight on relation 1 (the rest on relation 2)'
+    """
+    shares, margins = as_float_array(shares, "shares"), as_float_array(margins, "margins")
+    if shares.ndim != 1 or shares.shape != margins.shape or shares.size < 2:
+        raise ValueError(f"shares and margins must be 1-D arrays of one length (at least 2), got "
+                         f"{shares.shape} and {margins.shape}")
+    fig = new_figure(5.2, 3.1)
+    ax = fig.add_subplot()
+    ax.plot(shares, margins, color=SERIES_COLORS[0], linewidth=2, label="margin of the blend")
+    best = int(np.flatnonzero(margins >= margins.max() - 1e-12)[-1])  # the right-hand peak, if two
+    ax.plot([shares[best]], [margins[best]], "o", color=SERIES_COLORS[0])
+    ax.annotate(f"best: {shares[best]:.2f} / {1 - shares[best]:.2f}", (shares[best], margins[best]),
+                textcoords="offset points", xytext=(8, -2), fontsize=9)
+    for (label, share), color in zip((marks or {}).items(), SERIES_COLORS[1:], strict=False):
+        ax.axvline(share, color=color, linestyle="--", linewidth=1.4, label=f"{label} ({share:.2f})")
+    ax.set_xlabel("share of the weight on relation 1 (the rest on relation 2)")
+    ax.set_ylabel("margin (1 = one relation alone)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, max(0.4, float(margins.max()) * 1.5))  # room for the legend above the peaks
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(title, fontsize=10)
+    fig.alt_text = (f"{title}: the margin between the blends of different answers against the share of "
+                    f"weight on the first of two relations; zero at 0, 0.5 and 1, highest "
+                    f"({margins[best]:.2f}) at {shares[best]:.2f}.")
     return fig

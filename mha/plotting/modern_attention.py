@@ -85,8 +85,8 @@ def plot_cache_growth(results: Mapping[str, Mapping[str, Sequence[int]]], *,
 
 def plot_receptive_field(reach: Sequence[int], window: int, *, title: str | None = None) -> Figure:
     """How far a change to one token reaches after each layer of sliding-window attention."""
-    reach = np.asarray(reach)
-    layers = np.arange(1, reach.size + 1)
+    reached = np.asarray(reach)
+    layers = np.arange(1, reached.size + 1)
     fig = new_figure(5.0, 3.2)
     ax = fig.subplots()
     ax.bar(layers, reach, color=SERIES_COLORS[0], label="measured: furthest output token 0 moves")

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_pattern_tradeoff"]
 
 
-def plot_pattern_tradeoff(mix, mass_a, mass_b, *, label_a: str, label_b: str, heads_point=None):
+def plot_pattern_tradeoff(mix: ArrayLike, mass_a: ArrayLike, mass_b: ArrayLike, *, label_a: str, label_b: str,
+                          heads_point: tuple[float, float] | None = None) -> Figure:
     """Weight a single head puts on pattern A against pattern B, as the mix between them varies.
 
     One softmax row sums to 1, so a single head can never put more than 1 in total on two disjoint sets of

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.charts import plot_curves, plot_matrix
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_encoding", "plot_bias_tables", "plot_scores_by_offset"]
@@ -14,7 +16,7 @@ __all__ = ["plot_encoding", "plot_bias_tables", "plot_scores_by_offset"]
 OFFSET_LABEL = "offset (key position − query position)"
 
 
-def plot_encoding(encoding, *, title: str = "Sinusoidal position encoding"):
+def plot_encoding(encoding: ArrayLike, *, title: str = "Sinusoidal position encoding") -> Figure:
     """Heatmap of a position encoding: one row per position, one column per feature.
 
     Parameters
@@ -45,8 +47,8 @@ def plot_encoding(encoding, *, title: str = "Sinusoidal position encoding"):
                        title=title, colorbar_label="value", size=(7.0, 3.6), alt_text=alt_text)
 
 
-def plot_bias_tables(table, offsets, *, head_titles: Sequence[str] | None = None,
-                     title: str = "Relative position bias per head"):
+def plot_bias_tables(table: ArrayLike, offsets: ArrayLike, *, head_titles: Sequence[str] | None = None,
+                     title: str = "Relative position bias per head") -> Figure:
     """Each head's learned bias as a curve over the offset.
 
     Parameters
@@ -89,8 +91,8 @@ def plot_bias_tables(table, offsets, *, head_titles: Sequence[str] | None = None
                        markers=True, alt_text=alt_text)
 
 
-def plot_scores_by_offset(offsets, curves: Mapping[str, Sequence[float]], *,
-                          ylabel: str = "query · key", title: str | None = None):
+def plot_scores_by_offset(offsets: ArrayLike, curves: Mapping[str, Sequence[float]], *,
+                          ylabel: str = "query · key", title: str | None = None) -> Figure:
     """How a score depends on the distance between two tokens, one curve per setting.
 
     Examples

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 
 from mha.plotting.cross_attention import MIN_LINK_WEIGHT, draw_links
 from mha.plotting.heads import _check_tokens, _check_weights
-from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_head_view", "plot_model_view", "plot_head_kinds", "plot_grouped_bars", "MIN_LINE_WEIGHT"]
@@ -24,7 +27,8 @@ __all__ = ["plot_head_view", "plot_model_view", "plot_head_kinds", "plot_grouped
 MIN_LINE_WEIGHT = MIN_LINK_WEIGHT
 
 
-def plot_head_view(weights, tokens: Sequence[str], *, title: str = "One head", query: int | None = None):
+def plot_head_view(weights: ArrayLike, tokens: Sequence[str], *, title: str = "One head",
+                   query: int | None = None) -> Figure:
     """One head's attention as lines from each query token (left) to the keys it reads (right).
 
     Parameters
@@ -74,12 +78,13 @@ def plot_head_view(weights, tokens: Sequence[str], *, title: str = "One head", q
     source = list(rows)[strongest[0]]
     fig.alt_text = (f"{title}: lines from each {'' if query is None else 'selected '}query token on the left "
                     f"to the key tokens on the right, thicker for larger weights; the strongest goes from "
-                    f"'{tokens[source]}' to '{tokens[strongest[1]]}' "
+                    f"'{tokens[source]}' to '{tokens[int(strongest[1])]}' "
                     f"({weights[source, strongest[1]]:.2f}).")
     return fig
 
 
-def plot_model_view(attentions, tokens: Sequence[str] | None = None, *, title: str = "Every head"):
+def plot_model_view(attentions: ArrayLike, tokens: Sequence[str] | None = None, *,
+                    title: str = "Every head") -> Figure:
     """Every head of every layer as a small attention map: layers down, heads across.
 
     Parameters
@@ -102,20 +107,25 @@ def plot_model_view(attentions, tokens: Sequence[str] | None = None, *, title: s
     attentions = _check_weights(attentions, 4, "(n_layers, n_heads, seq, seq)")
     n_layers, n_heads, seq, seq_k = attentions.shape
     tokens = _check_tokens(tokens, seq, "tokens")
-    fig = new_figure(0.85 * n_heads + 1.4, 0.85 * n_layers + 1.0)
+    # Every map in the book's column (mha.plotting.style): at most 5.5 inches for all the heads.
+    side = min(0.85, (MAX_WIDTH_IN - 1.4) / n_heads)
+    fig = new_figure(side * n_heads + 1.4, side * n_layers + 1.2)
     axes = fig.subplots(n_layers, n_heads, squeeze=False)
-    image = None
+    image: AxesImage | None = None
     for (layer, head), ax in np.ndenumerate(axes):
         image = ax.imshow(attentions[layer, head], cmap=WEIGHTS_CMAP, vmin=0.0, vmax=1.0,
                           interpolation="nearest")
         ax.set_xticks([])
         ax.set_yticks([])
         if layer == 0:
-            ax.set_title(f"head {head}", fontsize=8)
+            ax.set_title(f"h{head}" if side < 0.7 else f"head {head}", fontsize=MIN_FONT_PT)
         if head == 0:
-            ax.set_ylabel(f"layer {layer}", fontsize=8)
-    axes[-1, 0].set_xlabel("key", fontsize=8)
-    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
+            ax.set_ylabel(f"L{layer}" if side < 0.7 else f"layer {layer}", fontsize=MIN_FONT_PT, rotation=0,
+                          ha="right", va="center")
+    fig.supxlabel("heads (h) across, layers (L) down; in each map queries down, keys across",
+                  fontsize=MIN_FONT_PT)
+    if image is not None:  # n_layers and n_heads are at least 1: always drawn
+        fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
     fig.suptitle(title)
     # How sharp each head is: its largest weight per query, averaged -> (n_layers * n_heads,)
     focus = attentions.reshape(n_layers * n_heads, seq, seq_k).max(axis=-1).mean(axis=-1)
@@ -127,7 +137,8 @@ def plot_model_view(attentions, tokens: Sequence[str] | None = None, *, title: s
     return fig
 
 
-def plot_head_kinds(breadth, distance, kinds, *, title: str = "What each head does"):
+def plot_head_kinds(breadth: ArrayLike, distance: ArrayLike, kinds: ArrayLike, *,
+                    title: str = "What each head does") -> Figure:
     """One dot per head: breadth (x) against mean distance (y), coloured by kind, labelled ``L.H``.
 
     Parameters
@@ -173,8 +184,8 @@ def plot_head_kinds(breadth, distance, kinds, *, title: str = "What each head do
     return fig
 
 
-def plot_grouped_bars(values, group_labels: Sequence[str], series_labels: Sequence[str], *, ylabel: str,
-                      title: str | None = None, xlabel: str | None = None):
+def plot_grouped_bars(values: ArrayLike, group_labels: Sequence[str], series_labels: Sequence[str], *,
+                      ylabel: str, title: str | None = None, xlabel: str | None = None) -> Figure:
     """Side-by-side bars: one group per row of ``values``, one bar per series (column) in each group.
 
     Parameters

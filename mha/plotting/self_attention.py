@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.heads import draw_weights
-from mha.plotting.style import SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, SERIES_COLORS, SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.self_attention import ScalingCurves
 
 __all__ = ["plot_scores_and_weights", "plot_score_variance", "plot_saturation", "plot_scaling_frame"]
 
@@ -16,7 +23,8 @@ RAW_LABEL = "q·k (no scaling)"
 SCALED_LABEL = "q·k / √d_k"
 
 
-def plot_scores_and_weights(scores, weights, tokens_q=None, tokens_k=None, *, title=None):
+def plot_scores_and_weights(scores: ArrayLike, weights: ArrayLike, tokens_q: Sequence[str] | None = None,
+                            tokens_k: Sequence[str] | None = None, *, title: str | None = None) -> Figure:
     """Scores (signed) next to the weights the softmax makes of them, row for row.
 
     Parameters
@@ -50,9 +58,10 @@ def plot_scores_and_weights(scores, weights, tokens_q=None, tokens_k=None, *, ti
     for tokens, size, name in ((tokens_q, seq_q, "tokens_q"), (tokens_k, seq_k, "tokens_k")):
         if tokens is not None and len(tokens) != size:
             raise ValueError(f"{name} has {len(tokens)} labels for {size} rows/columns")
-    side = min(6.0, 1.6 + 0.32 * max(seq_q, seq_k))
-    fig = new_figure(2 * side + 1.6, side)
-    ax_scores, ax_weights = fig.subplots(1, 2)
+    # One map per row in the book's column (mha.plotting.style): room for a 10-pt label per token.
+    side = min(MAX_WIDTH_IN - 1.6, 1.6 + 0.2 * max(seq_q, seq_k))
+    fig = new_figure(side + 1.6, 2 * side + 0.6)
+    ax_scores, ax_weights = fig.subplots(2, 1)
     finite = scores[np.isfinite(scores)]
     limit = float(np.abs(finite).max()) if finite.size else 1.0
     shown = np.ma.masked_invalid(scores)  # -inf (masked keys) left blank
@@ -85,7 +94,7 @@ def _draw_raw_and_scaled(ax, d_k, raw, scaled, ylabel):
     ax.grid(alpha=0.3)
 
 
-def plot_score_variance(curves):
+def plot_score_variance(curves: ScalingCurves) -> Figure:
     """Variance of the scores against ``d_k``, log-log, without and with the ``1/√d_k`` scale.
 
     Parameters
@@ -115,7 +124,7 @@ def plot_score_variance(curves):
     return fig
 
 
-def plot_saturation(curves):
+def plot_saturation(curves: ScalingCurves) -> Figure:
     """How peaked the softmax is against ``d_k``: mean largest weight and mean entropy.
 
     Parameters
@@ -155,7 +164,8 @@ def plot_saturation(curves):
     return fig
 
 
-def plot_scaling_frame(scores, *, d_k: int, scaled: bool, score_limit: float, rows_shown: int = 8):
+def plot_scaling_frame(scores: ArrayLike, *, d_k: int, scaled: bool, score_limit: float,
+                       rows_shown: int = 8) -> Figure:
     """One frame of the scaling explorer: the spread of the scores and the weights they give.
 
     Parameters

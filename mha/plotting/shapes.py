@@ -7,10 +7,17 @@ their own colours on a white background, so they read the same on the site's lig
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.plotting.style import WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.shapes import ShapeStep
 
 __all__ = ["shape_table_html", "memory_layout_html", "plot_head_assignment", "plot_influence", "plot_masks",
            "head_colors"]
@@ -47,7 +54,7 @@ def head_colors(n_heads: int) -> list[str]:
     from matplotlib.colors import to_hex
 
     cmap = colormaps[WEIGHTS_CMAP]
-    return [to_hex(cmap(h / max(1, n_heads - 1))) for h in range(n_heads)]
+    return [to_hex(cmap(i / max(1, n_heads - 1))) for i in range(n_heads)]
 
 
 def _text_color(background: str) -> str:
@@ -72,7 +79,7 @@ def _memory_note(step) -> str:
     return owner + ("" if step.contiguous else " (strided)")
 
 
-def shape_table_html(steps, *, title: str | None = None, show_code: bool = True) -> str:
+def shape_table_html(steps: Sequence[ShapeStep], *, title: str | None = None, show_code: bool = True) -> str:
     """An HTML table of traced steps: name, formula, shape in words and numbers, strides, memory.
 
     Parameters
@@ -131,7 +138,7 @@ def _strip(label: str, blocks, colors) -> str:
     return f'<div class="label">{label}</div><div class="strip">{spans}</div>'
 
 
-def memory_layout_html(steps) -> str:
+def memory_layout_html(steps: Sequence[ShapeStep]) -> str:
     """How the heads sit in memory at three moments: in ``qkv``, in ``context``, and in ``concat``.
 
     Each coloured block stands for ``d_head`` consecutive numbers, coloured by head and labelled by
@@ -166,7 +173,7 @@ def memory_layout_html(steps) -> str:
         blocks = []  # (offset, text, head)
         for part, per_head in arrays_by_part:
             offsets = _block_offsets(per_head, root)[0]  # batch element 0: (n_heads, seq)
-            blocks += [(offsets[h, t], f"{part}{t}", h) for h in range(n_heads) for t in range(seq)]
+            blocks += [(offsets[i, t], f"{part}{t}", i) for i in range(n_heads) for t in range(seq)]
         return [(text, head) for _, text, head in sorted(blocks)]
 
     qkv = by_name["qkv"].array
@@ -189,7 +196,7 @@ def memory_layout_html(steps) -> str:
     )
 
 
-def plot_head_assignment(seq: int, d_model: int, n_heads: int):
+def plot_head_assignment(seq: int, d_model: int, n_heads: int) -> Figure:
     """Which head each entry of ``q = x W_q`` lands in: right split next to reshape-without-transpose.
 
     Rows are tokens, columns features; colour is the head, and the number in each cell is the token
@@ -235,7 +242,7 @@ def plot_head_assignment(seq: int, d_model: int, n_heads: int):
         ax.set_yticks(range(seq))
     axes[0].set_ylabel("token")
     bar = fig.colorbar(image, ax=axes, ticks=range(n_heads), label="head", shrink=0.9)
-    bar.ax.set_yticklabels([str(h) for h in range(n_heads)])
+    bar.ax.set_yticklabels([str(i) for i in range(n_heads)])
     fig.suptitle("Which head gets each number (cell text: its token position inside that head)")
     return fig
 
@@ -269,7 +276,8 @@ def _matrix_panels(panels, *, tokens_rows, tokens_cols, xlabel, ylabel, cmap, vm
     return fig, bar
 
 
-def plot_influence(panels, tokens=None, *, title=None):
+def plot_influence(panels: Sequence[tuple[str, ArrayLike]], tokens: Sequence[str] | None = None, *,
+                   title: str | None = None) -> Figure:
     """Token-influence matrices (see :func:`mha.lab.shapes.token_influence`) side by side.
 
     Parameters
@@ -295,7 +303,8 @@ def plot_influence(panels, tokens=None, *, title=None):
     return fig
 
 
-def plot_masks(panels, tokens_q=None, tokens_k=None, *, title=None):
+def plot_masks(panels: Sequence[tuple[str, ArrayLike]], tokens_q: Sequence[str] | None = None,
+               tokens_k: Sequence[str] | None = None, *, title: str | None = None) -> Figure:
     """Boolean masks as (seq_q, seq_k) pictures: bright = may attend, dark = masked.
 
     Parameters

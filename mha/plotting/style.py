@@ -1,18 +1,76 @@
-"""Shared look of the course's figures, and figures that carry their own alt text.
+"""The course's figure style: where figures are shown, how big their text is, their colours, alt text.
 
-Every plot function returns a :class:`CourseFigure`: a matplotlib ``Figure`` not tracked by pyplot (so a
-notebook shows it once, when it is the cell's value, and nothing leaks), white (readable on a dark page),
-and described in words. The description travels inside the PNG (its ``Description`` text chunk), where the
-book build reads it back as the image's alt text (``book/figure_alt.py``).
+This module is the one place for sizes, fonts and colours; plot functions (``mha.plotting``) and
+frame explorers (``mha.explorers``) take them from here.
+
+Where a figure is shown
+-----------------------
+The book's text column is ``COLUMN_PX`` (688) CSS px wide on a desktop and ``PHONE_COLUMN_PX``
+(358) on a 390-px phone. A figure inch is ``CSS_PX_PER_INCH`` (100) CSS px: a figure is shown at
+its own size, never stretched, and shrunk only to fit a narrower column. PNGs carry
+``PIXEL_RATIO`` (2) pixels per CSS px (``PNG_DPI``); the book build adds a 1x copy and a
+``srcset`` (``book/figures.py``), and sizes each ``<img>`` from the PNG's own resolution.
+
+How big the text is
+-------------------
+Every text of a figure reads at least ``MIN_TEXT_PX`` (11) CSS px on a desktop and
+``MIN_PHONE_TEXT_PX`` (9) on a phone. That holds when no text is smaller than ``MIN_FONT_PT``
+(10 pt, 13.9 CSS px at full size) and no figure is wider than ``MAX_WIDTH_IN`` (5.31 in), the
+width a phone shrinks to 344 px (``PHONE_FIGURE_PX``: a widget's frame, padded inside the 358-px
+column) with 10-pt text still at 9 px. :func:`fit_to_column` enforces
+both before a figure is saved: a row of panels wider than that is re-flowed into fewer panels per
+row (a taller figure, not a smaller picture), anything else is narrowed, and smaller text is
+raised to the floor. Each PNG records its smallest text (``MinFontSize``, in pt) beside its alt
+text (``Description``); the browser tests measure the rendered size from them at both widths.
+
+Draw for that: start from ``new_figure(width, height)`` with ``width <= MAX_WIDTH_IN``, keep
+``fontsize`` at ``MIN_FONT_PT`` or more (``TITLE_PT`` for titles), put at most
+``max_panels_per_row(panel_width)`` panels side by side, and leave out per-cell numbers that
+would not fit their cells at 10 pt (say them in the alt text or a table instead).
+
+Colours
+-------
+``WEIGHTS_CMAP`` for weights (perceptual, colour-blind safe), ``SIGNED_CMAP`` for signed values,
+``SERIES_COLORS`` for lines. Figures are white, so they read on the site's dark theme too.
+
+Alt text
+--------
+Every plot function returns a :class:`CourseFigure`: a matplotlib ``Figure`` not tracked by pyplot
+(so a notebook shows it once, when it is the cell's value, and nothing leaks), described in words.
+The description travels inside the PNG (its ``Description`` text chunk), where the book build
+reads it back as the image's alt text (``book/figure_alt.py``).
 """
 
 from __future__ import annotations
 
 import io
+import math
 import textwrap
 import zlib
+from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.gridspec import GridSpec
+from matplotlib.text import Text
+
+#: The text column, in CSS px: on a desktop, and on a 390-px phone.
+COLUMN_PX = 688
+PHONE_COLUMN_PX = 358
+#: CSS px per figure inch: figures are shown at their own size (100 dpi), never stretched.
+CSS_PX_PER_INCH = 100
+#: Device pixels per CSS px in the PNGs (sharp on high-density screens).
+PIXEL_RATIO = 2
+PNG_DPI = CSS_PX_PER_INCH * PIXEL_RATIO
+#: The smallest text a reader should see, in CSS px (desktop, phone).
+MIN_TEXT_PX = 11
+MIN_PHONE_TEXT_PX = 9
+#: The narrowest place a figure is shown on a phone: a widget's frame, padded inside the column.
+PHONE_FIGURE_PX = 344
+#: The smallest font a figure may use, and the title size.
+MIN_FONT_PT = 10
+TITLE_PT = 11
+#: The widest figure whose MIN_FONT_PT text still reads MIN_PHONE_TEXT_PX on a phone (5.31 in).
+MAX_WIDTH_IN = round(PHONE_FIGURE_PX * MIN_FONT_PT / (72 * MIN_PHONE_TEXT_PX), 2)
 
 #: Perceptually uniform, colour-blind friendly, readable in greyscale.
 WEIGHTS_CMAP = "viridis"
@@ -32,14 +90,17 @@ class CourseFigure(Figure):
     """
 
     alt_text: str | None = None
+    #: Filled by :func:`mha.plotting.heads.plot_heads`: one ``HeadPanel`` per head, in head order.
+    head_panels: tuple[Any, ...] = ()
 
     def describe(self) -> str:
         """Alt text: ``alt_text`` if set, else the figure's titles and axis labels in words."""
         if self.alt_text:
             return self.alt_text
         parts = []
-        if self._suptitle is not None and self._suptitle.get_text():
-            parts.append(self._suptitle.get_text())
+        suptitle = self._suptitle  # type: ignore[attr-defined]  # get_suptitle() is matplotlib >= 3.8
+        if suptitle is not None and suptitle.get_text():
+            parts.append(suptitle.get_text())
         for ax in self.axes:
             if not ax.get_visible() or not ax.has_data():
                 continue
@@ -49,15 +110,17 @@ class CourseFigure(Figure):
             parts.append(", ".join(filter(None, [title, *labels])))
         return "Figure: " + "; ".join(p for p in parts if p) if any(parts) else "Figure"
 
-    def draw(self, renderer):
+    def draw(self, renderer: Any) -> None:
         """Draw, first wrapping any title wider than the room it has (no clipped titles)."""
         _wrap_titles(self, renderer)
         super().draw(renderer)
 
-    def to_png(self, *, dpi: int = 100) -> bytes:
-        """PNG bytes with :meth:`describe` stored as the image's Description."""
+    def to_png(self, *, dpi: int = PNG_DPI) -> bytes:
+        """PNG bytes, fitted to the column first (:func:`fit_to_column`), with :meth:`describe`
+        stored as the image's Description and its smallest text as MinFontSize."""
+        fit_to_column(self)
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=dpi, metadata={"Description": self.describe()})
+        self.savefig(buffer, format="png", dpi=dpi, metadata=png_metadata(self, self.describe()))
         return buffer.getvalue()
 
     def _repr_png_(self):
@@ -79,15 +142,15 @@ def _wrap_text(text, room: float, renderer) -> None:
 def _wrap_titles(fig: Figure, renderer) -> None:
     """Wrap the suptitle to the figure's width and each axes title to its grid cell's width."""
     figure_width = fig.bbox.width * 0.98
-    if fig._suptitle is not None:
-        _wrap_text(fig._suptitle, figure_width, renderer)
+    if fig._suptitle is not None:  # type: ignore[attr-defined]  # matplotlib's own attribute
+        _wrap_text(fig._suptitle, figure_width, renderer)  # type: ignore[attr-defined]
     for ax in fig.axes:
         spec = ax.get_subplotspec()
         share = 1.0
         if spec is not None:
             columns = spec.get_gridspec().ncols
             share = (spec.colspan.stop - spec.colspan.start) / columns
-        for title in (ax.title, ax._left_title, ax._right_title):
+        for title in (ax.title, ax._left_title, ax._right_title):  # type: ignore[attr-defined]
             _wrap_text(title, figure_width * share, renderer)
 
 
@@ -96,6 +159,157 @@ def new_figure(width: float, height: float, *, alt_text: str | None = None) -> C
     fig = CourseFigure(figsize=(width, height), layout="constrained", facecolor="white")
     fig.alt_text = alt_text
     return fig
+
+
+def _texts(fig: Figure) -> list[Text]:
+    """The figure's visible, non-empty texts (titles, labels, ticks, legends, annotations)."""
+    return [text for text in fig.findobj(Text)
+            if text.get_visible() and text.get_text().strip() and _shown(text)]
+
+
+def _shown(text: Text) -> bool:
+    axes = text.axes
+    return axes is None or axes.get_visible()
+
+
+def smallest_font_pt(fig: Figure) -> float | None:
+    """The size of the figure's smallest visible text, in points (None when it has none).
+
+    Examples
+    --------
+    >>> fig = new_figure(3, 2)
+    >>> _ = fig.text(0.5, 0.5, "small", fontsize=7)
+    >>> smallest_font_pt(fig)
+    7.0
+    """
+    sizes = [text.get_fontsize() for text in _texts(fig)]
+    return float(min(sizes)) if sizes else None
+
+
+def max_panels_per_row(panel_width: float) -> int:
+    """How many panels of ``panel_width`` inches fit side by side in ``MAX_WIDTH_IN`` (at least 1).
+
+    Examples
+    --------
+    >>> max_panels_per_row(2.5), max_panels_per_row(4.0), max_panels_per_row(9.0)
+    (2, 1, 1)
+    """
+    return max(1, int(MAX_WIDTH_IN // panel_width))
+
+
+def _single_row_grid(fig: Figure):
+    """The GridSpec and its panels by column when every visible axes sits in one cell of the same
+    one-row grid, else None (also with colour bars: constrained layout places them by the old grid)."""
+    if any(getattr(ax, "_colorbar", None) is not None for ax in fig.axes):
+        return None
+    main = [ax for ax in fig.axes if ax.get_visible() and ax.get_subplotspec() is not None
+            and not ax.get_label() == "<colorbar>"]
+    specs = [spec for ax in main if (spec := ax.get_subplotspec()) is not None]
+    grids = {id(spec.get_gridspec()) for spec in specs}
+    if len(main) < 2 or len(grids) != 1:
+        return None
+    grid = specs[0].get_gridspec()
+    nrows, ncols = grid.get_geometry()
+    one_cell = all(spec.colspan.stop - spec.colspan.start == 1 for spec in specs)
+    if nrows != 1 or ncols < 2 or not one_cell:
+        return None
+    columns: dict[int, list] = {}  # a twin axes shares its panel's cell: they move together
+    for ax, spec in zip(main, specs, strict=True):
+        columns.setdefault(spec.colspan.start, []).append(ax)
+    return grid, columns
+
+
+def fit_to_column(fig: Figure) -> Figure:
+    """Make ``fig`` readable in the book's column on a desktop and on a phone; return it.
+
+    A figure wider than ``MAX_WIDTH_IN`` whose panels stand in one row is re-flowed into
+    ``max_panels_per_row`` panels per row, each row as wide as the figure may be (the figure
+    grows taller);
+    any other figure wider than that is narrowed to it. Then every text smaller than
+    ``MIN_FONT_PT`` is raised to it. Constrained layout re-places everything when the figure is
+    drawn. Idempotent.
+
+    Examples
+    --------
+    >>> fig = new_figure(10.0, 3.0)
+    >>> axes = fig.subplots(1, 4)
+    >>> _ = fit_to_column(fig)
+    >>> [round(float(v), 2) for v in fig.get_size_inches()]
+    [5.52, 6.0]
+    >>> sorted({ax.get_subplotspec().get_gridspec().get_geometry() for ax in fig.axes})
+    [(2, 2)]
+    """
+    width, height = (float(v) for v in fig.get_size_inches())
+    if width > MAX_WIDTH_IN + 1e-6:
+        found = _single_row_grid(fig)
+        if found is not None:
+            grid, columns = found
+            ncols = grid.get_geometry()[1]
+            per_row = max_panels_per_row(width / ncols)
+            nrows = math.ceil(ncols / per_row)
+            flowed = GridSpec(nrows, per_row, figure=fig)
+            for column, axes in columns.items():
+                for ax in axes:
+                    ax.set_subplotspec(flowed[column // per_row, column % per_row])
+            width, height = MAX_WIDTH_IN, height * nrows  # each row of panels spans the width
+        else:
+            width, height = MAX_WIDTH_IN, height * MAX_WIDTH_IN / width
+        fig.set_size_inches(width, height)
+    for text in _texts(fig):
+        size = text.get_fontsize()  # points, or a name such as "small"
+        if isinstance(size, (int, float)) and size < MIN_FONT_PT:
+            text.set_fontsize(MIN_FONT_PT)
+    return fig
+
+
+def png_metadata(fig: Figure, description: str | None) -> dict[str, str]:
+    """PNG text chunks for ``fig``: its alt text (``Description``) and smallest text
+    (``MinFontSize``, points), which the book build and the browser tests read back."""
+    metadata = {"Description": description} if description else {}
+    smallest = smallest_font_pt(fig)
+    if smallest is not None:
+        metadata["MinFontSize"] = f"{smallest:g}"
+    return metadata
+
+
+def png_facts(data: bytes) -> dict:
+    """What a PNG says about itself: ``width``, ``height`` (pixels), ``dpi`` (from its ``pHYs``
+    chunk, or None) and ``text`` (its tEXt / iTXt chunks, keyword -> text).
+
+    Examples
+    --------
+    >>> fig = new_figure(2, 1, alt_text="An empty figure")
+    >>> facts = png_facts(fig.to_png(dpi=50))
+    >>> facts["width"], facts["height"], round(facts["dpi"]), facts["text"]["Description"]
+    (100, 50, 50, 'An empty figure')
+    """
+    if not data.startswith(PNG_SIGNATURE):
+        raise ValueError("not a PNG: the data does not start with the PNG signature")
+    facts: dict = {"width": None, "height": None, "dpi": None, "text": {}}
+    pos = len(PNG_SIGNATURE)
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            facts["width"], facts["height"] = (int.from_bytes(body[i:i + 4], "big") for i in (0, 4))
+        elif kind == b"pHYs" and body[8] == 1:  # unit: the metre
+            facts["dpi"] = int.from_bytes(body[:4], "big") * 0.0254
+        elif kind in (b"tEXt", b"iTXt"):
+            keyword, _, rest = body.partition(b"\0")
+            facts["text"][keyword.decode("latin-1")] = _chunk_text(kind, rest)
+        elif kind == b"IEND":
+            break
+        pos += 12 + length  # length, type, body, CRC
+    return facts
+
+
+def _chunk_text(kind: bytes, rest: bytes) -> str:
+    if kind == b"tEXt":
+        return rest.decode("latin-1")
+    compressed, rest = rest[0], rest[2:]  # compression flag, method
+    _language, _, rest = rest.partition(b"\0")
+    _translated, _, text = rest.partition(b"\0")
+    return (zlib.decompress(text) if compressed else text).decode("utf8")
 
 
 def png_description(data: bytes) -> str | None:
@@ -111,22 +325,7 @@ def png_description(data: bytes) -> str | None:
     """
     if not data.startswith(PNG_SIGNATURE):
         return None
-    pos = len(PNG_SIGNATURE)
-    while pos + 8 <= len(data):
-        length = int.from_bytes(data[pos:pos + 4], "big")
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        keyword, _, rest = body.partition(b"\0")
-        if kind == b"tEXt" and keyword == b"Description":
-            return rest.decode("latin-1")
-        if kind == b"iTXt" and keyword == b"Description":
-            compressed, rest = rest[0], rest[2:]  # compression flag, method
-            _language, _, rest = rest.partition(b"\0")
-            _translated, _, text = rest.partition(b"\0")
-            return (zlib.decompress(text) if compressed else text).decode("utf8")
-        if kind == b"IEND":
-            break
-        pos += 12 + length  # length, type, body, CRC
-    return None
+    return png_facts(data)["text"].get("Description")
 
 
 def register_ipython_display() -> None:

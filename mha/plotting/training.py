@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import (
+    MAX_WIDTH_IN,
+    MIN_FONT_PT,
+    SERIES_COLORS,
+    TITLE_PT,
+    WEIGHTS_CMAP,
+    max_panels_per_row,
+    new_figure,
+)
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
+
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
+    from mha.lab.analysis import PruningCurve
 
 __all__ = ["head_label", "plot_training_curve", "plot_head_scores", "plot_pruning"]
 
@@ -17,10 +31,10 @@ MAX_NAMED_STEPS = 25
 MAX_NAMED_GRID_HEADS = 8
 
 
-def head_label(index) -> str:
+def head_label(index: int | tuple[int, ...]) -> str:
     """``(1, 3)`` -> ``"L1 H3"`` (layer 1, head 3); ``(3,)`` or ``3`` -> ``"H3"``."""
-    index = tuple(np.atleast_1d(index).tolist())
-    return f"L{index[0]} H{index[1]}" if len(index) == 2 else f"H{index[-1]}"
+    parts = tuple(np.atleast_1d(index).tolist())
+    return f"L{parts[0]} H{parts[1]}" if len(parts) == 2 else f"H{parts[-1]}"
 
 
 def _running_mean(values: np.ndarray, window: int) -> np.ndarray:
@@ -30,7 +44,8 @@ def _running_mean(values: np.ndarray, window: int) -> np.ndarray:
     return np.convolve(padded, kernel, mode="valid")
 
 
-def plot_training_curve(loss, accuracy=None, *, marks: Sequence[int] = (), title: str = "Training"):
+def plot_training_curve(loss: ArrayLike, accuracy: ArrayLike | None = None, *, marks: Sequence[int] = (),
+                        title: str = "Training") -> Figure:
     """Loss per step (log scale) and, optionally, accuracy per step, with dashed lines at ``marks``.
 
     Parameters
@@ -87,7 +102,8 @@ def plot_training_curve(loss, accuracy=None, *, marks: Sequence[int] = (), title
     return fig
 
 
-def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = None, fmt: str = ".2f"):
+def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = None,
+                     fmt: str = ".2f") -> Figure:
     """One small heatmap per score, layers down and heads across, each cell labelled with its value.
 
     Parameters
@@ -116,20 +132,30 @@ def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = No
     if len(shapes) != 1 or len(next(iter(shapes))) != 2:
         raise ValueError(f"every score must have the same (n_layers, n_heads) shape, got {sorted(shapes)}")
     n_layers, n_heads = next(iter(shapes))
-    fig = new_figure(min(16.0, 0.55 * n_heads * len(arrays) + 1.6 * len(arrays)), 0.5 * n_layers + 1.6)
-    axes = fig.subplots(1, len(arrays), squeeze=False)[0]
+    # As many maps side by side as fit the book's column (mha.plotting.style), one 10-pt value per cell.
+    panel_width, panel_height = 0.6 * n_heads + 1.7, 0.5 * n_layers + 1.4
+    per_row = min(len(arrays), max_panels_per_row(panel_width))
+    n_rows = -(-len(arrays) // per_row)
+    fig = new_figure(min(MAX_WIDTH_IN, per_row * panel_width), n_rows * panel_height + 0.4)
+    grid = fig.subplots(n_rows, per_row, squeeze=False).ravel()
+    for spare in grid[len(arrays):]:
+        spare.set_visible(False)
+    axes = grid[:len(arrays)]
     for ax, (name, values) in zip(axes, arrays.items(), strict=True):
         low, high = float(values.min()), float(values.max())
         image = ax.imshow(values, cmap=WEIGHTS_CMAP, vmin=low, vmax=high if high > low else low + 1,
                           aspect="auto")
         middle = (low + high) / 2
-        for (layer, head), value in np.ndenumerate(values):
-            ax.text(head, layer, format(value, fmt), ha="center", va="center", fontsize=8,
+        cell = (min(MAX_WIDTH_IN, per_row * panel_width) / per_row - 1.7) / n_heads  # inches
+        # 10-pt numbers that would overrun their cells are left out: the colour and the alt text say them.
+        fits = cell >= 0.09 * max(len(format(v, fmt)) for v in values.ravel())
+        for (layer, head), value in np.ndenumerate(values if fits else np.empty((0, 0))):
+            ax.text(head, layer, format(value, fmt), ha="center", va="center", fontsize=MIN_FONT_PT,
                     color="black" if value > middle else "white")  # dark text on bright cells
-        ax.set_xticks(range(n_heads), [f"H{h}" for h in range(n_heads)])
+        ax.set_xticks(range(n_heads), [f"H{i}" for i in range(n_heads)])
         ax.set_yticks(range(n_layers), [f"layer {layer}" for layer in range(n_layers)])
         ax.set_xlabel("head")
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name, fontsize=TITLE_PT)
         fig.colorbar(image, ax=ax, shrink=0.8)
     if title:
         fig.suptitle(title)
@@ -142,8 +168,8 @@ def plot_head_scores(scores: Mapping[str, np.ndarray], *, title: str | None = No
     return fig
 
 
-def plot_pruning(curve, accuracy=None, *, n_removed: int | None = None, metric: str = "loss (nats)",
-                 title: str = "Removing heads, least important first"):
+def plot_pruning(curve: PruningCurve, accuracy: ArrayLike | None = None, *, n_removed: int | None = None,
+                 metric: str = "loss (nats)", title: str = "Removing heads, least important first") -> Figure:
     """The metric as heads are removed, with the removed head named under each step.
 
     Parameters
@@ -223,8 +249,8 @@ def _draw_head_grid(ax, mask: np.ndarray, title: str) -> None:
                     color="black" if kept else "white")
     else:  # cells too small for words: the title says which colour is which
         title = f"{title} (bright: on)"
-    ax.set_xticks(range(mask.shape[1]), [f"H{h}" if mask.shape[1] <= MAX_NAMED_GRID_HEADS else str(h)
-                                         for h in range(mask.shape[1])], fontsize=8)
+    ax.set_xticks(range(mask.shape[1]), [f"H{i}" if mask.shape[1] <= MAX_NAMED_GRID_HEADS else str(i)
+                                         for i in range(mask.shape[1])], fontsize=8)
     ax.set_yticks(range(mask.shape[0]), [f"layer {layer}" for layer in range(mask.shape[0])])
     ax.set_xlabel("head")
     ax.set_title(title, fontsize=10)

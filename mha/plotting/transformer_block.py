@@ -6,16 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from mha.plotting.charts import draw_curves
 from mha.plotting.style import new_figure
+from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
 __all__ = ["plot_token_statistics", "plot_stack_statistics", "draw_stack_statistics"]
 
 
-def plot_token_statistics(before, after, tokens: Sequence[str] | None = None, *,
-                          title: str = "Each token's features, before and after a layer norm"):
+def plot_token_statistics(before: ArrayLike, after: ArrayLike, tokens: Sequence[str] | None = None, *,
+                          title: str = "Each token's features, before and after a layer norm") -> Figure:
     """Mean and standard deviation of each token's features, before and after normalisation.
 
     Parameters
@@ -68,7 +71,8 @@ _PANELS = (
 )
 
 
-def draw_stack_statistics(axes, stats: Mapping[str, Mapping[str, Sequence[float]]], *,
+def draw_stack_statistics(axes: Sequence[Axes],
+                          stats: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
                           limits: Mapping[str, tuple[float, float]] | None = None) -> None:
     """Draw the three panels of :func:`plot_stack_statistics` on three existing axes."""
     for i, (ax, (key, ylabel, title)) in enumerate(zip(axes, _PANELS, strict=True)):
@@ -81,8 +85,9 @@ def draw_stack_statistics(axes, stats: Mapping[str, Mapping[str, Sequence[float]
             ax.set_ylim(*limits[key])
 
 
-def plot_stack_statistics(stats: Mapping[str, Mapping[str, Sequence[float]]], *, title: str | None = None,
-                          limits: Mapping[str, tuple[float, float]] | None = None):
+def plot_stack_statistics(stats: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
+                          title: str | None = None,
+                          limits: Mapping[str, tuple[float, float]] | None = None) -> Figure:
     """Three panels along the depth of a stack, one curve per setting (e.g. pre-norm vs post-norm).
 
     Parameters

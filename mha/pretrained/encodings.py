@@ -32,7 +32,7 @@ class Encoding:
     tokens: list[str]
     ids: np.ndarray
     hidden: np.ndarray
-    attentions: np.ndarray
+    attentions: np.ndarray | None
     queries: np.ndarray | None = None
     keys: np.ndarray | None = None
 

@@ -84,3 +84,13 @@ def test_no_chapter_notebook_keeps_raw_myst_in_its_markdown():
             outside_code = re.sub(r"^(`{3,}|~{3,})[^\n]*\n.*?^\1\s*$", "", cell.source, flags=re.S | re.M)
             leftover = MYST.findall(outside_code)
             assert not leftover, f"{docname}: {leftover} left in\n{cell.source[:300]}"
+
+
+def test_a_deep_dive_says_where_the_optional_part_starts_and_ends():
+    myst = ("```{deep-dive-start} The {term}`softmax` inside\nHow it guards NaN.\n```\n\nText.\n\n"
+            "```{deep-dive-end}\n```\n\nAfter.")
+    plain = plain_markdown(myst)
+    assert plain.startswith("> **Deep dive (off the core path): The softmax inside.** On the core path, "
+                            "skip to the end of the deep dive.\n>\n> How it guards NaN.\n\nText.")
+    assert plain.endswith("*End of the deep dive.*\n\nAfter.")
+    assert not MYST.search(plain)

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.browser
 CDN_HOSTS = ("cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com", "fonts.googleapis.com",
              "fonts.gstatic.com", "mathjax.org")
 
-VENDORED = ("vendored/html-manager/embed.js", "vendored/mathjax/tex-chtml.js")
+VENDORED = ("vendored/html-manager/embed.js", "vendored/katex/katex.min.css")
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def test_no_page_names_a_cdn(site):
@@ -34,42 +35,104 @@ def test_no_page_names_a_cdn(site):
     assert offenders == {}
 
 
-def test_vendored_scripts_are_served_by_the_site(site):
+def test_vendored_files_are_served_by_the_site(site):
     for path in VENDORED:
         assert (site / "_static" / path).stat().st_size > 10_000, path
-    fonts = list((site / "_static/vendored/mathjax/output/chtml/fonts/woff-v2").glob("*.woff"))
-    assert len(fonts) > 10
+    css = (site / "_static/vendored/katex/katex.min.css").read_text(encoding="utf8")
+    fonts = re.findall(r"url\((fonts/[\w-]+\.\w+)\)", css)
+    assert len(fonts) > 10 and all(font.endswith(".woff2") for font in fonts)
+    missing = [font for font in fonts if not (site / "_static/vendored/katex" / font).is_file()]
+    assert missing == []
 
 
-def _script_sources(html: str) -> list[str]:
-    return re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
+def _script_tags(html: str) -> list[str]:
+    return re.findall(r"<script[^>]*\ssrc=\"[^\"]+\"[^>]*>", html)
 
 
-def test_widget_pages_load_the_vendored_manager_in_order_without_blocking(site_pages):
-    """The MathJax shim, then html-manager (order matters), both deferred; only where needed."""
-    wanted = ["widgets-shim.js", "vendored/html-manager/embed.js"]
+def _source(tag: str) -> str:
+    return re.search(r'src="([^"?]+)', tag)[1].rsplit("_static/", 1)[-1]
+
+
+def test_widget_pages_load_only_the_deferred_loader(site_pages):
+    """The manager (1.8 MB) is fetched by the loader when a widget nears the screen: no page names it."""
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
-        tags = re.findall(r"<script[^>]*\ssrc=\"[^\"]+\"[^>]*>", html)
-        sources = [re.search(r'src="([^"?]+)', tag)[1].rsplit("_static/", 1)[-1] for tag in tags]
+        sources = [_source(tag) for tag in _script_tags(html)]
         assert not any("fontawesome.js" in src for src in sources), f"{docname} loads the icon script"
-        if "application/vnd.jupyter.widget-state+json" not in html:
-            assert not set(wanted) & set(sources), f"{docname} has no widget but loads the manager"
+        assert not any("html-manager" in src for src in sources), f"{docname} loads the manager eagerly"
+        loaders = [tag for tag in _script_tags(html) if _source(tag) == "widgets-loader.js"]
+        if WIDGET_STATE not in html:
+            assert loaders == [], f"{docname} has no widget but loads the loader"
             continue
-        positions = [sources.index(name) for name in wanted if name in sources]
-        assert len(positions) == 2 and positions == sorted(positions), (docname, sources)
-        for position in positions:
-            assert "defer" in tags[position], f"{docname}: {tags[position]} blocks the first paint"
+        assert len(loaders) == 1 and "defer" in loaders[0], (docname, loaders)
 
 
-def test_math_pages_load_the_vendored_mathjax(site_pages):
+def test_no_page_but_search_loads_the_search_scripts(site, site_pages):
+    for docname, page in site_pages.items():
+        sources = [_source(tag) for tag in _script_tags(page.read_text(encoding="utf8"))]
+        assert not {"searchtools.js", "language_data.js", "searchindex.js"} & set(sources), docname
+    search = [_source(tag) for tag in _script_tags((site / "search.html").read_text(encoding="utf8"))]
+    assert {"searchtools.js", "searchindex.js", "search-snippets.js"} <= set(search), search
+
+
+def test_every_formula_is_typeset_at_build_time(site_pages):
+    """KaTeX's markup is in the page, with MathML for screen readers; no math script, no TeX left,
+    no formula KaTeX could not read (it would show in red)."""
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
-        if 'class="math' not in html:
-            continue
-        sources = _script_sources(html)
-        assert any(src.split("?")[0].endswith("vendored/mathjax/tex-chtml.js")
-                   for src in sources), (docname, sources)
+        assert "katex-error" not in html, f"{docname}: KaTeX could not typeset a formula"
+        assert "tex-chtml" not in html and "window.MathJax" not in html, f"{docname} loads MathJax"
+        formulas = re.findall(r'<(?:span|div) class="math[^"]*"[^>]*>(.*?)</(?:span|div)>', html, re.S)
+        untypeset = [f[:60] for f in formulas if 'class="katex' not in f]
+        assert untypeset == [], (docname, untypeset)
+        if formulas:
+            assert "vendored/katex/katex.min.css" in html and "<math" in html, docname
+
+
+def test_katex_stylesheet_matches_the_katex_that_typesets(site):
+    """The build typesets with sphinxcontrib-katex's KaTeX; the stylesheet comes from npm's: same version."""
+    import sphinxcontrib.katex
+
+    from tests.chapters.harness import ROOT
+
+    npm = json.loads((ROOT / "node_modules/katex/package.json").read_text(encoding="utf8"))["version"]
+    assert npm == sphinxcontrib.katex.katex_version
+
+
+def _widget_states(html: str) -> list[dict]:
+    bodies = re.findall(rf'<script type="{re.escape(WIDGET_STATE)}">(.*?)</script>', html, re.S)
+    return [json.loads(body) for body in bodies]
+
+
+def test_widget_frames_are_image_files_loaded_when_shown(site, site_pages):
+    """No PNG inside a page's widget state; each frame an <img> of a file under _images/frames/,
+    sized, 1x/2x, lazy, with alt text."""
+    frames = 0
+    for docname, page in site_pages.items():
+        for state in _widget_states(page.read_text(encoding="utf8")):
+            for model in state["state"].values():
+                assert model["model_name"] != "ImageModel", f"{docname}: a frame is still inline"
+                value = model["state"].get("value")
+                if not (isinstance(value, str) and "_images/frames/" in value):
+                    continue
+                frames += 1
+                img = re.fullmatch(r"<img ([^>]*)>", value)
+                attributes = dict(re.findall(r'(\w+)="([^"]*)"', img[1]))
+                assert attributes["loading"] == "lazy" and attributes["alt"], (docname, attributes)
+                assert int(attributes["width"]) > 0 and int(attributes["height"]) > 0
+                for url in [attributes["src"], *[c.split()[0] for c in attributes["srcset"].split(",")]]:
+                    assert (page.parent / unquote(url)).is_file(), (docname, url)
+    assert frames > 100
+
+
+def test_no_progress_bar_in_any_output(site_pages):
+    """Progress bars showed the build machine's speed ("161.38it/s") and overflowed a phone."""
+    for docname, page in site_pages.items():
+        html = page.read_text(encoding="utf8")
+        assert not re.search(r"\d it/s|\d+\.\d+it/s", html), docname
+        for state in _widget_states(html):
+            kinds = {model["model_name"] for model in state["state"].values()}
+            assert "FloatProgressModel" not in kinds, docname
 
 
 # --- internal links and images ---------------------------------------------------------------------
@@ -153,7 +216,7 @@ def test_notebook_pages_offer_ipynb_and_md_downloads(site, site_pages):
         targets = _parse(site_pages[page.docname]).targets
         for suffix in (".ipynb", page.path.suffix):
             wanted = f"_sources/{page.docname}{suffix}"
-            link = [t for t in targets if t.endswith(wanted)]
+            link = [t for t in targets if t.endswith(wanted) and not urlparse(t).scheme]
             assert link, f"{page.docname} offers no {suffix} download"
             assert (site_pages[page.docname].parent / link[0]).resolve().is_file(), link[0]
         notebook = nbformat.read(site / "_sources" / f"{page.docname}.ipynb", as_version=4)
@@ -286,3 +349,92 @@ def test_teachers_page_offers_every_assignment_for_download(site, site_pages):
         assert links, f"the teachers' page offers no download of {assignment.name}"
         served = (site_pages["chapters/teachers"].parent / unquote(links[0])).resolve()
         assert served.read_bytes() == assignment.read_bytes()
+
+
+# --- ways in: launch, edit, issues ------------------------------------------------------------------
+
+
+def _links(page: Path) -> list[str]:
+    return _parse(page).targets
+
+
+def test_notebook_pages_launch_on_binder_and_colab_from_the_repository(site_pages):
+    """The addresses are built from the repository (they cannot be opened offline: their shape is
+    checked). Binder opens the page's source in JupyterLab; Colab the published executed notebook."""
+    from book.lite_site import PAGES_BRANCH, REPOSITORY
+    from book.toc import live_pages
+    from tests.chapters.harness import ROOT
+
+    owner_repo = REPOSITORY.removeprefix("https://github.com/")
+    for docname, source in live_pages(ROOT).items():
+        links = _links(site_pages[docname])
+        binder = [t for t in links if t.startswith("https://mybinder.org/")]
+        colab = [t for t in links if t.startswith("https://colab.research.google.com/")]
+        assert binder == [f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/"
+                          f"{docname}{source.suffix}"], (docname, binder)
+        assert colab == [f"https://colab.research.google.com/github/{owner_repo}/blob/{PAGES_BRANCH}/"
+                         f"_sources/{docname}.ipynb"], (docname, colab)
+        assert (ROOT / f"{docname}{source.suffix}").is_file()  # what Binder opens exists
+        assert (site_pages[docname].parent / Path(docname).name).with_suffix(".html").is_file()
+    assert (ROOT / "binder" / "requirements.txt").is_file() and (ROOT / "binder" / "postBuild").is_file()
+
+
+def test_every_page_offers_an_edit_and_an_issue_link(site_pages):
+    from book.lite_site import REPOSITORY
+    from tests.chapters.harness import ROOT
+
+    for docname, page in site_pages.items():
+        links = _links(page)
+        edits = [t for t in links if t.startswith(f"{REPOSITORY}/edit/main/")]
+        assert len(edits) == 1, (docname, edits)
+        assert (ROOT / edits[0].removeprefix(f"{REPOSITORY}/edit/main/")).is_file(), edits[0]
+        issues = [t for t in links if t.startswith(f"{REPOSITORY}/issues/new")]
+        assert len(issues) == 1 and f"{docname}.html" in unquote(issues[0]), (docname, issues)
+
+
+def test_the_live_notebook_app_explains_a_failed_start_however_it_is_opened(site):
+    pages = list((site / "lite").rglob("index.html"))
+    assert pages
+    for page in pages:
+        html = page.read_text(encoding="utf8")
+        src = re.search(r'<script src="([^"]*lite-guard\.js)"></script>', html)
+        assert src, page.relative_to(site)
+        assert (page.parent / src[1]).resolve() == (site / "_static" / "lite-guard.js").resolve()
+
+
+# --- citations ----------------------------------------------------------------------------------
+
+
+def test_citations_read_author_year_in_round_brackets_in_text_and_list(site_pages):
+    """"Vaswani et al. (2017)" and "(Vaswani et al., 2017)" in the text; the list labels its entries
+    the same way ("Vaswani et al. 2017", not "[VSP+17]") and uses no list role without list items."""
+    author = r"[A-Z][\w-]+(?: et al\.| and [A-Z][\w-]+)?"
+    textual = parenthetical = 0
+    for docname, page in site_pages.items():
+        text = re.sub(r"<[^>]+>", "", page.read_text(encoding="utf8"))
+        square = re.findall(rf"{author} \[\d{{4}}\]|\[{author}, \d{{4}}\]", text)
+        assert square == [], (docname, square[:3])
+        textual += len(re.findall(rf"{author} \(\d{{4}}\)", text))
+        parenthetical += len(re.findall(rf"\({author}, \d{{4}}", text))
+    assert textual > 5 and parenthetical > 3, (textual, parenthetical)
+    references = site_pages["references"].read_text(encoding="utf8")
+    labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>(.*?)<span', references)
+    assert len(labels) > 20, labels
+    assert all(re.fullmatch(rf"{author} \d{{4}}[a-z]?", label) for label in labels), labels
+    assert 'role="list"' not in references and "doc-biblioentry" not in references
+
+
+def test_every_icon_the_pages_name_is_in_the_cut_icon_fonts(site, site_pages):
+    """book/icon_fonts.py keeps only the icons the site uses: none missing, the fonts small."""
+    from fontTools.ttLib import TTFont
+
+    from book.icon_fonts import FONTS, ICON_CLASS, THEME_CSS, icon_code_points
+
+    points = icon_code_points((site / THEME_CSS).read_text(encoding="utf8"))
+    glyphs = set()
+    for font in (site / FONTS).glob("*.woff2"):
+        assert font.stat().st_size < 10_000, f"{font.name} was not cut ({font.stat().st_size} bytes)"
+        glyphs |= set(TTFont(font).getBestCmap())
+    for docname, page in site_pages.items():
+        names = {name for name in ICON_CLASS.findall(page.read_text(encoding="utf8")) if name in points}
+        assert names and all(points[name] in glyphs for name in names), (docname, sorted(names))

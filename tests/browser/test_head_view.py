@@ -43,6 +43,7 @@ def view_page(request, browser):  # noqa: F811 - the imported fixture
         site_url = request.getfixturevalue("site_url")
         page, visit = open_page(browser, f"{site_url}/chapters/real_heads.html")
         errors = visit.console_errors
+        page.locator(HEAD_VIEW).first.evaluate("v => v.scrollIntoView()")  # its data loads near the screen
     page.wait_for_selector(f"{HEAD_VIEW} .mha-av-head svg line", state="attached")
     yield page
     page.close()
@@ -179,6 +180,7 @@ def test_static_site_shows_no_kernel_only_control(browser, site_url, site_pages,
     html = site_pages[docname].read_text(encoding="utf8")
     page, visit = open_page(browser, f"{site_url}/{docname}.html")
     try:
+        page.evaluate("window.mhaWidgets.load()")  # as a widget nearing the screen does
         page.wait_for_function("document.querySelectorAll('.widget-subarea').length >= 1", timeout=20_000)
         page.wait_for_timeout(300)
         if docname == "chapters/multi_head":

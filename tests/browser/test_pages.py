@@ -1,8 +1,9 @@
 """Every page of the built book, as a reader's browser shows it (headless Debian Chromium).
 
-For each page in ``_toc.yml``, on a desktop screen (1366x900) and on a phone (390x844, touch): it
+For each page in ``_toc.yml``, on a desktop screen (1280x800) and on a phone (390x844, touch): it
 loads from a local server with no failed request, no request to another host and no console error,
-its math is typeset by the vendored MathJax, every embedded widget renders, and moving each slider
+its math was typeset at build time (KaTeX; no math script), every embedded widget renders (the
+widget manager loads when asked, as it does when a widget nears the screen), and moving each slider
 (or flipping each toggle) changes the frame the reader sees. Screenshots (light and dark mode, both
 widths) land in ``test-artifacts/screenshots/``. What a phone reader needs beyond that is checked in
 ``test_phone.py``.
@@ -29,7 +30,7 @@ TIMEOUT_MS = 20_000
 
 #: The screens a reader uses: browser context options per profile.
 PROFILES = {
-    "desktop": {"viewport": {"width": 1366, "height": 900}},
+    "desktop": {"viewport": {"width": 1280, "height": 800}},
     "phone": {**PHONE, "device_scale_factor": 2},  # 2x keeps full-page screenshots small
 }
 
@@ -75,17 +76,21 @@ def unexpected(errors: list[str]) -> list[str]:
 
 
 def wait_for_math(page, html: str) -> None:
+    """Every formula of the page is typeset (at build time: KaTeX's markup is in the HTML), and the
+    fonts its formulas use have arrived (mha-site.js fits equations to the column then)."""
     expected = len(re.findall(r'class="math[ "]', html))
     if expected:
-        page.wait_for_function(
-            f"document.querySelectorAll('mjx-container').length >= {expected}",
-            timeout=TIMEOUT_MS,
-        )
+        typeset = page.evaluate("document.querySelectorAll('.math .katex').length")
+        assert typeset >= expected, f"{typeset} of {expected} formulas typeset"
+        page.evaluate("document.fonts.ready.then(() => true)")
 
 
 def wait_for_widgets(page, html: str) -> int:
+    """Draw every widget of the page (the loader fetches the manager when a widget nears the
+    screen; ``mhaWidgets.load()`` does it at once) and wait until they are all shown."""
     views = html.count('type="application/vnd.jupyter.widget-view+json"')
     if views:
+        page.evaluate("window.mhaWidgets.load()")
         page.wait_for_function(
             f"document.querySelectorAll('.widget-subarea').length >= {views}", timeout=TIMEOUT_MS
         )
@@ -93,8 +98,16 @@ def wait_for_widgets(page, html: str) -> int:
     return views
 
 
+#: Loads and decodes every figure (lazy ones too), so that a full-page screenshot shows them all.
+ALL_IMAGES_JS = """async () => {
+  document.querySelectorAll('img[loading="lazy"]').forEach((img) => { img.loading = 'eager'; });
+  await Promise.all([...document.images].map((img) => img.decode().catch(() => null)));
+}"""
+
+
 def screenshot(page, docname: str, profile: str, mode: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate(ALL_IMAGES_JS)
     name = f"{docname.replace('/', '__')}-{profile}-{mode}.png"
     page.screenshot(path=SCREENSHOTS / name, full_page=True)
 

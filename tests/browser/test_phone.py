@@ -17,19 +17,13 @@ import pytest
 
 from book.site_weight import first_visit
 from tests.browser.conftest import toc_docnames
-from tests.browser.test_accessibility import BACKGROUND_JS
-from tests.browser.test_head_view import _contrast
 from tests.browser.test_pages import PROFILES, open_page, unexpected, wait_for_math, wait_for_widgets
 
 pytestmark = pytest.mark.browser
 
-#: Gzip kB a first visit may load from the site's shared files (scripts, styles, fonts: everything
-#: but the page's own HTML and figures). Measured: 1.13-1.61 MB on widget pages (the widget manager
-#: is 0.46 MB of it, MathJax and its fonts up to 0.4 MB, the theme's icon fonts 0.27 MB), 0.46-0.83 MB
-#: on text pages; before this budget, 2.2-2.4 MB and 0.88 MB.
-SHARED_BUDGET_KB = {"widgets": 1_700, "text": 900}
-#: Gzip kB of a whole first visit, the page's HTML (embedded widget frames) and figures included.
-FIRST_VISIT_BUDGET_KB = 4_000
+#: Gzip kB a first visit may load (issue 38): every file a page pulls in before the network is idle,
+#: for a reader who does not scroll. Widgets further down load as they near the screen.
+FIRST_VISIT_BUDGET_KB = {"widgets": 1_500, "text": 500}
 
 CHAPTER = "chapters/multi_head"  # a chapter with sections, equations, figures and a solution
 
@@ -97,7 +91,7 @@ def test_desktop_menu_button_folds_the_sidebar(browser, site_url, site_pages):
 OVERFLOW_JS = """() => {
   const column = document.querySelector("article.bd-article").getBoundingClientRect();
   const items = [
-    ...document.querySelectorAll('mjx-container[display="true"]'),
+    ...document.querySelectorAll(".bd-article .katex-display"),
     ...document.querySelectorAll(".cell_output img, img.widget-image, figure img"),
   ];
   return items
@@ -159,21 +153,23 @@ def test_equations_and_figures_fit_the_column(browser, site_url, site_pages, doc
         page.context.close()
 
 
-#: Display equations whose type is smaller than 12 px, or that are wider than their box without a way
-#: to scroll or without the shade that says there is more.
-SMALL_MATH_JS = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
+#: Display equations whose type is smaller than 12 px, or that are wider than their box (cut: the
+#: reader would have to scroll to see all of it).
+SMALL_MATH_JS = """() => [...document.querySelectorAll('.bd-article .katex-display')]
   .filter((c) => c.getBoundingClientRect().width > 0)
-  .map((c) => [c.textContent.slice(0, 40), parseFloat(getComputedStyle(c).fontSize),
-               c.scrollWidth > c.clientWidth + 1 && (getComputedStyle(c).overflowX !== 'auto'
-                                                      || !c.classList.contains('mha-scrolls'))])
-  .filter(([, size, cut]) => size < 12 || cut)"""
+  .map((c) => [c.querySelector('.katex-mathml annotation')?.textContent.slice(0, 60),
+               parseFloat(getComputedStyle(c.querySelector('.katex')).fontSize),
+               c.scrollWidth - c.clientWidth])
+  .filter(([, size, cut]) => size < 12 || cut > 1)"""
 
 
+@pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("docname", toc_docnames())
-def test_equations_stay_readable_on_a_phone(browser, site_url, site_pages, docname):
-    page, _ = _load(browser, site_url, site_pages, docname, "phone")
+def test_every_display_equation_fits_and_stays_readable(browser, site_url, site_pages, docname, profile):
+    """On a 390-px phone too: long formulas are written over aligned lines in the chapters."""
+    page, _ = _load(browser, site_url, site_pages, docname, profile)
     try:
-        assert page.evaluate(SMALL_MATH_JS) == [], f"{docname}: equations too small or cut off"
+        assert page.evaluate(SMALL_MATH_JS) == [], f"{docname} ({profile}): equations too small or cut"
     finally:
         page.context.close()
 
@@ -196,37 +192,47 @@ def test_a_solution_opens_from_its_title(browser, site_url, site_pages, profile)
         page.context.close()
 
 
-def test_jupyterlite_explains_when_its_python_cannot_load(browser, site_url, site_pages):
-    """Offline (the browser tests block every other host), the launch says what failed."""
-    page, _ = _load(browser, site_url, site_pages, CHAPTER, "desktop")
-    try:
+def _lite_dialog(page):
+    dialog = page.locator("dialog.mha-lite-failed")
+    dialog.wait_for(state="visible", timeout=20_000)
+    assert "cdn.jsdelivr.net" in dialog.inner_text()
+    return dialog
+
+
+@pytest.mark.parametrize("way", ["click", "new tab or bookmark"])
+def test_jupyterlite_explains_when_its_python_cannot_load(browser, site_url, site_pages, way):
+    """Offline (the browser tests block every other host), the live notebook says what failed,
+    however it was opened: the launch menu's link, or its address in a new tab or a bookmark."""
+    if way == "click":
+        page, _ = _load(browser, site_url, site_pages, CHAPTER, "desktop")
         link = page.locator('a[href*="lite/notebooks/"]').first
         link.evaluate("a => a.click()")  # the entry sits in the launch menu
-        dialog = page.locator("dialog.mha-lite-failed")
-        dialog.wait_for(state="visible", timeout=15_000)
-        assert "cdn.jsdelivr.net" in dialog.inner_text()
-        assert dialog.get_by_role("link", name="Run it on your computer").is_visible()
-        assert "/lite/" not in page.url
+    else:
+        page, _ = open_page(browser, f"{site_url}/lite/notebooks/index.html?path={CHAPTER}.ipynb")
+    try:
+        dialog = _lite_dialog(page)
+        for name, target in [("Run it on your computer", "chapters/run_locally.html"),
+                             ("download this notebook (.ipynb)", f"_sources/{CHAPTER}.ipynb"),
+                             ("Back to the book", f"{CHAPTER}.html")]:
+            link = dialog.get_by_role("link", name=name)
+            assert link.is_visible(), name
+            href = link.evaluate("a => a.href")
+            assert href == f"{site_url}/{target}", (name, href)
+            response = page.request.get(href)
+            assert response.ok, (name, href, response.status)
     finally:
         page.context.close()
 
 
 @pytest.mark.parametrize("docname", toc_docnames())
 def test_first_visit_stays_within_the_weight_budget(browser, site_url, site_pages, docname):
-    page_url = f"{site_url}/{docname}.html"
-    visit = first_visit(browser, page_url)
+    visit = first_visit(browser, f"{site_url}/{docname}.html")
     html = site_pages[docname].read_text(encoding="utf8")
     kind = "widgets" if "application/vnd.jupyter.widget-state+json" in html else "text"
-    shared = sum(packed for url, (_, packed) in visit.files.items()
-                 if url != page_url and "/_images/" not in url)  # fmt: skip
     largest = ", ".join(f"{name} {packed / 1e3:.0f} kB" for name, _, packed in visit.largest())
-    assert shared <= SHARED_BUDGET_KB[kind] * 1e3, (
-        f"{docname}: {shared / 1e3:.0f} kB gzip of shared files, over the {kind} page budget of "
-        f"{SHARED_BUDGET_KB[kind]} kB; largest files: {largest}"
-    )
-    assert visit.gzip <= FIRST_VISIT_BUDGET_KB * 1e3, (
+    assert visit.gzip <= FIRST_VISIT_BUDGET_KB[kind] * 1e3, (
         f"{docname}: a first visit loads {visit.gzip / 1e3:.0f} kB gzip ({visit.raw / 1e3:.0f} kB "
-        f"raw), over the {FIRST_VISIT_BUDGET_KB} kB budget; largest: {largest}"
+        f"raw), over the {kind} page budget of {FIRST_VISIT_BUDGET_KB[kind]} kB; largest: {largest}"
     )
 
 
@@ -245,23 +251,21 @@ HINTS_JS = """() => [...document.querySelectorAll('.cell_output img, img.widget-
 
 @pytest.mark.parametrize("mode", ["light", "dark"])
 @pytest.mark.parametrize("profile", PROFILES)
-def test_a_touch_screen_says_that_a_shrunk_figure_opens_full_size(browser, site_url, site_pages,
-                                                                   profile, mode):
-    """On a phone the multi-head diagram's labels are 5 px and nothing showed that a tap enlarges it."""
+def test_figures_need_no_tap_to_be_read(browser, site_url, site_pages, profile, mode):
+    """Figures are drawn for the column (mha.plotting.style): on a phone none is shrunk below 0.6 of
+    its own size, so none needs the "tap to see it full size" line (which still appears for a figure
+    that is, on a touch screen only). The multi-head diagram was the worst: labels of 5 px."""
     page, _ = _load(browser, site_url, site_pages, CHAPTER, profile, mode)
     try:
-        page.wait_for_timeout(500)  # the lines follow the frames' loads
+        page.evaluate("""async () => {
+          document.querySelectorAll('img[loading="lazy"]').forEach((img) => { img.loading = 'eager'; });
+          await Promise.all([...document.images].map((img) => img.decode().catch(() => null)));
+        }""")
+        page.wait_for_timeout(300)  # the lines follow the frames' loads
         figures = page.evaluate(HINTS_JS)
         diagrams = [f for f in figures if f["alt"].startswith("Diagram of multi-head attention")]
         assert len(diagrams) == 2, "the diagram and its explorer's frame"
-        if profile == "desktop":  # a mouse shows a zoom-in cursor instead
-            assert not any(f["shown"] for f in figures)
-            return
-        assert all(f["shown"] for f in diagrams)
-        assert all(f["shown"] == (f["scale"] < 0.6) for f in figures), figures
-        assert any(not f["shown"] for f in figures), "a figure near its own size gets no line"
-        for hint in page.locator(".mha-enlarge-hint").filter(visible=True).all():
-            colour, back = hint.evaluate("h => getComputedStyle(h).color"), hint.evaluate(BACKGROUND_JS)
-            assert _contrast(colour, back) >= 4.5, (colour, back)
+        assert all(f["scale"] >= 0.6 for f in figures), [f for f in figures if f["scale"] < 0.6]
+        assert not any(f["shown"] for f in figures), "a figure drawn for the column says to tap it"
     finally:
         page.context.close()

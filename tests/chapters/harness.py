@@ -19,6 +19,7 @@ Without a build, or when the build is older than the page, the page is only re-e
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -136,5 +137,7 @@ def run_converted(notebook: Path) -> NotebookRun:
         "--nbval-lax", "--nbval-current-env", "--nbval-sanitize-with", str(SANITIZE),
         "--nbval-cell-timeout", str(CELL_TIMEOUT_SECONDS), "-q", "--color=no",
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd=folder)
+    # As in the book build (book/lean_site.py): no progress bars, so outputs compare with the build's.
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, cwd=folder, env=env)
     return NotebookRun(done.returncode, done.stdout + done.stderr)

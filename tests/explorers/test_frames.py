@@ -362,3 +362,24 @@ def test_sliders_fit_a_phone_column():
     explorer = frame_explorer(render_table, CONTROLS)
     for slider in explorer.sliders.values():
         assert slider.layout.width == "100%" and slider.layout.max_width == "480px"
+
+
+@pytest.mark.parametrize(("explorer", "argument"), [
+    ("head_explorer", "seq_lens"), ("head_explorer", "head_counts"), ("cost_explorer", "d_model"),
+    ("relative_bias_explorer", "strengths"), ("rotary_explorer", "bases"), ("alibi_explorer", "seq_lens"),
+    ("scaling_explorer", "d_k_values"), ("shape_explorer", "batches"), ("diagram_explorer", "seqs"),
+    ("stack_explorer", "depths"), ("alignment_explorer", "sentences"),
+])
+def test_an_explorer_refuses_an_empty_slider_with_a_sentence(explorer, argument):
+    import mha.explorers
+
+    with pytest.raises(ValueError, match=f"^{argument} is empty: its slider needs at least one value$"):
+        getattr(mha.explorers, explorer)(**{argument: ()})
+
+
+def test_slider_values_are_a_sequence():
+    from mha.explorers.frames import slider_values
+
+    assert slider_values("seq_lens", iter([4, 8])) == (4, 8)
+    with pytest.raises(TypeError, match="seq_lens must be a sequence of slider values, got int 4"):
+        slider_values("seq_lens", 4)

@@ -1,18 +1,22 @@
-"""mha.lab.heads_that_learn: the card task's answers, per-relation accuracy, a sweep over head counts."""
+"""mha.lab.heads_that_learn: the card task's answers, per-relation accuracy, a sweep over head counts, and
+what one head's blend can carry."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
-from mha.lab import AttentionOnlyModel
+from mha.lab import AttentionOnlyModel, evaluate
 from mha.lab.heads_that_learn import (
     RELATIONS,
     HeadCountSweep,
+    blend_margin,
     card_relations,
     card_vocab_size,
     head_count_sweep,
     relation_accuracy,
+    relation_margins,
 )
 
 TINY = dict(d_model=8, n_seeds=3, steps=4, batch=4, n_colours=3, n_numbers=3, n_held_out=6, progress=False)
@@ -88,6 +92,12 @@ def test_sweep_has_one_result_per_head_count_and_seed_and_repeats_exactly():
     assert not np.array_equal(first.loss, other.loss)
 
 
+def test_sweep_runs_without_tqdm_and_shows_the_same_numbers(without_tqdm):
+    """The browser path: JupyterLite installs no tqdm, and the sweep's bar must not be needed."""
+    silent = head_count_sweep((1, 2), rng=5, **{**TINY, "progress": True})
+    np.testing.assert_array_equal(silent.loss, head_count_sweep((1, 2), rng=5, **TINY).loss)
+
+
 def test_models_of_one_seed_start_from_the_same_numbers_split_into_different_heads():
     one, four = (AttentionOnlyModel(12, 6, d_model=8, n_heads=h, n_layers=1, rng=np.random.default_rng(3))
                  for h in (1, 4))
@@ -122,3 +132,65 @@ def test_sweep_refuses_head_counts_it_cannot_build(head_counts, message):
 def test_sweep_refuses_zero_seeds():
     with pytest.raises(ValueError, match="n_seeds"):
         head_count_sweep((1,), rng=0, **{**TINY, "n_seeds": 0})
+
+
+def test_the_sweep_keeps_every_trained_model_and_its_held_out_cards():
+    sweep = head_count_sweep((1, 2), rng=5, **TINY)
+    model = sweep.model(2, 1)
+    assert model.layers[0].n_heads == 2 and sweep.model(1, 0).layers[0].n_heads == 1
+    loss, _ = evaluate(model, sweep.held_out)  # the kept model gives the recorded score
+    assert loss == pytest.approx(sweep.loss[1, 1])
+    with pytest.raises(ValueError, match="no run with n_heads=4"):
+        sweep.model(4, 0)
+
+
+# --- what a blend of one-hot values can carry ----------------------------------------------------------
+
+
+def blends_by_loops(weights, n_numbers):
+    """Every answer's blend, one answer at a time."""
+    blends = {}
+    for answer in itertools.product(range(n_numbers), repeat=len(weights)):
+        vector = np.zeros(n_numbers)
+        for share, number in zip(weights, answer, strict=True):
+            vector[number] += share
+        blends[answer] = vector
+    return blends
+
+
+@pytest.mark.parametrize("weights", [[1.0], [0.7, 0.3], [0.61, 0.32], [0.5, 0.3, 0.2], [0.4, 0.3, 0.2, 0.1]])
+def test_blend_margin_is_the_closest_pair_of_blends_of_different_answers(weights):
+    blends = list(blends_by_loops(weights, 3).values())
+    closest = min(np.linalg.norm(a - b) for i, a in enumerate(blends) for b in blends[i + 1:])
+    assert blend_margin(weights, 3) == pytest.approx(closest / math.sqrt(2))
+
+
+def test_equal_shares_lose_the_order_and_halving_shares_are_the_best_a_grid_finds():
+    assert blend_margin([0.5, 0.5]) == 0.0 and blend_margin([0.4, 0.4, 0.2]) == 0.0
+    for k in (2, 3):
+        halving = 2.0 ** np.arange(k)[::-1] / (2**k - 1)
+        assert blend_margin(halving) == pytest.approx(1 / (2**k - 1))
+        grid = [w for w in itertools.product(np.linspace(0, 1, 43), repeat=k) if abs(sum(w) - 1) < 1e-9]
+        assert max(blend_margin(list(w), 2) for w in grid) <= 1 / (2**k - 1) + 1e-9
+
+
+def test_blend_margin_refuses_shares_that_are_not_one_head_s_weight():
+    for bad in ([], [0.7, 0.6], [-0.1, 0.5]):
+        with pytest.raises(ValueError, match="non-negative shares"):
+            blend_margin(bad)
+
+
+def test_relation_margins_read_how_far_each_number_is_ahead():
+    cards = card_relations(6, 3, 2, rng=1)
+    logits = np.zeros((6, 6, 8))
+    wrong_first = cards.targets ^ 1  # the first card's digit flipped: two numbers right, one wrong
+    logits[np.arange(6)[:, None], np.arange(6), cards.targets] = 3.0
+    logits[np.arange(6)[:, None], np.arange(6), wrong_first] = 5.0
+    margins = relation_margins(logits, cards, 2)
+    # 8 answers, 4 with each value of a number. The two favoured answers share the first two numbers:
+    # right value e^5 + e^3 + 1 + 1, wrong value 4 times e^0.
+    e3, e5 = math.exp(3), math.exp(5)
+    np.testing.assert_allclose(margins[:2], math.log((e5 + e3 + 2) / 4))
+    # the first card's number: the right value holds e^3 and three e^0, the wrong one e^5 and three
+    assert margins[2] == pytest.approx(math.log((e3 + 3) / (e5 + 3)))
+    assert np.allclose(relation_margins(np.zeros((6, 6, 8)), cards, 2), 0.0)  # a guess: no margin

@@ -5,7 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from mha.lab.real_heads import PATTERN_SCORES, HeadSurvey, survey_heads
+from mha.lab.real_heads import (
+    DETERMINER_NOUN,
+    PATTERN_SCORES,
+    HeadSurvey,
+    dependency_scores,
+    labelled_pairs,
+    survey_heads,
+)
 from mha.pretrained import BatchEncoding
 
 KINDS = (*PATTERN_SCORES, "broad", "mixed")
@@ -341,3 +348,55 @@ def test_batch_of_special_tokens_only():
     assert batch.tokens[0] == ["[CLS]", "[SEP]"]
     with pytest.raises(ValueError, match="no word tokens"):
         survey_heads(batch)
+
+
+# --- a grammatical relation against hand labels ------------------------------------------------------------
+
+def test_labelled_pairs_find_the_nth_occurrence_and_name_what_is_missing():
+    tokens = ["[CLS]", "the", "cat", "saw", "the", "dog", "[SEP]"]
+    assert labelled_pairs(tokens, ["the cat", "the#2 dog", "saw the#2"]) == [(1, 2), (4, 5), (3, 4)]
+    with pytest.raises(ValueError, match="'the' appears 2 time"):
+        labelled_pairs(tokens, ["the#3 dog"])
+    with pytest.raises(ValueError, match="names two words"):
+        labelled_pairs(tokens, ["the cat dog"])
+
+
+def test_the_hand_labels_link_each_determiner_to_a_later_noun_once():
+    for sentence, labels in DETERMINER_NOUN:
+        determiners = [label.split()[0] for label in labels]
+        assert len(set(determiners)) == len(determiners), sentence
+        words = sentence.lower().rstrip(".").split()
+        pairs = labelled_pairs(["[CLS]", *words, "[SEP]"], labels)
+        assert all(0 < query < key for query, key in pairs), sentence  # the noun comes after
+    assert len(DETERMINER_NOUN) == 20 and sum(len(labels) for _, labels in DETERMINER_NOUN) == 58
+
+
+def test_a_head_that_points_at_the_labelled_word_scores_one_and_the_baselines_count_by_hand():
+    lengths = (7, 6)  # 5 and 4 words between [CLS] and [SEP]
+    pairs = [[(1, 3), (4, 5)], [(2, 4)]]  # distances 2, 1, 2
+
+    def to_labels(n):  # every word looks two ahead, or at the last word when it cannot: right every time
+        w = np.zeros((n, n))
+        for q in range(n):
+            w[q, min(q + 2, n - 2)] = 1.0
+        return w
+
+    def to_cls(n):
+        return on_cls(n)
+
+    scores = dependency_scores(make_batch(lengths, [[to_labels, to_cls]]), pairs)
+    np.testing.assert_array_equal(scores.accuracy, [[1.0, 0.0]])  # all three; none from [CLS]
+    assert scores.best() == (0, 0)
+    assert scores.offset == 2 and scores.offset_accuracy == pytest.approx(2 / 3)
+    np.testing.assert_array_equal(scores.distances, [2, 1, 2])
+    # a random head picks one of the other words: 1/4, 1/4 in the first text, 1/3 in the second
+    assert scores.random_head == pytest.approx((1 / 4 + 1 / 4 + 1 / 3) / 3)
+    assert scores.hits.shape == (1, 2, 3) and scores.hits[0, 0].all()
+
+
+def test_dependency_scores_refuse_pairs_that_do_not_link_two_words():
+    batch = make_batch((6,), [[uniform]])
+    with pytest.raises(ValueError, match="two different words"):
+        dependency_scores(batch, [[(0, 2)]])  # [CLS] is not a word
+    with pytest.raises(ValueError, match="one sentence's pairs per sentence"):
+        dependency_scores(batch, [[(1, 2)], [(1, 2)]])

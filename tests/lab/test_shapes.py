@@ -63,7 +63,7 @@ def test_the_textbook_facts_about_views_and_copies():
     assert steps["context"].view_of is None and steps["context"].contiguous
     assert steps["context_t"].view_of == "context" and not steps["context_t"].contiguous
     assert steps["concat"].view_of is None  # reshaping a non-contiguous array copies
-    # head h of token t starts d_head * h numbers into token t's row of qkv (3 * d_model wide)
+    # head i of token t starts d_head * i numbers into token t's row of qkv (3 * d_model wide)
     assert steps["q_heads"].strides == (4 * 48, 4, 48, 1)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from mha.grad import cross_entropy
 from mha.lab.tasks import repeated_tokens
-from mha.lab.training import Adam, AttentionOnlyModel, evaluate, learning_rates, train
+from mha.lab.training import Adam, AttentionOnlyModel, evaluate, learning_rates, progress_bar, train
 from tests.gradcheck import assert_gradients_match, numerical_gradient
 
 
@@ -174,3 +174,20 @@ def test_progress_bar_of_a_finished_run_is_full(monkeypatch):
     train(tiny_model(), lambda rng: tiny_batch(), steps=3, rng=0, progress=True)
     assert len(bars) == 1
     assert (bars[0].n, bars[0].total) == (3, 3)
+
+
+
+def test_training_runs_without_tqdm(without_tqdm):
+    """The bar is decoration: with tqdm missing, train() trains silently and gives the same run."""
+    model = tiny_model()
+    history = train(model, lambda rng: tiny_batch(), steps=3, rng=0, progress=True)
+    assert len(history.loss) == 3
+    twin = tiny_model()
+    assert train(twin, lambda rng: tiny_batch(), steps=3, rng=0, progress=False).loss == history.loss
+
+
+def test_the_stand_in_bar_counts_nothing_and_enters_as_itself(without_tqdm):
+    bar = progress_bar(5, show=True)
+    with bar as entered:
+        entered.update(1)  # nullcontext alone would have handed out None here
+    assert entered is bar and not hasattr(bar, "n")

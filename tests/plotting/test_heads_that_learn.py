@@ -56,3 +56,25 @@ def test_sweep_plot_names_the_shape_it_expected():
     with pytest.raises(ValueError, match="relation_names must name 3 parts, got 2"):
         plot_head_count_sweep(COUNTS, LOSS, ACCURACY, relation_accuracy=np.zeros((4, 3, 3)),
                               relation_names=["a", "b"])
+
+
+def test_blend_margin_plot_marks_the_best_split_and_the_given_shares():
+    from mha.lab import blend_margin
+    from mha.plotting import plot_blend_margins
+
+    shares = np.linspace(0, 1, 31)
+    margins = np.array([blend_margin([s, 1 - s]) for s in shares])
+    fig = plot_blend_margins(shares, margins, marks={"equal": 0.5, "trained": 0.65})
+    ax = fig.axes[0]
+    assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+    assert [line.get_xdata()[0] for line in ax.lines[2:]] == [0.5, 0.65]  # the two marks
+    best = ax.texts[0].get_text()
+    assert best.startswith("best: 0.67") or best.startswith("best: 0.33"), best
+    assert "highest" in fig.alt_text
+
+
+def test_blend_margin_plot_names_the_shapes_it_needs():
+    from mha.plotting import plot_blend_margins
+
+    with pytest.raises(ValueError, match="one length"):
+        plot_blend_margins([0.0, 1.0], [0.0])

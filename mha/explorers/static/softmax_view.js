@@ -2,7 +2,8 @@
  *
  * mha.explorers.softmax_view writes one <div class="mha-sv"> holding a <script type="application/json">
  * with the scores (seq_q x seq_k, row-major), the tokens, the first temperature and whether a causal-mask
- * switch is offered, then inlines this file and calls window.mhaSoftmaxView.mount(root).
+ * switch is offered, then inlines view_base.js (el, viridis) and this file and calls
+ * window.mhaSoftmaxView.mount(root).
  *
  * The maths is the package's (mha.softmax of the masked, scaled scores): subtract each row's maximum,
  * exponentiate, divide by the row's sum; a masked score is -Infinity and gets weight exactly 0. The tests
@@ -13,20 +14,9 @@
   if (window.mhaSoftmaxView && window.mhaSoftmaxView.version >= 1) {
     return;
   }
-  var SVG = "http://www.w3.org/2000/svg";
-  var VIRIDIS = ["440154", "472d7b", "3b528b", "2c728e", "21918c", "28ae80", "5ec962", "addc30", "fde725"];
+  var base = window.mhaViewBase, el = base.el, viridis = base.viridis;  // view_base.js, inlined before
   var CELL = 34;
-
-  function viridis(t) {
-    t = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
-    var i = Math.min(VIRIDIS.length - 2, Math.floor(t));
-    var f = t - i;
-    var a = VIRIDIS[i], b = VIRIDIS[i + 1];
-    return "rgb(" + [0, 2, 4].map(function (o) {
-      var x = parseInt(a.substr(o, 2), 16), y = parseInt(b.substr(o, 2), 16);
-      return Math.round(x + (y - x) * f);
-    }).join(",") + ")";
-  }
+  var MIN_TEXT_PX = 11;  // mha.plotting.style.MIN_TEXT_PX: the smallest text, at any width
 
   /* mha.causal_mask: aligned to the end, query i sits at position seq_k - seq_q + i. */
   function blocked(i, j, seqQ, seqK) {
@@ -47,19 +37,6 @@
       var total = e.reduce(function (a, b) { return a + b; }, 0);
       return e.map(function (x) { return x / total; });
     });
-  }
-
-  function el(tag, attrs, parent, text) {
-    var node = tag === "svg" || tag === "rect" || tag === "text" || tag === "g" ?
-      document.createElementNS(SVG, tag) : document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    if (parent) {
-      parent.appendChild(node);
-    }
-    return node;
   }
 
   function mount(root) {
@@ -88,12 +65,22 @@
     }
     el("div", {"class": "mha-sv-caption"}, root,
       "Rows: queries. Columns: keys. Colour: weight, from 0 (dark) to 1 (yellow).");
-    var left = 12 + 7 * Math.max.apply(null, data.tokens_q.map(function (t) { return t.length; }));
-    var top = 12 + 7 * Math.max.apply(null, data.tokens_k.map(function (t) { return t.length; }));
-    var width = left + seqK * CELL + 130, height = top + seqQ * CELL + 8;
-    // Scales down to a phone's column (viewBox), never up past its natural size.
+    // The picture scales down to the column (viewBox), never up past its natural size. On a narrow
+    // column its words are set larger in the picture's own units, so that once scaled they still
+    // read at MIN_TEXT_PX (the course's smallest text on a phone, mha.plotting.style).
+    var longestQ = Math.max.apply(null, data.tokens_q.map(function (t) { return t.length; }));
+    var longestK = Math.max.apply(null, data.tokens_k.map(function (t) { return t.length; }));
+    var available = root.clientWidth || 640, font = 12, left, top, width, height;
+    for (var pass = 0; pass < 3; pass++) {  // the words' room depends on their size: settle it
+      left = 12 + 0.6 * font * longestQ;
+      top = 12 + 0.6 * font * longestK;
+      width = left + seqK * CELL + 11 * font;
+      font = Math.max(12, Math.ceil(MIN_TEXT_PX * width / available));
+    }
+    height = top + seqQ * CELL + 8;
     var svg = el("svg", {viewBox: "0 0 " + width + " " + height, width: "100%",
       style: "max-width:" + width + "px;height:auto", role: "img", "class": "mha-sv-svg"}, root);
+    svg.style.setProperty("--mha-sv-font", font + "px");
     var caption = el("title", {}, svg);
     data.tokens_k.forEach(function (t, j) {
       var x = left + (j + 0.5) * CELL;

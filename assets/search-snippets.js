@@ -1,0 +1,97 @@
+/* Search results with a snippet of prose around the match, formulas typeset (search.html only).
+ *
+ * Sphinx's search page shows, under each result, 240 characters of the page's whole text around
+ * the first match. Here that text began with the page's table of contents ("Contents The softmax
+ * without the whole row …") and showed formulas as their TeX source ("\(\sqrt{d_k}\)"). This
+ * replaces Search.makeSearchSummary (sphinx/themes/basic/static/searchtools.js, Sphinx 7.4): the
+ * snippet comes from the first paragraph, list item, definition or table cell of the article (or of
+ * the result's section) that contains a searched word; code cells, their outputs, navigation and
+ * headings' permalinks are left out; formulas are copied as the page typeset them (KaTeX).
+ * Loaded deferred, so it runs after searchtools.js and before the search starts.
+ */
+(function () {
+  "use strict";
+
+  var SKIP = [".headerlink", "script", "style", "nav", ".toctree-wrapper", ".bd-toc", ".cell_input",
+    ".cell_output", "pre", ".prev-next-area", ".bd-header-article", ".tag_remove-input"].join(", ");
+  var PROSE = "p, li, dd, dt, td, th, figcaption, h1, h2, h3, h4";
+  var BEFORE = 100;  // characters of context before the match
+  var LENGTH = 240;  // characters in a snippet
+
+  function pieces(node, out) {
+    // The block's visible text as pieces: strings, and formulas kept whole (their length is that
+    // of their visible glyphs, not of their TeX).
+    node.childNodes.forEach(function (child) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        out.push(child.textContent.replace(/\s+/g, " "));
+      } else if (child.nodeType === Node.ELEMENT_NODE) {
+        if (child.classList.contains("katex")) out.push(child);
+        else pieces(child, out);
+      }
+    });
+    return out;
+  }
+
+  function textOf(piece) {
+    if (typeof piece === "string") return piece;
+    var glyphs = piece.querySelector(".katex-html");
+    return (glyphs || piece).textContent.replace(/\s+/g, "");
+  }
+
+  function firstMatch(blocks, terms) {
+    for (var i = 0; i < blocks.length; i++) {
+      if (blocks[i].querySelector(PROSE)) continue;  // the innermost block holds the words
+      var text = pieces(blocks[i], []).map(textOf).join("").toLowerCase();
+      for (var j = 0; j < terms.length; j++) {
+        var at = text.indexOf(terms[j]);
+        if (at >= 0) return { block: blocks[i], at: at };
+      }
+    }
+    return null;
+  }
+
+  function snippet(found) {
+    var parts = pieces(found.block, []);
+    var start = Math.max(0, found.at - BEFORE), end = start + LENGTH;
+    var summary = document.createElement("p");
+    summary.className = "context";
+    var position = 0, total = parts.map(textOf).join("").length;
+    if (start > 0) summary.append("…");
+    parts.forEach(function (part) {
+      var text = textOf(part), from = position, to = position + text.length;
+      position = to;
+      if (to <= start || from >= end) return;
+      if (typeof part === "string") summary.append(text.slice(Math.max(0, start - from), end - from));
+      else summary.append(document.importNode(part, true));
+    });
+    if (end < total) summary.append("…");
+    return summary;
+  }
+
+  function terms(keywords) {
+    var words = new URLSearchParams(window.location.search).get("q") || "";
+    var all = words.toLowerCase().split(/\s+/).concat(Array.from(keywords || []));
+    return all.map(function (t) { return String(t).toLowerCase(); })
+      .filter(function (t, i, list) { return t.length > 1 && list.indexOf(t) === i; });
+  }
+
+  function makeSearchSummary(htmlText, keywords, anchor) {
+    var page = new DOMParser().parseFromString(htmlText, "text/html");
+    var article = page.querySelector("article.bd-article") || page.querySelector('[role="main"]');
+    if (!article) return null;
+    article.querySelectorAll(SKIP).forEach(function (el) { el.remove(); });
+    var section = anchor ? article.querySelector(anchor) : null;
+    var wanted = terms(keywords);
+    var found = (section && firstMatch(section.querySelectorAll(PROSE), wanted))
+      || firstMatch(article.querySelectorAll(PROSE), wanted);
+    if (!found) {
+      var first = article.querySelector("p");
+      if (!first) return null;
+      found = { block: first, at: 0 };
+    }
+    return snippet(found);
+  }
+
+  if (window.Search) window.Search.makeSearchSummary = makeSearchSummary;
+  window.mhaSearchSnippet = makeSearchSummary;  // for the tests
+})();

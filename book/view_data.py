@@ -1,0 +1,54 @@
+"""Sphinx extension: the attention views' arrays are files the page fetches when the views near the screen.
+
+Loaded through ``sphinx.local_extensions`` in ``_config.yml``. ``mha.explorers.attention_view`` writes
+each view's arrays (base64 weights, queries and keys) into its HTML output as JSON, so that a notebook
+works anywhere. On the book's site those arrays were a quarter of a megabyte of barely compressible
+text in "Real heads" before its first paragraph could paint. Every such JSON larger than
+``INLINE_LIMIT`` is written once to ``_images/views/<hash>.json`` and its ``<script>`` left empty with
+a ``data-src`` that names the file; ``attention_view.js`` fetches it when the view comes within two
+screens (``mount``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from pathlib import Path
+
+VIEWS = "_images/views"
+INLINE_LIMIT = 8_000  # characters: small views stay inline (one request fewer)
+DATA = re.compile(r'<script type="application/json" class="mha-av-data">(.*?)</script>', re.S)
+
+
+def data_to_files(body: str, outdir: Path, url_of) -> tuple[str, int]:
+    """``body`` with every large view-data script moved to a file; and how many were moved."""
+    moved = 0
+
+    def move(match: re.Match) -> str:
+        nonlocal moved
+        text = match.group(1)
+        if len(text) <= INLINE_LIMIT:
+            return match.group(0)
+        data = text.replace("<\\/", "</")  # the output escaped "</" for the script element
+        name = hashlib.sha256(data.encode("utf8")).hexdigest()[:20] + ".json"
+        path = outdir / VIEWS / name
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(data, encoding="utf8")
+        moved += 1
+        return (f'<script type="application/json" class="mha-av-data" '
+                f'data-src="{html.escape(url_of(f"{VIEWS}/{name}"))}"></script>')
+
+    return DATA.sub(move, body), moved
+
+
+def move_view_data(app, pagename, templatename, context, doctree) -> None:
+    body = context.get("body")
+    if body and "mha-av-data" in body:
+        context["body"], _ = data_to_files(body, Path(app.outdir), lambda rel: context["pathto"](rel, 1))
+
+
+def setup(app):
+    app.connect("html-page-context", move_view_data)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

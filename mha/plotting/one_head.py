@@ -1,0 +1,205 @@
+"""One head's arithmetic, one step per figure, with every number printed in its cell.
+
+A matrix product is drawn the way it is done by hand: the left factor on the left, the right factor above,
+the product where their rows and columns meet. One query's row is traced through every step (an orange
+frame), and a line under the picture writes that row's arithmetic out. The figures are sized for a page
+column (480 px at 100 dpi), so that a phone shrinks them by a quarter, no more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.colors import Normalize, TwoSlopeNorm
+from matplotlib.patches import Rectangle
+
+from mha.lab.one_head import STEPS, HeadWalkthrough
+from mha.plotting.style import SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+
+__all__ = ["plot_head_step"]
+
+FOCUS = "#E69F00"  # the traced query's row (orange, from the course's series colours)
+WIDTH = 4.8  # inches: 480 px at 100 dpi
+CELL_FONT = 9
+
+
+def _ink(rgba) -> str:
+    """Black or white text, whichever reads better on a cell of colour ``rgba``."""
+    r, g, b = rgba[:3]
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+
+
+def _matrix(ax, values, x0, y0, *, fmt, norm, cmap, rows=None, cols=None, name=None, focus_row=None,
+            focus_col=None):
+    """Draw ``values`` with its top-left corner at (x0, y0) (y grows downwards), one unit per cell."""
+    colours = colormaps[cmap]
+    n_rows, n_cols = values.shape
+    for i in range(n_rows):
+        for j in range(n_cols):
+            face = colours(norm(values[i, j]))
+            ax.add_patch(Rectangle((x0 + j, y0 + i), 1, 1, facecolor=face, edgecolor="white", lw=1))
+            ax.text(x0 + j + 0.5, y0 + i + 0.5, _number(values[i, j], fmt=fmt),
+                    ha="center", va="center", fontsize=CELL_FONT, color=_ink(face))
+    for i, label in enumerate(rows or []):
+        ax.text(x0 - 0.15, y0 + i + 0.5, label, ha="right", va="center", fontsize=10)
+    for j, label in enumerate(cols or []):
+        ax.text(x0 + j + 0.5, y0 - 0.15, label, ha="center", va="bottom", fontsize=9)
+    if name:
+        ax.text(x0 + n_cols / 2, y0 + n_rows + 0.2, name, ha="center", va="top", fontsize=10, weight="bold")
+    if focus_row is not None:
+        ax.add_patch(Rectangle((x0, y0 + focus_row), n_cols, 1, fill=False, edgecolor=FOCUS, lw=2.5))
+    if focus_col is not None:
+        ax.add_patch(Rectangle((x0 + focus_col, y0), 1, n_rows, fill=False, edgecolor=FOCUS, lw=2.5, ls="--"))
+
+
+def _signed(*arrays) -> TwoSlopeNorm:
+    limit = max(float(np.abs(a).max()) for a in arrays) or 1.0
+    return TwoSlopeNorm(0.0, -limit, limit)
+
+
+def _number(x: float, digits: int = 2, fmt: str | None = None) -> str:
+    text = format(x, fmt or f".{digits}f")
+    if float(text) == 0:  # -0.0 or a small negative rounded to zero: a reader expects plain 0
+        text = text.lstrip("-")
+    return text.replace("-", "\u2212")
+
+
+def _product(a: float, b: float, digits: int = 2) -> str:
+    """``a·b`` with negative factors in parentheses: ``0.70·(−0.60)``."""
+    def factor(x):
+        text = _number(x, digits)
+        return f"({text})" if text.startswith("\u2212") else text
+    return f"{factor(a)}\u00b7{factor(b)}"
+
+
+def _features(prefix: str, n: int) -> list[str]:
+    return [f"{prefix}{i + 1}" for i in range(n)]
+
+
+def _step_embeddings(ax, head, i):
+    seq, d_model = head.x.shape
+    _matrix(ax, head.x, 0, 0, fmt=".1f", norm=_signed(head.x), cmap=SIGNED_CMAP, rows=head.tokens,
+            cols=_features("x", d_model), name=f"X  ({seq} \u00d7 {d_model})", focus_row=i)
+    return (f"1. Embeddings: one row of {d_model} numbers per token; \u201c{head.tokens[i]}\u201d is "
+            f"row {i}.", d_model, seq)
+
+
+def _step_projections(ax, head, i):
+    seq, d_model = head.x.shape
+    d_k = head.d_k
+    top = d_model + 1.2
+    norm = _signed(head.x, head.q)
+    _matrix(ax, head.x, 0, top, fmt=".1f", norm=norm, cmap=SIGNED_CMAP, rows=head.tokens,
+            name=f"X  ({seq} \u00d7 {d_model})", focus_row=i)
+    _matrix(ax, head.W_q, d_model + 0.6, 0.6, fmt=".1f", norm=norm, cmap=SIGNED_CMAP,
+            cols=_features("q", d_k))
+    ax.text(d_model + 0.6 + d_k + 0.2, 0.6 + d_model / 2, f"W_q\n({d_model} \u00d7 {d_k})", ha="left",
+            va="center", fontsize=10, weight="bold")
+    _matrix(ax, head.q, d_model + 0.6, top, fmt=".2f", norm=norm, cmap=SIGNED_CMAP,
+            name=f"Q = X W_q  ({seq} \u00d7 {d_k})", focus_row=i)
+    terms = " + ".join(_product(a, b, 1) for a, b in zip(head.x[i], head.W_q[:, 0], strict=True))
+    return (f"2. Projections: q1 of \u201c{head.tokens[i]}\u201d = {terms} = {_number(head.q[i, 0])}. "
+            "K = X W_k and V = X W_v are made the same way.",
+            d_model + 0.6 + d_k + 2.6, top + seq)
+
+
+def _step_scores(ax, head, i):
+    seq, d_k = head.q.shape
+    j = int(np.argmax(head.scores[i]))
+    top = d_k + 1.2
+    _matrix(ax, head.q, 0, top, fmt=".2f", norm=_signed(head.q, head.k), cmap=SIGNED_CMAP, rows=head.tokens,
+            name="Q", focus_row=i)
+    _matrix(ax, head.k.T, d_k + 0.6, 0.6, fmt=".2f", norm=_signed(head.q, head.k), cmap=SIGNED_CMAP,
+            cols=head.tokens, focus_col=j)
+    ax.text(d_k + 0.6 + seq / 2, -0.3, "K\u1d40", ha="center", va="bottom", fontsize=10, weight="bold")
+    _matrix(ax, head.scores, d_k + 0.6, top, fmt=".2f", norm=_signed(head.scores), cmap=SIGNED_CMAP,
+            name=f"scores = Q K\u1d40 / \u221a{d_k}  ({seq} \u00d7 {seq})", focus_row=i)
+    terms = " + ".join(_product(a, b) for a, b in zip(head.q[i], head.k[j], strict=True))
+    return (f"3. Scores: {head.tokens[i]} \u00b7 {head.tokens[j]} = ({terms}) / \u221a{d_k} = "
+            f"{_number(head.scores[i, j])}", d_k + 0.6 + seq, top + seq)
+
+
+def _step_softmax(ax, head, i):
+    seq = head.scores.shape[0]
+    _matrix(ax, head.scores, 0, 0, fmt=".2f", norm=_signed(head.scores), cmap=SIGNED_CMAP, rows=head.tokens,
+            cols=head.tokens, name="scores", focus_row=i)
+    _matrix(ax, head.weights, seq + 1.0, 0, fmt=".2f", norm=Normalize(0.0, 1.0), cmap=WEIGHTS_CMAP,
+            cols=head.tokens, name="weights", focus_row=i)
+    ax.annotate("", xy=(seq + 0.9, seq / 2), xytext=(seq + 0.1, seq / 2),
+                arrowprops={"arrowstyle": "->", "lw": 1.5})
+    row = " + ".join(f"{w:.2f}" for w in head.weights[i])
+    return (f"4. Softmax, row by row: e^score / \u03a3 e^score. Row \u201c{head.tokens[i]}\u201d: {row} = 1.",
+            2 * seq + 1.0, seq)
+
+
+def _step_weighted_sum(ax, head, i):
+    seq, d_k = head.v.shape
+    top = seq + 1.2
+    _matrix(ax, head.weights, 0, top, fmt=".2f", norm=Normalize(0.0, 1.0), cmap=WEIGHTS_CMAP,
+            rows=head.tokens, cols=head.tokens, name="weights", focus_row=i)
+    _matrix(ax, head.v, seq + 0.6, 0.6, fmt=".2f", norm=_signed(head.v, head.output), cmap=SIGNED_CMAP,
+            cols=_features("v", d_k))
+    for r, token in enumerate(head.tokens):  # V's rows are tokens too: label them on the right
+        ax.text(seq + 0.6 + d_k + 0.15, 0.6 + r + 0.5, token, ha="left", va="center", fontsize=9)
+    ax.text(seq + 0.6 + d_k + 1.6, 0.6 + seq / 2, "V", ha="left", va="center", fontsize=10, weight="bold")
+    _matrix(ax, head.output, seq + 0.6, top, fmt=".2f",
+            norm=_signed(head.v, head.output), cmap=SIGNED_CMAP, name="output", focus_row=i)
+    best = np.argsort(head.weights[i])[::-1][:2]
+    mix = " + ".join(f"{head.weights[i, j]:.2f}\u00b7v_{head.tokens[j]}" for j in best)
+    return (f"5. Weighted sum: output = weights @ V; \u201c{head.tokens[i]}\u201d gets {mix} + \u2026",
+            seq + 0.6 + d_k + 1.4, top + seq)
+
+
+DRAW = dict(zip(STEPS, (_step_embeddings, _step_projections, _step_scores, _step_softmax, _step_weighted_sum),
+                strict=True))
+
+
+def plot_head_step(head: HeadWalkthrough, step: str, query: int = 0):
+    """One step of one head: the matrices it multiplies, every number printed, one query's row traced.
+
+    Parameters
+    ----------
+    head : HeadWalkthrough
+        From :func:`mha.lab.one_head.head_walkthrough`.
+    step : {"embeddings", "projections", "scores", "softmax", "weighted sum"}
+    query : int
+        The token whose row is traced (framed in orange, its arithmetic written under the picture).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from mha.lab.one_head import head_walkthrough
+    >>> fig = plot_head_step(head_walkthrough(), "scores", query=1)
+    >>> fig.axes[0].get_title(loc="left")
+    'One head, step 3 of 5: scores'
+    """
+    if step not in DRAW:
+        raise ValueError(f"step must be one of {list(STEPS)}, got {step!r}")
+    seq = len(head.tokens)
+    if not (isinstance(query, int | np.integer) and 0 <= query < seq):
+        raise ValueError(f"query must be a token position in 0 .. {seq - 1}, got {query!r}")
+    seq_, d_model = head.x.shape
+    d_k = head.d_k
+    # One box for every step, so that cells keep their size (and place) as the reader steps through.
+    width = max(d_model + 0.6 + d_k + 2.6, d_k + 0.6 + seq_, 2 * seq_ + 1.0, seq_ + 0.6 + d_k + 1.4)
+    height = max(d_model, seq_) + 1.2 + seq_
+    left = 0.25 * max(len(t) for t in head.tokens) + 0.4  # room for the row labels
+    box_w, box_h = width + 0.3 + left, height + 2.9
+    fig = new_figure(WIDTH, WIDTH * box_h / box_w + 0.9)
+    fig.set_layout_engine(None)
+    bottom, top = 0.9 / fig.get_figheight(), 0.3 / fig.get_figheight()  # room for the caption, the title
+    ax = fig.add_axes((0.0, bottom, 1.0, 1.0 - bottom - top))
+    caption, _, _ = DRAW[step](ax, head, int(query))
+    ax.set_xlim(-left, width + 0.3)
+    ax.set_ylim(height + 1.3, -1.6)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(f"One head, step {STEPS.index(step) + 1} of {len(STEPS)}: {step}", fontsize=11, loc="left")
+    fig.text(0.02, 0.85 / fig.get_figheight(), caption, fontsize=9, ha="left", va="top", wrap=True)
+    fig.alt_text = (f"One head's arithmetic on \u201c{' '.join(head.tokens)}\u201d, step "
+                    f"{STEPS.index(step) + 1} ({step}), tracing the row of \u201c{head.tokens[query]}\u201d. "
+                    + caption)
+    return fig

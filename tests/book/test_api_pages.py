@@ -1,0 +1,88 @@
+"""The API reference's pages and links, checked on the sources (no build needed).
+
+``book/api_pages.py`` writes ``api/*.md`` from the package; ``book/api_links.py`` resolves what inline
+code in a chapter names and picks the chapter that teaches each entry. The built site's side of it (every
+entry present, the links followed in Chromium) is in ``tests/browser/test_api_reference.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+import mha
+from book import api_links, api_pages
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_committed_pages_are_what_the_generator_writes():
+    written = api_pages.pages()
+    committed = {path.name: path.read_text(encoding="utf8") for path in (ROOT / "api").glob("*.md")}
+    assert sorted(committed) == sorted(written), "api/ holds other pages than the generator writes"
+    stale = [name for name, text in written.items() if committed[name] != text]
+    assert stale == [], f"{stale} are stale: run `python -m book.api_pages` (a public name changed)"
+
+
+def test_every_public_module_has_its_place_in_the_reference():
+    public = {info.name for info in pkgutil.walk_packages(mha.__path__, "mha.")
+              if not any(part.startswith("_") for part in info.name.split("."))}
+    assert public - set(api_links.documented_modules()) == set()
+
+
+def test_the_toc_lists_the_reference_as_its_own_part_in_teaching_order():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf8"))
+    (part,) = [p for p in toc["parts"] if p["caption"] == "API reference"]
+    files = [entry["file"] for entry in part["chapters"]]
+    expected = ["api/index"] + [f"api/{api_pages.page_name(name)}"
+                                for name, _ in api_pages.CORE + api_pages.LAYERS]
+    assert files == expected
+
+
+@pytest.fixture(scope="module")
+def names():
+    return api_links.Names()
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    ("mha.softmax", "mha.attention.softmax"),
+    ("mha.softmax(scores)", "mha.attention.softmax"),
+    ("chunked_attention(q, k, v, block_size=64)", "mha.efficient.chunked_attention"),
+    ("MultiHeadAttention.decode", "mha.layers.MultiHeadAttention.decode"),
+    ("mha.MultiHeadAttention.from_torch_state_dict", "mha.frameworks.FrameworkWeights.from_torch_state_dict"),
+    ("from mha.lab import trace_layer", "mha.lab.shapes.trace_layer"),
+    ("mha.cost", "mha.cost"),
+    ("mha.cost.SOFTMAX_FLOPS_PER_SCORE", "mha.cost.SOFTMAX_FLOPS_PER_SCORE"),
+    ("mha.plotting.plot_heads", "mha.plotting.heads.plot_heads"),
+])
+def test_inline_code_resolves_to_the_object_it_names(names, text, target):
+    assert names.resolve(text) == target
+
+
+@pytest.mark.parametrize("text", ["np.exp", "layer", "x @ W_q", "mha.nonexistent", "softmax(x) = 1", ""])
+def test_inline_code_that_names_no_public_object_stays_code(names, text):
+    assert names.resolve(text) is None
+
+
+def test_a_name_is_taught_by_its_own_chapter_even_when_an_earlier_one_mentions_it():
+    users = ["chapters/cost", "chapters/efficient_attention"]
+    chapter = api_links._teaching_chapter("mha.efficient.chunked_attention", users)
+    assert chapter == "chapters/efficient_attention"
+    assert api_links._teaching_chapter("mha.lab.training.train", ["chapters/heads_that_learn"]) == \
+        "chapters/heads_that_learn"  # a shared module: its first user
+    assert api_links._teaching_chapter("mha.lab.efficient_attention.pool_kv_heads",
+                                       ["chapters/cost", "chapters/efficient_attention"]) == \
+        "chapters/efficient_attention"
+
+
+def test_a_chapter_s_sources_name_what_it_imports_and_calls():
+    found = api_links._names_in_source(
+        "Text with `mha.split_heads` inline.\n```{code-cell}\nfrom mha.lab import (trace_layer,\n"
+        "    toy_embeddings)\nout = mha.chunked_attention(q, k, v)\n```\n")
+    assert found[:4] == ["mha.split_heads", "mha.lab.trace_layer", "mha.lab.toy_embeddings",
+                         "mha.chunked_attention"]
+    assert importlib.import_module("mha.lab.shapes").trace_layer  # the test's names are real

@@ -1,0 +1,83 @@
+"""No barrier for a keyboard or a screen reader: axe-core on every page, and a walk with the Tab key.
+
+- axe-core (npm, pinned in ``package.json``; ``make book`` installs it) reports no serious and no
+  critical violation on any page, on a desktop (1280 px) and a phone (390 px, touch), light and dark,
+  once the page's widgets are drawn.
+- Tabbing through a page never stops on a formula, and every stop shows where it is: an outline or
+  a ring that was not there before the element took focus.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import ROOT, missing, toc_docnames
+from tests.browser.test_pages import PROFILES, open_page, wait_for_widgets
+
+pytestmark = pytest.mark.browser
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+MODES = ("light", "dark")
+BLOCKING = {"serious", "critical"}
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if not AXE.is_file():
+        missing(f"{AXE} is missing: run `npm ci` (make book does)")
+    return AXE.read_text(encoding="utf8")
+
+
+def _violations(page, axe_source) -> list[str]:
+    page.evaluate(axe_source)
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [f"{v['id']} ({v['impact']}): {len(v['nodes'])} nodes, e.g. {v['nodes'][0]['target']}"
+            for v in results["violations"] if v["impact"] in BLOCKING]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("docname", [*toc_docnames(), "search"])
+def test_axe_finds_no_serious_or_critical_violation(browser, site_url, site_pages, axe_source, docname,
+                                                     profile, mode):
+    url = f"{site_url}/{docname}.html" + ("?q=softmax" if docname == "search" else "")
+    page, _ = open_page(browser, url, profile=profile, color_scheme=mode)
+    try:
+        if docname in site_pages:
+            wait_for_widgets(page, site_pages[docname].read_text(encoding="utf8"))
+        else:
+            page.wait_for_selector("#search-results li", timeout=20_000)
+        page.wait_for_timeout(300)
+        assert _violations(page, axe_source) == [], f"{docname} ({profile}, {mode})"
+    finally:
+        page.context.close()
+
+
+#: The focused element: is it inside a formula, its description, and its outline / ring now.
+FOCUSED_JS = """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const style = getComputedStyle(el);
+  return {inMath: !!el.closest('.math, .katex'), what: (el.outerHTML || '').slice(0, 90),
+          outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 1,
+          ring: style.boxShadow !== 'none', visible: el.getBoundingClientRect().width > 0};
+}"""
+
+
+@pytest.mark.parametrize("docname", ["chapters/self_attention", "chapters/multi_head", "glossary"])
+def test_tab_never_stops_on_a_formula_and_every_stop_is_visible(browser, site_url, site_pages, docname):
+    page, _ = open_page(browser, f"{site_url}/{docname}.html")
+    try:
+        wait_for_widgets(page, site_pages[docname].read_text(encoding="utf8"))
+        stops = []
+        for _ in range(120):
+            page.keyboard.press("Tab")
+            focused = page.evaluate(FOCUSED_JS)
+            if focused and focused["visible"]:
+                stops.append(focused)
+        assert len(stops) > 20
+        assert [s["what"] for s in stops if s["inMath"]] == [], "a formula is a Tab stop"
+        unseen = [s["what"] for s in stops if not (s["outline"] or s["ring"])]
+        assert unseen == [], f"{docname}: Tab stops with no visible focus: {unseen[:5]}"
+    finally:
+        page.context.close()
