@@ -55,8 +55,8 @@ LAYERS = [
 ]
 #: The chapters in book order: a course layer's modules named after one come in this order.
 CHAPTER_ORDER = ["self_attention", "multi_head", "shapes", "cross_attention", "cost", "positions",
-                 "heads_that_learn", "efficient_attention", "modern_attention", "transformer_block", "tiny_gpt",
-                 "encoder_decoder", "frameworks", "real_heads"]
+                 "heads_that_learn", "efficient_attention", "modern_attention", "transformer_block",
+                 "tiny_gpt", "encoder_decoder", "frameworks", "real_heads"]
 
 
 def page_name(module: str) -> str:

@@ -87,12 +87,12 @@ class Question:
 
     kind = ""
 
-    def __init__(self, name: str, prompt: str, explanation: str = ""):
+    def __init__(self, name: str, prompt: str, explanation: str = "") -> None:
         if not name.startswith("check_"):
             raise ValueError(f"a question is named after its check function (check_...), got {name!r}")
         self.name, self.prompt, self.explanation = name, prompt, explanation
 
-    def grade(self, answer) -> Feedback:
+    def grade(self, answer: object) -> Feedback:
         """The feedback ``answer`` gets (a ValueError names what a well-formed answer looks like)."""
         raise NotImplementedError
 
@@ -104,7 +104,7 @@ class Question:
     def _payload(self) -> dict:
         raise NotImplementedError
 
-    def check(self, answer, *, quiet: bool = False) -> None:
+    def check(self, answer: object, *, quiet: bool = False) -> None:
         """Print ``✔ <name> passed: <why>`` for a right answer; raise CheckFailed with the hint otherwise."""
         if placeholder(answer):
             raise NotDone(self.name)
@@ -144,7 +144,7 @@ class Choice(Question):
 
     kind = "choice"
 
-    def __init__(self, name: str, prompt: str, options: Sequence[Option], *, several: bool = False):
+    def __init__(self, name: str, prompt: str, options: Sequence[Option], *, several: bool = False) -> None:
         super().__init__(name, prompt)
         self.options, self.several = tuple(options), bool(several)
         right = [o for o in self.options if o.right]
@@ -158,7 +158,7 @@ class Choice(Question):
             raise ValueError(f"{name}: every option a learner can get wrong needs a hint: {missing}")
         self.explanation = " ".join(o.explains or "" for o in right)  # right options explain
 
-    def grade(self, answer) -> Feedback:
+    def grade(self, answer: object) -> Feedback:
         letters = _letters(answer, len(self.options), self.name)
         if not self.several and len(letters) != 1:
             raise ValueError(f"{self.name}: choose one option, got {answer!r}")
@@ -182,7 +182,7 @@ class Number(Question):
     kind = "number"
 
     def __init__(self, name: str, prompt: str, answer: Range, *, unit: str = "",
-                 wrong: Sequence[Range] = (), otherwise: str, explanation: str):
+                 wrong: Sequence[Range] = (), otherwise: str, explanation: str) -> None:
         super().__init__(name, prompt, explanation)
         if not (math.isfinite(answer.low) and math.isfinite(answer.high) and answer.low < answer.high):
             raise ValueError(f"{name}: the right range must be finite and non-empty, got {answer}")
@@ -190,7 +190,7 @@ class Number(Question):
         if any(r.high > answer.low and r.low < answer.high for r in self.wrong):
             raise ValueError(f"{name}: a wrong range overlaps the right one {answer}")
 
-    def grade(self, answer) -> Feedback:
+    def grade(self, answer: object) -> Feedback:
         if isinstance(answer, bool) or not isinstance(answer, numbers.Real) or not math.isfinite(answer):
             raise ValueError(f"{self.name} takes a finite number{' in ' + self.unit if self.unit else ''}, "
                              f"got {type(answer).__name__} {answer!r}")
@@ -220,7 +220,7 @@ class Order(Question):
     kind = "order"
 
     def __init__(self, name: str, prompt: str, items: Sequence[str], answer: str, *,
-                 mistakes: Sequence[Before], otherwise: str, explanation: str):
+                 mistakes: Sequence[Before], otherwise: str, explanation: str) -> None:
         super().__init__(name, prompt, explanation)
         self.items, self.answer = tuple(items), answer
         self.mistakes, self.otherwise = tuple(mistakes), otherwise
@@ -232,7 +232,7 @@ class Order(Question):
         if wrong_way:
             raise ValueError(f"{name}: the right order itself makes the mistake {wrong_way[0]}")
 
-    def grade(self, answer) -> Feedback:
+    def grade(self, answer: object) -> Feedback:
         letters = _letters(answer, len(self.items), self.name)
         if sorted(letters) != sorted(self.answer):
             raise ValueError(f"{self.name}: order every item once, e.g. {LETTERS[:len(self.items)]!r}; "

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from mha.explorers.frames import frame_explorer
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.lab.circuits import head_circuits
 from mha.plotting.circuits import plot_circuits
+
+if TYPE_CHECKING:  # names for the annotations only
+    from mha.lab.training import AttentionOnlyModel
 
 __all__ = ["circuits_explorer"]
 
 
-def circuits_explorer(model, token_names, *, previous: int | None = None):
+def circuits_explorer(model: AttentionOnlyModel, token_names: Sequence[str], *,
+                      previous: int | None = None) -> FrameExplorer:
     """Sliders for the layer and the head; each frame is :func:`mha.plotting.plot_circuits` of that head.
 
     Parameters

@@ -16,6 +16,7 @@ import numpy as np
 
 from mha.explorers.browser import view_html
 from mha.lab.one_head import KeyGeometry, geometry_weights, key_geometry
+from mha.typing import ArrayLike
 
 __all__ = ["GeometryView", "geometry_view"]
 
@@ -36,7 +37,7 @@ class GeometryView:
 
     payload: dict
 
-    def weights(self, query=None) -> np.ndarray:
+    def weights(self, query: ArrayLike | None = None) -> np.ndarray:
         """The weights the view draws for ``query`` (by default its first query)."""
         query = self.payload["query"] if query is None else query
         return geometry_weights(query, self.payload["keys"])

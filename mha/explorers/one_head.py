@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from matplotlib.figure import Figure
+
 from mha.explorers._live import live_text
-from mha.explorers.frames import frame_explorer
+from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.lab.one_head import STEPS, head_walkthrough
 from mha.plotting.one_head import plot_head_step
+from mha.typing import Seed
 
 __all__ = ["head_steps_explorer", "render_head_step"]
 
 SENTENCE = "the cat sat down"
 
 
-def render_head_step(step: str, query: str, *, sentence: str = SENTENCE, rng=0, text: str = ""):
+def render_head_step(step: str, query: str, *, sentence: str = SENTENCE, rng: Seed = 0,
+                     text: str = "") -> Figure:
     """One frame: ``step`` of one head on ``sentence`` (or the reader's ``text``), tracing ``query``'s row.
 
     A traced word that the reader's own sentence lacks falls back to that sentence's last word.
@@ -34,7 +38,7 @@ def render_head_step(step: str, query: str, *, sentence: str = SENTENCE, rng=0, 
     return plot_head_step(head, step, position)
 
 
-def head_steps_explorer(sentence: str = SENTENCE, *, rng=0):
+def head_steps_explorer(sentence: str = SENTENCE, *, rng: Seed = 0) -> FrameExplorer:
     """A slider through the five steps of one head, and one for the query whose row is traced.
 
     Returns

@@ -8,6 +8,7 @@ the same question in Python, with the same hints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mha.checks.questions import Question
@@ -46,7 +47,7 @@ class QuizView:
         return f"QuizView({self.question.kind}: {self.question.name})"
 
 
-def quiz(check) -> QuizView:
+def quiz(check: Callable[..., None] | Question) -> QuizView:
     """The question a chapter's check function grades, drawn in the page.
 
     Parameters

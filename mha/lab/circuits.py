@@ -22,10 +22,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mha.typing import ArrayLike
 from mha.validation import check_int
+
+if TYPE_CHECKING:  # names for the annotations only
+    from mha.lab.training import AttentionOnlyModel
+    from mha.layers import MultiHeadAttention
 
 __all__ = ["HeadCircuits", "argmax_share", "head_circuits", "ov_circuit", "qk_circuit"]
 
@@ -40,7 +46,7 @@ def _slices(layer, head: int):
     return slice(head * d, (head + 1) * d)
 
 
-def qk_circuit(layer, head: int) -> np.ndarray:
+def qk_circuit(layer: MultiHeadAttention, head: int) -> np.ndarray:
     """``W_q,h @ W_k,hᵀ``, shape (d_model, d_model): ``x_i @ W_QK @ x_j`` is head h's raw score (no biases).
 
     Examples
@@ -55,7 +61,7 @@ def qk_circuit(layer, head: int) -> np.ndarray:
     return np.asarray(layer.W_q)[:, h] @ np.asarray(layer.W_k)[:, h].T
 
 
-def ov_circuit(layer, head: int) -> np.ndarray:
+def ov_circuit(layer: MultiHeadAttention, head: int) -> np.ndarray:
     """``W_v,h @ W_o,h``, shape (d_model, d_model): what head h writes for each unit of weight on ``x_j``.
 
     Examples
@@ -99,7 +105,8 @@ class HeadCircuits:
     causal_qk: bool
 
 
-def head_circuits(model, layer: int, head: int, *, previous: int | None = None) -> HeadCircuits:
+def head_circuits(model: AttentionOnlyModel, layer: int, head: int, *,
+                  previous: int | None = None) -> HeadCircuits:
     """QK and OV circuits of head ``head`` of ``model.layers[layer]``, drawn on the model's own embeddings.
 
     Parameters
@@ -147,7 +154,7 @@ def head_circuits(model, layer: int, head: int, *, previous: int | None = None) 
     return HeadCircuits(layer, check_int(head, "head"), table, rows, cols, ov, causal)
 
 
-def argmax_share(table, *, offset: int = 0, causal: bool = False) -> float:
+def argmax_share(table: ArrayLike, *, offset: int = 0, causal: bool = False) -> float:
     """The share of rows whose largest entry sits at column ``row + offset``.
 
     With ``causal``, row i competes only over columns ``0 .. i`` (a causal head's keys), and rows with no

@@ -151,7 +151,7 @@ def relation_accuracy(logits: ArrayLike, cards: CardBatch, n_numbers: int) -> np
     return (digits == cards.answers)[cards.loss_mask].mean(axis=0)  # (3,)
 
 
-def relation_margins(logits, cards: CardBatch, n_numbers: int) -> np.ndarray:
+def relation_margins(logits: ArrayLike, cards: CardBatch, n_numbers: int) -> np.ndarray:
     """How confidently the model names each number: median log-odds of the right one over the best wrong one.
 
     The answer's probabilities are summed over the other two numbers, giving one distribution over
@@ -193,7 +193,7 @@ def relation_margins(logits, cards: CardBatch, n_numbers: int) -> np.ndarray:
     return np.array(margins)
 
 
-def blend_margin(weights, n_numbers: int = 4) -> float:
+def blend_margin(weights: ArrayLike, n_numbers: int = 4) -> float:
     """How far apart one head's blends of different answers stay, for one-hot values.
 
     A head that puts weight ``weights[r]`` on the card of relation ``r`` outputs the blend

@@ -16,6 +16,7 @@ import numpy as np
 
 from mha.attention import scaled_dot_product_attention, softmax
 from mha.lab.examples import tokenize, toy_embeddings
+from mha.typing import ArrayLike, Seed
 from mha.validation import as_generator, check_positive_int
 
 __all__ = ["STEPS", "HeadWalkthrough", "KeyGeometry", "geometry_weights", "head_walkthrough", "key_geometry"]
@@ -66,7 +67,7 @@ class HeadWalkthrough:
 
 
 def head_walkthrough(sentence: str = "the cat sat down", *, d_model: int = 4, d_k: int = 2,
-                     rng=0) -> HeadWalkthrough:
+                     rng: Seed = 0) -> HeadWalkthrough:
     """One untrained head on ``sentence``, every step kept.
 
     Parameters
@@ -128,7 +129,8 @@ class KeyGeometry:
 
 
 def key_geometry(sentence: str = "the animal crossed the street because it was tired", *,
-                 query_token: str = "it", d_model: int = 16, rng=0) -> KeyGeometry:
+                 query_token: str = "it", d_model: int = 16,
+                 rng: Seed = 0) -> KeyGeometry:
     """Keys and one query of width 2 from an untrained head: ``x @ W_k`` and ``x[i] @ W_q``.
 
     Repeated words keep their first occurrence only (one arrow per word).
@@ -151,7 +153,7 @@ def key_geometry(sentence: str = "the animal crossed the street because it was t
     return KeyGeometry([tokens[i] for i in first], keys, query, query_token)
 
 
-def geometry_weights(query, keys) -> np.ndarray:
+def geometry_weights(query: ArrayLike, keys: ArrayLike) -> np.ndarray:
     """What the geometry view draws: ``softmax(keys @ query / √2)``, the weights of one query.
 
     Parameters

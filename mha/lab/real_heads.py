@@ -237,7 +237,7 @@ class DependencyScores:
         return int(layer), int(head)
 
 
-def dependency_scores(batch, pairs: Sequence[Sequence[tuple[int, int]]]) -> DependencyScores:
+def dependency_scores(batch: BatchEncoding, pairs: Sequence[Sequence[tuple[int, int]]]) -> DependencyScores:
     """Score every head of an encoded batch against labelled ``(dependent, head word)`` pairs.
 
     Parameters

@@ -363,7 +363,7 @@ class _NoBar(contextlib.nullcontext):
         pass
 
 
-def progress_bar(total: int, show: bool):
+def progress_bar(total: int, show: bool) -> Any:
     """A progress bar of ``total`` steps, used as a context manager: ``with progress_bar(n, True) as bar:``.
 
     A tqdm bar (a widget in notebooks, closed, hence green, at the end) when tqdm is installed; without

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from matplotlib.figure import Figure
 
 from mha.lab.circuits import HeadCircuits, argmax_share
 from mha.plotting.style import SIGNED_CMAP, new_figure
@@ -28,7 +31,8 @@ def _table(fig, ax, values, *, title, xlabel, ylabel, row_labels, col_labels, ca
     fig.colorbar(image, ax=ax, label=colorbar, shrink=0.85, pad=0.02)
 
 
-def plot_circuits(circuits: HeadCircuits, token_names, *, title: str | None = None):
+def plot_circuits(circuits: HeadCircuits, token_names: Sequence[str], *,
+                  title: str | None = None) -> Figure:
     """The QK circuit (where the head looks) above the OV circuit (what it writes), with how diagonal each is.
 
     Parameters

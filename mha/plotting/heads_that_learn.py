@@ -124,8 +124,8 @@ def plot_head_count_sweep(head_counts: Sequence[int], loss: ArrayLike, accuracy:
     return fig
 
 
-def plot_blend_margins(shares, margins, *, marks: dict[str, float] | None = None,
-                       title: str = "One head, two relations: the margin of its blend"):
+def plot_blend_margins(shares: ArrayLike, margins: ArrayLike, *, marks: dict[str, float] | None = None,
+                       title: str = "One head, two relations: the margin of its blend") -> Figure:
     """The margin of a one-head blend against the share of weight on the first of two relations.
 
     Parameters

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import Normalize, TwoSlopeNorm
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from mha.lab.one_head import STEPS, HeadWalkthrough
@@ -154,7 +155,7 @@ DRAW = dict(zip(STEPS, (_step_embeddings, _step_projections, _step_scores, _step
                 strict=True))
 
 
-def plot_head_step(head: HeadWalkthrough, step: str, query: int = 0):
+def plot_head_step(head: HeadWalkthrough, step: str, query: int = 0) -> Figure:
     """One step of one head: the matrices it multiplies, every number printed, one query's row traced.
 
     Parameters

@@ -235,7 +235,7 @@ def fit_to_column(fig: Figure) -> Figure:
     >>> axes = fig.subplots(1, 4)
     >>> _ = fit_to_column(fig)
     >>> [round(float(v), 2) for v in fig.get_size_inches()]
-    [5.52, 6.0]
+    [5.31, 6.0]
     >>> sorted({ax.get_subplotspec().get_gridspec().get_geometry() for ax in fig.axes})
     [(2, 2)]
     """
