@@ -118,7 +118,7 @@ class Question:
         return f"{type(self).__name__}({self.name!r})"
 
 
-def _letters(answer, n: int, name: str) -> str:
+def _letters(answer: object, n: int, name: str) -> str:
     """``answer`` as lower-case option letters: a string ("b", "ca") or a sequence of one-letter strings."""
     if isinstance(answer, str):
         letters = answer.replace(",", "").replace(" ", "").lower()

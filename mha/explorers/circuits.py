@@ -9,7 +9,7 @@ from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.lab.circuits import head_circuits
 from mha.plotting.circuits import plot_circuits
 
-if TYPE_CHECKING:  # names for the annotations only
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
     from mha.lab.training import AttentionOnlyModel
 
 __all__ = ["circuits_explorer"]

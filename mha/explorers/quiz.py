@@ -47,7 +47,7 @@ class QuizView:
         return f"QuizView({self.question.kind}: {self.question.name})"
 
 
-def quiz(check: Callable[..., None] | Question) -> QuizView:
+def quiz(check: Callable[..., object] | Question) -> QuizView:
     """The question a chapter's check function grades, drawn in the page.
 
     Parameters

@@ -29,14 +29,14 @@ import numpy as np
 from mha.typing import ArrayLike
 from mha.validation import check_int
 
-if TYPE_CHECKING:  # names for the annotations only
+if TYPE_CHECKING:  # names for the annotations only: not imported at run time
     from mha.lab.training import AttentionOnlyModel
     from mha.layers import MultiHeadAttention
 
 __all__ = ["HeadCircuits", "argmax_share", "head_circuits", "ov_circuit", "qk_circuit"]
 
 
-def _slices(layer, head: int):
+def _slices(layer: MultiHeadAttention, head: int) -> slice:
     head = check_int(head, "head")
     if not 0 <= head < layer.n_heads:
         raise ValueError(f"head must lie in [0, {layer.n_heads}), got {head}")

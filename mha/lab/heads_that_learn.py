@@ -203,7 +203,7 @@ def blend_margin(weights: ArrayLike, n_numbers: int = 4) -> float:
 
     Parameters
     ----------
-    weights : sequence of float, shape (n_relations,)
+    weights : array_like of float, shape (n_relations,)
         Non-negative, at most 1 in total (the rest of the head's weight lands elsewhere).
     n_numbers : int, default 4
 

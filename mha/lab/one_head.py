@@ -129,8 +129,7 @@ class KeyGeometry:
 
 
 def key_geometry(sentence: str = "the animal crossed the street because it was tired", *,
-                 query_token: str = "it", d_model: int = 16,
-                 rng: Seed = 0) -> KeyGeometry:
+                 query_token: str = "it", d_model: int = 16, rng: Seed = 0) -> KeyGeometry:
     """Keys and one query of width 2 from an untrained head: ``x @ W_k`` and ``x[i] @ W_q``.
 
     Repeated words keep their first occurrence only (one arrow per word).

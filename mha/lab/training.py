@@ -353,6 +353,14 @@ def learning_rates(lr: float, steps: int, warmup: int = 50) -> np.ndarray:
     return lr * rise * decay
 
 
+class ProgressBar(Protocol):
+    """What :func:`progress_bar` hands out: a context manager whose ``update(n)`` counts ``n`` steps done."""
+
+    def __enter__(self) -> ProgressBar: ...
+    def __exit__(self, *exc_info: object) -> bool | None: ...
+    def update(self, n: int = 1) -> object: ...  # tqdm's returns whether it redrew; the stand-in's None
+
+
 class _NoBar(contextlib.nullcontext):
     """Stands in for a tqdm bar when tqdm is missing (e.g. in a browser kernel): trains silently."""
 
@@ -363,7 +371,7 @@ class _NoBar(contextlib.nullcontext):
         pass
 
 
-def progress_bar(total: int, show: bool) -> Any:
+def progress_bar(total: int, show: bool) -> ProgressBar:
     """A progress bar of ``total`` steps, used as a context manager: ``with progress_bar(n, True) as bar:``.
 
     A tqdm bar (a widget in notebooks, closed, hence green, at the end) when tqdm is installed; without

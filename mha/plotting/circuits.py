@@ -31,8 +31,7 @@ def _table(fig, ax, values, *, title, xlabel, ylabel, row_labels, col_labels, ca
     fig.colorbar(image, ax=ax, label=colorbar, shrink=0.85, pad=0.02)
 
 
-def plot_circuits(circuits: HeadCircuits, token_names: Sequence[str], *,
-                  title: str | None = None) -> Figure:
+def plot_circuits(circuits: HeadCircuits, token_names: Sequence[str], *, title: str | None = None) -> Figure:
     """The QK circuit (where the head looks) above the OV circuit (what it writes), with how diagonal each is.
 
     Parameters

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.plotting.style import SERIES_COLORS, CourseFigure, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -125,7 +125,7 @@ def plot_head_count_sweep(head_counts: Sequence[int], loss: ArrayLike, accuracy:
 
 
 def plot_blend_margins(shares: ArrayLike, margins: ArrayLike, *, marks: dict[str, float] | None = None,
-                       title: str = "One head, two relations: the margin of its blend") -> Figure:
+                       title: str = "One head, two relations: the margin of its blend") -> CourseFigure:
     """The margin of a one-head blend against the share of weight on the first of two relations.
 
     Parameters
