@@ -29,6 +29,11 @@ CORE = [
     ("mha.cost", "Parameters, FLOPs and bytes"),
     ("mha.positions", "Position information"),
     ("mha.efficient", "Chunked attention and the KV cache"),
+    ("mha.variants", "The attention step of current models"),
+    ("mha.latent_attention", "Multi-head latent attention"),
+    ("mha.rope_scaling", "Rotary positions past the trained context"),
+    ("mha.linear_attention", "Linear attention"),
+    ("mha.model_configs", "Five published models' attention"),
     ("mha.normalization", "Layer norm"),
     ("mha.feed_forward", "The feed-forward network"),
     ("mha.block", "Transformer and decoder blocks"),
@@ -50,8 +55,8 @@ LAYERS = [
 ]
 #: The chapters in book order: a course layer's modules named after one come in this order.
 CHAPTER_ORDER = ["self_attention", "multi_head", "shapes", "cross_attention", "cost", "positions",
-                 "heads_that_learn", "efficient_attention", "transformer_block", "tiny_gpt",
-                 "encoder_decoder", "frameworks", "real_heads"]
+                 "heads_that_learn", "efficient_attention", "modern_attention", "transformer_block",
+                 "tiny_gpt", "encoder_decoder", "frameworks", "real_heads"]
 
 
 def page_name(module: str) -> str:

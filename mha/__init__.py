@@ -7,8 +7,13 @@ The core library is flat, in the order the chapters teach it:
 ``layers``         :class:`MultiHeadAttention`, the layer with its four projections
 ``cost``           parameters, FLOPs and bytes, and their formatting
 ``positions``      sinusoidal, learned-bias, rotary and ALiBi positions
-``efficient``      chunked (online-softmax) attention and the KV cache
-``normalization``  layer norm
+``efficient``      chunked (online-softmax) attention, the KV cache and the rolling (sliding-window) cache
+``rope_scaling``   rotary tables for longer contexts: interpolation, NTK-aware scaling, YaRN
+``variants``       :class:`ModernAttention`: RoPE inside the layer, QK-norm, logit soft-capping
+``latent_attention``  multi-head latent attention (DeepSeek-V2), explicit and absorbed
+``linear_attention``  attention without the softmax: parallel and recurrent forms
+``model_configs``  the attention of five published models, and what their caches cost
+``normalization``  layer norm and RMS norm
 ``feed_forward``   the position-wise feed-forward network and its activations
 ``block``          the transformer block and the decoder block
 ``grad``           backward passes, by concept, consuming the forward passes' caches
@@ -41,22 +46,29 @@ from mha import (
     feed_forward,
     frameworks,
     grad,
+    latent_attention,
     layers,
+    linear_attention,
     masks,
+    model_configs,
     module,
     normalization,
     positions,
+    rope_scaling,
     typing,
     validation,
+    variants,
 )
-from mha.attention import merge_heads, scaled_dot_product_attention, softmax, split_heads
+from mha.attention import merge_heads, scaled_dot_product_attention, soft_cap, softmax, split_heads
 from mha.block import DecoderBlock, TransformerBlock, dropout
-from mha.efficient import KVCache, chunked_attention
+from mha.efficient import KVCache, RollingKVCache, chunked_attention
 from mha.feed_forward import FeedForward
+from mha.latent_attention import LatentAttention
 from mha.layers import MultiHeadAttention
-from mha.masks import causal_mask, padding_mask, torch_masks_to_mask
-from mha.normalization import LayerNorm, layer_norm
+from mha.masks import causal_mask, padding_mask, sliding_window_mask, torch_masks_to_mask
+from mha.normalization import LayerNorm, layer_norm, rms_norm
 from mha.positions import RelativePositionBias, alibi_bias, apply_rotary, sinusoidal_encoding
+from mha.variants import ModernAttention
 
 #: The one place the version is written (pyproject.toml reads it; CHANGELOG.md says what changed).
 __version__ = "0.2.0"
@@ -69,18 +81,24 @@ __all__ = [
     "scaled_dot_product_attention",
     "split_heads",
     "merge_heads",
+    "soft_cap",
     "causal_mask",
     "padding_mask",
+    "sliding_window_mask",
     "torch_masks_to_mask",
     "MultiHeadAttention",
     "chunked_attention",
     "KVCache",
+    "RollingKVCache",
+    "ModernAttention",
+    "LatentAttention",
     "sinusoidal_encoding",
     "RelativePositionBias",
     "apply_rotary",
     "alibi_bias",
     "layer_norm",
     "LayerNorm",
+    "rms_norm",
     "FeedForward",
     "dropout",
     "TransformerBlock",
@@ -91,6 +109,11 @@ __all__ = [
     "cost",
     "positions",
     "efficient",
+    "rope_scaling",
+    "variants",
+    "latent_attention",
+    "linear_attention",
+    "model_configs",
     "normalization",
     "feed_forward",
     "block",

@@ -24,11 +24,12 @@ from mha.validation import (
     check_finite,
     check_ndim,
     check_positive_int,
+    check_positive_real,
     check_score_bias,
     result_float_dtype,
 )
 
-__all__ = ["softmax", "scaled_dot_product_attention", "split_heads", "merge_heads"]
+__all__ = ["softmax", "scaled_dot_product_attention", "soft_cap", "split_heads", "merge_heads"]
 
 
 def softmax(x: ArrayLike, axis: int = -1, *, out: FloatArray | None = None) -> FloatArray:
@@ -91,18 +92,22 @@ def _check_row_maxima(row_max: FloatArray, x: FloatArray) -> None:
 
 @overload
 def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = ...,
-                                 *, bias: ArrayLike | None = ..., return_weights: Literal[False] = ...
+                                 *, bias: ArrayLike | None = ..., scale: float | None = ...,
+                                 softcap: float | None = ..., return_weights: Literal[False] = ...
                                  ) -> FloatArray: ...
 @overload
 def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = ...,
-                                 *, bias: ArrayLike | None = ..., return_weights: Literal[True]
+                                 *, bias: ArrayLike | None = ..., scale: float | None = ...,
+                                 softcap: float | None = ..., return_weights: Literal[True]
                                  ) -> tuple[FloatArray, FloatArray]: ...
 @overload
 def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = ...,
-                                 *, bias: ArrayLike | None = ..., return_weights: bool
+                                 *, bias: ArrayLike | None = ..., scale: float | None = ...,
+                                 softcap: float | None = ..., return_weights: bool
                                  ) -> FloatArray | tuple[FloatArray, FloatArray]: ...
 def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = None,
-                                 *, bias: ArrayLike | None = None, return_weights: bool = False
+                                 *, bias: ArrayLike | None = None, scale: float | None = None,
+                                 softcap: float | None = None, return_weights: bool = False
                                  ) -> FloatArray | tuple[FloatArray, FloatArray]:
     """Attend from each query to every key and mix the values: ``softmax(q kᵀ / √d_head + bias) v``.
 
@@ -117,6 +122,12 @@ def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask:
         an all-zero output (never NaN, and never the uniform average a ``-1e9`` mask would give).
     bias : array_like broadcastable to (..., seq_q, seq_k), optional
         Added to the scaled scores before the softmax (e.g. a relative-position bias); ``-inf`` allowed.
+    scale : float, optional
+        What ``q kᵀ`` is multiplied by; ``1 / √d_head`` by default. Multi-head latent attention's absorbed
+        form needs another (:mod:`mha.latent_attention`).
+    softcap : float, optional
+        Logit soft-capping (Gemma 2): the scaled scores become ``softcap · tanh(scores / softcap)``, close
+        to themselves when small and never beyond ``±softcap`` (see :func:`soft_cap`).
     return_weights : bool, default False
         Also return the attention weights.
 
@@ -142,12 +153,17 @@ def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask:
     if mask is not None:
         mask = check_broadcastable(check_bool_mask(mask), scores_shape)
     bias = check_score_bias(bias, scores_shape, q.dtype)
-    if not return_weights and fast.worth_it(math.prod(scores_shape)):
+    scale = _check_scale(scale, q.shape[-1])
+    softcap = None if softcap is None else check_positive_real(softcap, "softcap")
+    plain = softcap is None and scale == 1.0 / math.sqrt(q.shape[-1])
+    if not return_weights and plain and fast.worth_it(math.prod(scores_shape)):
         return fast.attention(q, k, v, mask, bias)  # large, no weights wanted: the same numbers in tiles
     # Scaling q instead of the scores gives the same products for seq_k / d_head times fewer multiplications.
-    q = q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]))
+    q = q * q.dtype.type(scale)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below, as the package's error
-        scores = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
+        scores: FloatArray = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
+    if softcap is not None:
+        scores = soft_cap(scores, softcap)  # within ±softcap, before any bias or mask
     if bias is not None:
         scores += bias
     if mask is not None:
@@ -158,6 +174,37 @@ def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask:
         raise _overflow_error(scores.dtype) from None
     output = weights @ v  # (..., seq_q, d_v)
     return (output, weights) if return_weights else output
+
+
+def soft_cap(scores: ArrayLike, cap: float) -> FloatArray:
+    """Squash scores smoothly into ``(-cap, cap)``: ``cap · tanh(scores / cap)``, Gemma 2's soft-capping.
+
+    Near zero ``tanh(x) ≈ x``, so small scores pass almost unchanged; large ones saturate at ``±cap``
+    instead of growing without bound, and so does the largest weight's lead over the others.
+
+    Parameters
+    ----------
+    scores : array_like of float, any shape
+    cap : float
+        > 0. Gemma 2 uses 50 on attention scores and 30 on the final logits.
+
+    Returns
+    -------
+    ndarray, same shape and float dtype as ``scores``
+
+    Examples
+    --------
+    >>> soft_cap(np.array([1.0, 50.0, 1000.0]), 50.0).round(2)
+    array([ 1.  , 38.08, 50.  ])
+    """
+    scores = as_float_array(scores, "scores")
+    cap = check_positive_real(cap, "cap")
+    return scores.dtype.type(cap) * np.tanh(scores * scores.dtype.type(1.0 / cap))
+
+
+def _check_scale(scale: float | None, d_head: int) -> float:
+    """The score scale: ``1 / √d_head`` by default, else a finite number > 0."""
+    return 1.0 / math.sqrt(d_head) if scale is None else check_positive_real(scale, "scale")
 
 
 def _overflow_error(dtype: np.dtype[Any]) -> ValueError:

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from mha.typing import DTypeLike
-from mha.validation import check_positive_int
+from mha.typing import ArrayLike, DTypeLike
+from mha.validation import check_bool_mask, check_positive_int
 
 __all__ = [
     "SOFTMAX_FLOPS_PER_SCORE",
@@ -30,6 +30,10 @@ __all__ = [
     "memory_bytes",
     "kv_cache_bytes",
     "decode_step_flops",
+    "attention_cache_bytes",
+    "PatternCost",
+    "pattern_cost",
+    "linear_attention_cost",
     "format_bytes",
     "format_flops",
     "format_count",
@@ -248,6 +252,107 @@ def decode_step_flops(position: int, d_model: int, n_heads: int, *, n_kv_heads: 
     # Only the new token's key and value are projected; the other position - 1 come from the cache.
     return attend.total - attend.k_projection - attend.v_projection + new_token.k_projection \
         + new_token.v_projection
+
+
+def attention_cache_bytes(seq: int, *, n_kv_heads: int | None = None, d_head: int | None = None,
+                          kv_rank: int | None = None, d_rope: int = 0, window: int | None = None,
+                          sinks: int = 0, batch: int = 1, dtype: DTypeLike = np.float32) -> int:
+    """Bytes one attention layer caches for ``seq`` tokens, for each way of attending.
+
+    * multi-head, grouped-query or multi-query attention: ``2 · n_kv_heads · d_head`` numbers a token
+      (keys and values);
+    * with a sliding ``window`` (and ``sinks``): only the last ``window`` tokens and the first ``sinks``
+      are kept (:class:`mha.RollingKVCache`);
+    * multi-head latent attention (``kv_rank``, ``d_rope``): ``kv_rank + d_rope`` numbers a token, one
+      latent and one shared rotary key (:class:`mha.LatentAttention`).
+
+    Examples
+    --------
+    >>> attention_cache_bytes(8192, n_kv_heads=8, d_head=128, dtype=np.float16) // 2**20  # MiB, Llama-like
+    32
+    >>> attention_cache_bytes(8192, n_kv_heads=8, d_head=128, window=4096, dtype=np.float16) // 2**20
+    16
+    >>> attention_cache_bytes(8192, kv_rank=512, d_rope=64, dtype=np.float16) // 2**20  # DeepSeek-V2's MLA
+    9
+    """
+    seq = check_positive_int(seq, "seq")
+    batch = check_positive_int(batch, "batch")
+    if kv_rank is not None:
+        if n_kv_heads is not None or d_head is not None:
+            raise ValueError("give either kv_rank (latent attention) or n_kv_heads and d_head, not both")
+        per_token = check_positive_int(kv_rank, "kv_rank") + check_positive_int(d_rope, "d_rope", minimum=0)
+    elif n_kv_heads is None or d_head is None:
+        raise ValueError("give n_kv_heads and d_head (keys and values), or kv_rank (latent attention)")
+    else:
+        per_token = 2 * check_positive_int(n_kv_heads, "n_kv_heads") * check_positive_int(d_head, "d_head")
+    sinks = check_positive_int(sinks, "sinks", minimum=0)
+    tokens = seq if window is None else min(seq, check_positive_int(window, "window") + sinks)
+    return batch * tokens * per_token * np.dtype(dtype).itemsize
+
+
+@dataclass(frozen=True)
+class PatternCost:
+    """What attention costs when only the scores of a pattern are computed."""
+
+    scores: int  # scores computed (True entries of the mask, times batch and heads)
+    flops: int  # q · k, softmax and weighted sum over those scores
+    score_bytes: int  # the scores, if all of them are held at once
+    density: float  # scores / the full seq_q · seq_k
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def pattern_cost(mask: ArrayLike, d_head: int, *, d_v: int | None = None, n_heads: int = 1, batch: int = 1,
+                 dtype: DTypeLike = np.float32) -> PatternCost:
+    """FLOPs and bytes of attention restricted to a pattern (``mask``: True where a score is computed).
+
+    The conventions of :func:`flops`: ``2 · d_head`` FLOPs per score for ``q · k``,
+    :data:`SOFTMAX_FLOPS_PER_SCORE` for the softmax and ``2 · d_v`` for the weighted sum. A kernel that
+    skips the masked scores (block-sparse attention, a sliding-window kernel) pays only these.
+
+    Examples
+    --------
+    >>> from mha.masks import causal_mask, sliding_window_mask
+    >>> full = pattern_cost(np.ones((1024, 1024), dtype=bool), 64)
+    >>> local = pattern_cost(sliding_window_mask(1024, window=128), 64)
+    >>> round(local.flops / full.flops, 3), round(local.density, 3)
+    (0.117, 0.117)
+    """
+    mask = check_bool_mask(np.asarray(mask))
+    if mask.ndim < 2:
+        raise ValueError(f"mask must have shape (..., seq_q, seq_k), got {mask.shape}")
+    d_head = check_positive_int(d_head, "d_head")
+    d_v = d_head if d_v is None else check_positive_int(d_v, "d_v")
+    copies = check_positive_int(n_heads, "n_heads") * check_positive_int(batch, "batch")
+    scores = copies * int(mask.sum())
+    per_score = 2 * d_head + SOFTMAX_FLOPS_PER_SCORE + 2 * d_v
+    full = copies * math.prod(mask.shape)
+    return PatternCost(scores=scores, flops=scores * per_score, score_bytes=scores * np.dtype(dtype).itemsize,
+                       density=scores / full)
+
+
+def linear_attention_cost(seq: int, d_head: int, *, d_v: int | None = None, n_heads: int = 1, batch: int = 1,
+                          dtype: DTypeLike = np.float32) -> PatternCost:
+    """FLOPs and state bytes of causal linear attention run as its recurrence (:mod:`mha.linear_attention`).
+
+    Per token and head: ``2 · d_head · d_v + d_head`` to add ``φ(k) vᵀ`` and ``φ(k)`` to the state, and
+    ``2 · d_head · d_v + 2 · d_head + d_v`` to read it with ``φ(q)`` and normalise. The state,
+    ``d_head · d_v + d_head`` numbers a head, is all it keeps: ``score_bytes`` holds its size, and
+    ``scores`` is 0 (there are none).
+
+    Examples
+    --------
+    >>> short, long = linear_attention_cost(1024, 64), linear_attention_cost(8192, 64)
+    >>> long.flops // short.flops, long.score_bytes == short.score_bytes  # linear in seq, memory flat
+    (8, True)
+    """
+    seq, d_head = check_positive_int(seq, "seq"), check_positive_int(d_head, "d_head")
+    d_v = d_head if d_v is None else check_positive_int(d_v, "d_v")
+    copies = check_positive_int(n_heads, "n_heads") * check_positive_int(batch, "batch")
+    per_token = (2 * d_head * d_v + d_head) + (2 * d_head * d_v + 2 * d_head + d_v)
+    state = copies * (d_head * d_v + d_head) * np.dtype(dtype).itemsize
+    return PatternCost(scores=0, flops=copies * seq * per_token, score_bytes=state, density=0.0)
 
 
 def _scaled(value: float, units: tuple[str, ...], base: float) -> str:

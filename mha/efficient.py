@@ -1,7 +1,9 @@
-"""Attention that saves memory or work: online-softmax (flash-style) blocks, and a KV cache for decoding.
+"""Attention that saves memory or work: online-softmax (flash-style) blocks, and KV caches for decoding.
 
 :func:`chunked_attention` is the algorithm on blocks, written to be read; a large problem takes the annex's
 door (:mod:`mha.fast`), which runs the same online softmax on cache-sized tiles over threads.
+:class:`KVCache` keeps every decoded token's keys and values; :class:`RollingKVCache` keeps only those a
+sliding window (and a few sink tokens) still needs, so its memory stops growing.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import numpy as np
 
 import mha.fast as fast
 from mha.attention import check_qkv
-from mha.typing import ArrayLike, DTypeLike, FloatArray
+from mha.masks import causal_mask, sliding_window_mask
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray
 from mha.validation import (
     as_float_array,
     cast_finite,
@@ -25,7 +28,7 @@ from mha.validation import (
     check_score_maxima,
 )
 
-__all__ = ["chunked_attention", "KVCache"]
+__all__ = ["chunked_attention", "KVCache", "RollingKVCache"]
 
 
 def chunked_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike | None = None, *,
@@ -206,6 +209,89 @@ class KVCache:
         """Bytes held by the cached keys and values (the used part, not the reserve)."""
         return 2 * self.batch * self.length * self.n_kv_heads * self.d_head * self.dtype.itemsize
 
+    def attention_mask(self, n_new: int) -> BoolArray:
+        """Which cached keys each of the ``n_new`` newest tokens may attend to: every one up to itself.
+
+        Shape ``(n_new, length)``, end-aligned: the new tokens are the last ``n_new`` cached ones.
+        """
+        return causal_mask(n_new, self.length)
+
     def __repr__(self) -> str:
         return (f"KVCache(batch={self.batch}, n_kv_heads={self.n_kv_heads}, d_head={self.d_head}, "
                 f"length={self.length}, dtype={self.dtype.name})")
+
+
+class RollingKVCache(KVCache):
+    """A KV cache for sliding-window attention: the last ``window`` tokens, and maybe ``sinks`` first ones.
+
+    A query sees itself and the ``window - 1`` tokens before it (:func:`mha.sliding_window_mask`), so
+    older keys can never be read again: before storing new tokens, the cache drops every key older than
+    the ``window - 1`` most recent ones (Mistral's rolling buffer). With ``sinks > 0`` it also keeps the
+    stream's first ``sinks`` tokens for good (StreamingLLM's *attention sinks*). Either way its size
+    stops growing: ``sinks + window`` positions while decoding one token at a time, however long the stream.
+
+    The held keys are in stream order, sinks first; :attr:`positions` says which token each one is, and
+    :meth:`attention_mask` which of them each new token may see. Decoding with it through
+    :meth:`mha.MultiHeadAttention.decode` gives the outputs of one pass with the sliding-window mask
+    (without sinks, or while the stream is shorter than ``sinks + window``).
+
+    Parameters
+    ----------
+    batch, n_kv_heads, d_head : int
+    window : int
+        Tokens each query sees, counting itself.
+    sinks : int, default 0
+        First tokens of the stream kept for good.
+    dtype : np.float32 or np.float64, default np.float64
+
+    Examples
+    --------
+    >>> cache = RollingKVCache(batch=1, n_kv_heads=1, d_head=2, window=3, sinks=1)
+    >>> for t in range(6):
+    ...     cache.append(np.full((1, 1, 2), t), np.full((1, 1, 2), t))
+    >>> cache.positions.tolist(), cache.length  # the sink, then the newest token and the two before it
+    ([0, 3, 4, 5], 4)
+    """
+
+    def __init__(self, batch: int, n_kv_heads: int, d_head: int, *, window: int, sinks: int = 0,
+                 dtype: DTypeLike = np.float64) -> None:
+        self.window = check_positive_int(window, "window")
+        self.sinks = check_positive_int(sinks, "sinks", minimum=0)
+        super().__init__(batch, n_kv_heads, d_head, dtype=dtype, capacity=self.sinks + self.window)
+        self.seen = 0  # tokens appended so far: the position of the next one
+
+    def _store(self, k_new: np.ndarray, v_new: np.ndarray) -> None:
+        self._evict()
+        super()._store(k_new, v_new)
+        self.seen += k_new.shape[1]
+
+    def _evict(self) -> None:
+        """Keep the sinks and the ``window - 1`` newest tokens: all that a future query can see."""
+        keep = self.window - 1
+        n_sinks = min(self.sinks, self.length)
+        if self.length - n_sinks <= keep:
+            return
+        newest = slice(self.length - keep, self.length)
+        for stored in (self._k, self._v):  # slide the newest down to just after the sinks
+            stored[:, n_sinks:n_sinks + keep] = stored[:, newest].copy()
+        self.length = n_sinks + keep
+
+    @property
+    def positions(self) -> IntArray:
+        """The stream position of every held token, shape ``(length,)``: the sinks, then the newest ones."""
+        n_sinks = min(self.sinks, self.length)
+        recent = np.arange(self.seen - (self.length - n_sinks), self.seen)
+        return np.concatenate([np.arange(n_sinks), recent])
+
+    def attention_mask(self, n_new: int) -> BoolArray:
+        """Which held keys each of the ``n_new`` newest tokens may see: its window, and the sinks.
+
+        Shape ``(n_new, length)``. Positions within the window are contiguous in the cache, so the band of
+        :func:`mha.sliding_window_mask` over the held keys is the band over the stream.
+        """
+        return sliding_window_mask(n_new, self.length, window=self.window, sinks=min(self.sinks, self.length))
+
+    def __repr__(self) -> str:
+        return (f"RollingKVCache(batch={self.batch}, n_kv_heads={self.n_kv_heads}, d_head={self.d_head}, "
+                f"window={self.window}, sinks={self.sinks}, length={self.length}, seen={self.seen}, "
+                f"dtype={self.dtype.name})")

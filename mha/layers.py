@@ -410,7 +410,7 @@ class MultiHeadAttention(Module, FrameworkWeights):
             raise ValueError(f"x_new has batch {x_new.shape[0]} but the cache was made for {cache.batch}")
         q, k, v = self.project(x_new)
         cache.append(k, v)
-        mask = causal_mask(q.shape[1], cache.length)  # end-aligned: the new tokens come last
+        mask = cache.attention_mask(q.shape[1])  # end-aligned causal (or the window of a rolling cache)
         out, layer_cache = self._attend(q, cache.flat_keys, cache.flat_values, mask, None, None)
         weights = layer_cache.weights
         assert weights is not None  # the textbook attention step keeps them

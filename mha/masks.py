@@ -1,6 +1,12 @@
 """Boolean attention masks: True means "this query may attend to this key".
 
-Masks broadcast against scores of shape ``(batch, n_heads, seq_q, seq_k)``. Combine masks with ``&``.
+Masks broadcast against scores of shape ``(batch, n_heads, seq_q, seq_k)``. Combine masks with ``&``
+(both allow) and ``|`` (either allows).
+
+Besides the causal and padding masks, the patterns of sparse attention: a sliding window (a band of the
+last ``window`` tokens, optionally with a few *sink* tokens at the start), strided attention, global
+tokens and block-sparse attention. Each says which scores exist; :func:`mha.cost.pattern_cost` counts
+what computing only those costs.
 """
 
 from __future__ import annotations
@@ -9,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from mha.typing import ArrayLike, BoolArray
-from mha.validation import check_positive_int
+from mha.typing import ArrayLike, BoolArray, Seed
+from mha.validation import as_generator, check_positive_int
 
-__all__ = ["causal_mask", "padding_mask", "torch_masks_to_mask"]
+__all__ = ["causal_mask", "padding_mask", "torch_masks_to_mask", "sliding_window_mask", "strided_mask",
+           "global_tokens_mask", "block_sparse_mask"]
 
 
 def causal_mask(seq_q: int, seq_k: int | None = None) -> BoolArray:
@@ -164,3 +171,143 @@ def _allowed_from_torch(mask: np.ndarray[Any, Any], name: str) -> BoolArray:
         allowed = mask == 0
         return allowed
     raise TypeError(f"{name} must be bool or float, got dtype {mask.dtype}")
+
+
+# ---------------------------------------------------------------------------------------- sparse patterns
+def sliding_window_mask(seq_q: int, seq_k: int | None = None, *, window: int,
+                        sinks: int = 0) -> BoolArray:
+    """Causal attention to the last ``window`` tokens only (a band), plus ``sinks`` tokens at the start.
+
+    Query ``i`` sits at position ``p = seq_k - seq_q + i`` (end-aligned, as in :func:`causal_mask`) and may
+    see key ``j`` when ``0 <= p - j < window``: itself and the ``window - 1`` tokens before it. Mistral and
+    Gemma 2's local layers attend this way. With ``sinks > 0`` every query also sees the first ``sinks``
+    keys, as StreamingLLM keeps them (never beyond its own position: the mask stays causal).
+
+    Parameters
+    ----------
+    seq_q : int
+    seq_k : int, optional
+        Defaults to ``seq_q``.
+    window : int
+        Keys a query sees counting itself, >= 1. ``window >= seq_k`` gives :func:`causal_mask`.
+    sinks : int, default 0
+        Leading keys every (later) query may see as well.
+
+    Returns
+    -------
+    ndarray of bool, shape (seq_q, seq_k)
+
+    Examples
+    --------
+    >>> sliding_window_mask(5, window=2).astype(int)
+    array([[1, 0, 0, 0, 0],
+           [1, 1, 0, 0, 0],
+           [0, 1, 1, 0, 0],
+           [0, 0, 1, 1, 0],
+           [0, 0, 0, 1, 1]])
+    >>> sliding_window_mask(5, window=2, sinks=1)[4].astype(int)  # the last query: a sink and its window
+    array([1, 0, 0, 1, 1])
+    """
+    seq_q = check_positive_int(seq_q, "seq_q")
+    seq_k = seq_q if seq_k is None else check_positive_int(seq_k, "seq_k")
+    window = check_positive_int(window, "window")
+    sinks = check_positive_int(sinks, "sinks", minimum=0)
+    query_pos = np.arange(seq_k - seq_q, seq_k)  # (seq_q,), end-aligned
+    behind = query_pos[:, None] - np.arange(seq_k)[None, :]  # (seq_q, seq_k): how far back each key is
+    in_window = (behind >= 0) & (behind < window)
+    is_sink = (np.arange(seq_k) < sinks)[None, :] & (behind >= 0)  # (seq_q, seq_k)
+    return in_window | is_sink
+
+
+def strided_mask(seq: int, stride: int) -> BoolArray:
+    """The two heads of the Sparse Transformer's strided pattern, joined: local and every ``stride``-th.
+
+    Query ``i`` sees key ``j <= i`` when ``i - j < stride`` (the recent past) or ``i - j`` is a multiple
+    of ``stride`` (a summary column every ``stride`` tokens back). Two layers of it connect any two
+    tokens, with about ``2 seq / stride + stride`` keys per query.
+
+    Examples
+    --------
+    >>> strided_mask(7, 3)[6].astype(int)  # the last token: its two predecessors, and 3 and 6 back
+    array([1, 0, 0, 1, 1, 1, 1])
+    """
+    seq = check_positive_int(seq, "seq")
+    stride = check_positive_int(stride, "stride")
+    behind = np.arange(seq)[:, None] - np.arange(seq)[None, :]  # (seq_q, seq_k): i - j
+    allowed: BoolArray = (behind >= 0) & ((behind < stride) | (behind % stride == 0))
+    return allowed
+
+
+def global_tokens_mask(seq: int, n_global: int, *, window: int) -> BoolArray:
+    """A (non-causal) local band of ``window`` tokens each side, plus ``n_global`` global tokens.
+
+    The Longformer/BigBird pattern for encoders: token ``i`` sees ``j`` when ``|i - j| < window``; the
+    first ``n_global`` tokens (e.g. ``[CLS]``) see every token and are seen by every token.
+
+    Examples
+    --------
+    >>> global_tokens_mask(6, 1, window=2).astype(int)
+    array([[1, 1, 1, 1, 1, 1],
+           [1, 1, 1, 0, 0, 0],
+           [1, 1, 1, 1, 0, 0],
+           [1, 0, 1, 1, 1, 0],
+           [1, 0, 0, 1, 1, 1],
+           [1, 0, 0, 0, 1, 1]])
+    """
+    seq = check_positive_int(seq, "seq")
+    n_global = check_positive_int(n_global, "n_global", minimum=0)
+    window = check_positive_int(window, "window")
+    positions = np.arange(seq)
+    local = np.abs(positions[:, None] - positions[None, :]) < window  # (seq, seq)
+    is_global = positions < n_global  # (seq,)
+    allowed: BoolArray = local | is_global[:, None] | is_global[None, :]
+    return allowed
+
+
+def block_sparse_mask(seq: int, block: int, *, local_blocks: int = 1, global_blocks: int = 1,
+                      random_blocks: int = 0, rng: Seed = None) -> BoolArray:
+    """BigBird's block pattern: whole ``block × block`` tiles are either computed or skipped.
+
+    Query block ``b`` computes the tiles of its ``local_blocks`` neighbours on each side (and its own),
+    the first ``global_blocks`` blocks (which, in turn, see everything) and ``random_blocks`` other
+    blocks drawn from ``rng``. Tiles suit hardware: each is one dense product.
+
+    Parameters
+    ----------
+    seq, block : int
+        ``block`` must divide ``seq``.
+    local_blocks, global_blocks, random_blocks : int
+    rng : numpy.random.Generator or int, optional
+        Draws the random blocks; required when ``random_blocks > 0``.
+
+    Returns
+    -------
+    ndarray of bool, shape (seq, seq)
+
+    Examples
+    --------
+    >>> m = block_sparse_mask(8, 2, local_blocks=0, global_blocks=1)
+    >>> m[::2, ::2].astype(int)  # one entry per tile
+    array([[1, 1, 1, 1],
+           [1, 1, 0, 0],
+           [1, 0, 1, 0],
+           [1, 0, 0, 1]])
+    """
+    seq, block = check_positive_int(seq, "seq"), check_positive_int(block, "block")
+    if seq % block:
+        raise ValueError(f"block={block} must divide seq={seq} (tiles are whole blocks)")
+    local_blocks = check_positive_int(local_blocks, "local_blocks", minimum=0)
+    global_blocks = check_positive_int(global_blocks, "global_blocks", minimum=0)
+    random_blocks = check_positive_int(random_blocks, "random_blocks", minimum=0)
+    if random_blocks and rng is None:
+        raise ValueError("random_blocks > 0 needs rng= (a numpy.random.Generator or a seed)")
+    n = seq // block
+    tiles = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) <= local_blocks  # (n, n) query × key blocks
+    tiles[:global_blocks, :] = True
+    tiles[:, :global_blocks] = True
+    if random_blocks:
+        rng = as_generator(rng)
+        for row in range(global_blocks, n):  # one draw per query block: a few blocks, not a loop over tokens
+            free = np.flatnonzero(~tiles[row])
+            tiles[row, rng.choice(free, size=min(random_blocks, free.size), replace=False)] = True
+    return np.kron(tiles, np.ones((block, block), dtype=bool)).astype(bool)  # (seq, seq)

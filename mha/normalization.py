@@ -1,4 +1,5 @@
-"""Layer normalisation: each token's features rescaled to mean 0 and variance 1, then scaled and shifted.
+"""Layer normalisation: each token's features rescaled to mean 0 and variance 1, then scaled and shifted;
+and RMS normalisation, its centring-free variant (Llama's norm, and QK-norm's).
 
 The variance is computed from centred values (two passes over the features): the one-pass shortcut
 ``mean(x²) - mean(x)²`` cancels catastrophically in float32 when the features share a large offset.
@@ -23,7 +24,7 @@ from mha.validation import (
     promote,
 )
 
-__all__ = ["layer_norm", "LayerNorm", "LayerNormCache"]
+__all__ = ["layer_norm", "LayerNorm", "LayerNormCache", "rms_norm", "RMSNormCache"]
 
 
 class LayerNormCache(NamedTuple):
@@ -155,3 +156,69 @@ class LayerNorm(Module):
 
     def __repr__(self) -> str:
         return f"LayerNorm({self.d_model}, eps={self.eps}, dtype={self.dtype.name})"
+
+
+class RMSNormCache(NamedTuple):
+    """What :func:`mha.grad.rms_norm_backward` needs from a forward pass of :func:`rms_norm`."""
+
+    normalised: FloatArray  # (..., d): x / rms(x), before the gain
+    inv_rms: FloatArray  # (..., 1): 1 / sqrt(mean(x²) + eps)
+    gain: FloatArray | None  # (d,), or None for a gain of 1
+
+
+@overload
+def rms_norm(x: ArrayLike, gain: ArrayLike | None = ..., *, eps: float = ...,
+             return_cache: Literal[False] = ...) -> FloatArray: ...
+@overload
+def rms_norm(x: ArrayLike, gain: ArrayLike | None = ..., *, eps: float = ...,
+             return_cache: Literal[True]) -> tuple[FloatArray, RMSNormCache]: ...
+def rms_norm(x: ArrayLike, gain: ArrayLike | None = None, *, eps: float = 1e-6, return_cache: bool = False,
+             ) -> FloatArray | tuple[FloatArray, RMSNormCache]:
+    """Divide each vector by its root mean square, then scale: ``y = gain · x / √(mean(x²) + eps)``.
+
+    Layer norm without the centring and the shift (Zhang and Sennrich, 2019). Applied to each head's
+    queries and keys it is *QK-norm*: every query and key then has length about ``√d``, so a score
+    ``q · k / √d`` can never exceed ``√d · max|gain_q| · max|gain_k|``, however large the projections grow.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+    gain : array_like, shape (d,), optional
+        Learned scale (default 1).
+    eps : float, default 1e-6
+        Keeps an all-zero vector at zero instead of 0 / 0.
+    return_cache : bool, default False
+        Also return what the backward pass needs (:func:`mha.grad.rms_norm_backward`).
+
+    Returns
+    -------
+    y : ndarray, shape (..., d), dtype of ``x`` promoted with ``gain``
+    cache : RMSNormCache
+        Only with ``return_cache=True``.
+
+    Examples
+    --------
+    >>> y = rms_norm(np.array([[3.0, 4.0], [30.0, 40.0]]))
+    >>> y.round(4)  # the same direction, the same size: the length no longer matters
+    array([[0.8485, 1.1314],
+           [0.8485, 1.1314]])
+    >>> np.sqrt((y ** 2).mean(axis=-1)).round(4)
+    array([1., 1.])
+    """
+    x = as_float_array(x, "x")
+    check_finite(x, "x")
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError(f"x must have shape (..., d) with d >= 1, got {x.shape}")
+    eps = _check_eps(eps)
+    if gain is not None:
+        gain = check_features(gain, "gain", x.shape[-1])
+    # The largest |x| of each vector divides first, so that squares cannot overflow (|x| of 1e20 in float32).
+    peak = np.abs(x).max(axis=-1, keepdims=True)  # (..., 1)
+    peak[peak == 0] = 1
+    unit = x / peak  # within [-1, 1]
+    with np.errstate(over="ignore", under="ignore"):  # eps / peak² may round to 0: negligible then
+        rms = peak * np.sqrt(np.mean(unit * unit, axis=-1, keepdims=True) + x.dtype.type(eps) / (peak * peak))
+    inv_rms = 1.0 / rms  # (..., 1)
+    normalised = x * inv_rms
+    y = normalised if gain is None else normalised * gain
+    return (y, RMSNormCache(normalised, inv_rms, gain)) if return_cache else y

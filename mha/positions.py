@@ -261,7 +261,8 @@ def rope_frequencies(d_head: int, *, base: float = 10000.0) -> FloatArray:
     return base ** (-np.arange(0, d_head, 2) / d_head)  # (d_head // 2,), float64
 
 
-def apply_rotary(x: ArrayLike, positions: ArrayLike | None = None, *, base: float = 10000.0) -> FloatArray:
+def apply_rotary(x: ArrayLike, positions: ArrayLike | None = None, *, base: float = 10000.0,
+                 frequencies: ArrayLike | None = None) -> FloatArray:
     """Rotate each feature pair ``(x[2i], x[2i+1])`` of a token by ``position * w_i`` (RoPE).
 
     Apply it to queries and keys (not values) after the projection, per head. A query rotated for
@@ -282,6 +283,9 @@ def apply_rotary(x: ArrayLike, positions: ArrayLike | None = None, *, base: floa
         positions of the new tokens.
     base : float, default 10000.0
         See :func:`rope_frequencies`.
+    frequencies : array_like, shape (d_head // 2,), optional
+        The angular speed of each pair, instead of ``rope_frequencies(d_head, base=base)``: a table
+        rescaled for long contexts (:mod:`mha.rope_scaling`) goes here.
 
     Returns
     -------
@@ -311,13 +315,24 @@ def apply_rotary(x: ArrayLike, positions: ArrayLike | None = None, *, base: floa
         if not fits:  # positions may not add axes: the result keeps x's shape
             raise ValueError(f"positions of shape {positions.shape} do not broadcast to x's "
                              f"(..., seq) = {x.shape[:-1]}")
-    angles = np.asarray(positions, dtype=np.float64)[..., None] * rope_frequencies(d_head, base=base)
+    speeds = rope_frequencies(d_head, base=base) if frequencies is None else \
+        _check_frequencies(frequencies, d_head)
+    angles = np.asarray(positions, dtype=np.float64)[..., None] * speeds
     # angles: (..., seq, d_head // 2), in float64 so that large positions keep their precision
     cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
     pairs = x.reshape(*x.shape[:-1], d_head // 2, 2)  # (..., seq, d_head // 2, 2)
     first, second = pairs[..., 0], pairs[..., 1]  # each (..., seq, d_head // 2)
     rotated = np.stack([first * cos - second * sin, first * sin + second * cos], axis=-1)
     return rotated.reshape(rotated.shape[:-2] + (d_head,))  # (..., seq, d_head)
+
+
+def _check_frequencies(frequencies: ArrayLike, d_head: int) -> FloatArray:
+    """A table of ``d_head // 2`` finite angular speeds, as float64."""
+    speeds = np.asarray(as_float_array(frequencies, "frequencies"), dtype=np.float64)
+    if speeds.shape != (d_head // 2,):
+        raise ValueError(f"frequencies must have shape (d_head // 2,) = ({d_head // 2},), got {speeds.shape}")
+    check_finite(speeds, "frequencies")
+    return speeds
 
 
 # ---------------------------------------------------------------------------------------- ALiBi

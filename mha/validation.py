@@ -14,6 +14,7 @@ ValueError: n_heads must be >= 1, got 0
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from typing import Any, Protocol, SupportsIndex, TypeVar, cast
@@ -136,6 +137,23 @@ def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value
+
+
+def check_positive_real(value: object, name: str) -> float:
+    """Return ``value`` as a float, or raise unless it is a finite real number > 0 (a bool is refused).
+
+    >>> check_positive_real(50, "softcap")
+    50.0
+    >>> check_positive_real(float("inf"), "softcap")
+    Traceback (most recent call last):
+    ...
+    ValueError: softcap must be a finite number > 0, got inf
+    """
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number > 0:
+            return number
+    raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 def check_bool_mask(mask: ArrayLike, name: str = "mask") -> BoolArray:

@@ -277,3 +277,34 @@ def test_a_layer_whose_scores_overflow_says_so():
     with pytest.raises(ValueError, match="attention scores overflowed float32"), \
             np.errstate(over="ignore", invalid="ignore"):
         layer(x)
+
+
+# ------------------------------------------------------------------------------ soft-capping and the scale
+def test_softcap_applies_cap_tanh_to_the_scaled_scores_and_scale_replaces_one_over_root_d():
+    rng = np.random.default_rng(0)
+    q, k = rng.standard_normal((3, 5, 4)) * 4, rng.standard_normal((3, 6, 4)) * 4
+    v = rng.standard_normal((3, 6, 2))
+    scores = 0.3 * q @ k.transpose(0, 2, 1)
+    capped = 2.0 * np.tanh(scores / 2.0)
+    w = np.exp(capped - capped.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    out, weights = mha.scaled_dot_product_attention(q, k, v, scale=0.3, softcap=2.0, return_weights=True)
+    np.testing.assert_allclose(weights, w, rtol=1e-12)
+    np.testing.assert_allclose(out, w @ v, rtol=1e-12)
+
+
+def test_soft_cap_is_odd_bounded_and_nearly_the_identity_near_zero():
+    x = np.linspace(-1e4, 1e4, 1001, dtype=np.float32)
+    y = mha.soft_cap(x, 50.0)
+    assert y.dtype == np.float32 and np.abs(y).max() <= 50.0
+    np.testing.assert_allclose(y, -mha.soft_cap(-x, 50.0))
+    assert abs(float(mha.soft_cap(np.array([0.5]), 50.0)[0]) - 0.5) < 1e-4
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"softcap": 0.0}, "softcap must be a finite number > 0"),
+    ({"scale": float("nan")}, "scale must be a finite number > 0"),
+])
+def test_softcap_and_scale_are_checked(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        mha.scaled_dot_product_attention(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)), **kwargs)

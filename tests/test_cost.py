@@ -161,3 +161,44 @@ def test_formatters_reject_impossible_amounts(bad):
     for formatter in (format_bytes, format_flops, format_count):
         with pytest.raises(ValueError, match="finite, non-negative"):
             formatter(bad)
+
+
+# ------------------------------------------------------------------- caches and patterns of modern attention
+def test_attention_cache_bytes_agrees_with_the_plain_kv_cache_formula():
+    for n_kv in (8, 2, 1):
+        assert mha.cost.attention_cache_bytes(1000, n_kv_heads=n_kv, d_head=64, batch=3) == \
+            mha.cost.kv_cache_bytes(3, 1000, 512, 8, n_kv_heads=n_kv)
+
+
+def test_a_window_caps_the_cache_and_sinks_add_to_it():
+    full = mha.cost.attention_cache_bytes(10_000, n_kv_heads=4, d_head=32)
+    windowed = mha.cost.attention_cache_bytes(10_000, n_kv_heads=4, d_head=32, window=1000, sinks=4)
+    assert windowed * 10_000 == full * 1004
+    assert mha.cost.attention_cache_bytes(500, n_kv_heads=4, d_head=32, window=1000) == \
+        mha.cost.attention_cache_bytes(500, n_kv_heads=4, d_head=32)
+
+
+def test_published_claims_about_the_caches():
+    # DeepSeek-V2 (its Table 1): MLA caches (d_c + d_h^R) l numbers a token, like GQA with 2.25 groups.
+    mla = mha.cost.attention_cache_bytes(1, kv_rank=512, d_rope=64)
+    assert mla == mha.cost.attention_cache_bytes(1, n_kv_heads=1, d_head=128) * 2.25
+    # Mistral 7B: at 32k tokens the rolling buffer of 4096 keeps an eighth of the cache.
+    mistral = mha.model_configs.PUBLISHED["Mistral 7B"]
+    full = 32 * 2 * 8 * 128 * 32768 * 2  # every layer keeping all 32k tokens, 16-bit
+    assert mistral.cache_bytes(32768) * 8 == full
+
+
+def test_pattern_cost_counts_only_the_scores_a_pattern_keeps():
+    causal = mha.cost.pattern_cost(mha.causal_mask(64), 16, n_heads=2)
+    assert causal.scores == 2 * 64 * 65 // 2
+    full = mha.cost.flops(1, 64, 32, 2)
+    # the dense cost model's attention items (without the scale) are the pattern cost of an all-True mask
+    dense = mha.cost.pattern_cost(np.ones((64, 64), dtype=bool), 16, n_heads=2)
+    assert dense.flops == full.scores - 64 * 32 + full.softmax + full.weighted_sum
+    assert causal.density == pytest.approx(65 / 128)
+
+
+def test_linear_attention_cost_grows_with_the_sequence_and_its_state_does_not():
+    a = mha.cost.linear_attention_cost(100, 8, n_heads=2)
+    b = mha.cost.linear_attention_cost(300, 8, n_heads=2)
+    assert b.flops == 3 * a.flops and a.score_bytes == b.score_bytes == 2 * (8 * 8 + 8) * 4

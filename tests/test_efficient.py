@@ -120,3 +120,41 @@ def test_cache_errors():
     assert cache.length == 1 and cache.flat_keys.dtype == np.float32
 
 
+
+
+# ------------------------------------------------------------------------------------- the rolling cache
+@pytest.mark.parametrize(("window", "sinks", "chunks"),
+                         [(4, 0, [1] * 30), (5, 2, [1] * 30), (3, 1, [4, 1, 7, 2, 9])])
+def test_rolling_cache_decodes_what_a_sliding_window_mask_computes(window, sinks, chunks):
+    layer = mha.MultiHeadAttention(16, 4, n_kv_heads=2, rng=0)
+    x = np.random.default_rng(1).standard_normal((2, sum(chunks), 16))
+    cache = mha.RollingKVCache(2, 2, 4, window=window, sinks=sinks)
+    outs, start = [], 0
+    for n in chunks:
+        outs.append(layer.decode(x[:, start:start + n], cache))
+        start += n
+    full = layer(x, mask=mha.sliding_window_mask(sum(chunks), window=window, sinks=sinks))
+    assert np.abs(np.concatenate(outs, axis=1) - full).max() <= 1e-10
+
+
+def test_rolling_cache_memory_stops_growing_while_the_plain_cache_grows():
+    rolling = mha.RollingKVCache(1, 2, 8, window=16, sinks=4, dtype=np.float32)
+    plain = mha.KVCache(1, 2, 8, dtype=np.float32)
+    sizes = []
+    for _ in range(100):
+        token = np.ones((1, 1, 16), dtype=np.float32)
+        rolling.append(token, token)
+        plain.append(token, token)
+        sizes.append((rolling.nbytes, plain.nbytes))
+    assert sizes[-1][0] == sizes[19][0] == 2 * 20 * 16 * 4  # sinks + window positions, from token 20 on
+    assert sizes[-1][1] == 2 * 100 * 16 * 4
+    assert rolling.positions.tolist() == [0, 1, 2, 3, *range(84, 100)]  # the sinks and the newest 16
+
+
+def test_rolling_cache_attention_mask_sees_the_sinks_and_the_window():
+    cache = mha.RollingKVCache(1, 1, 2, window=3, sinks=1)
+    for t in range(6):
+        cache.append(np.full((1, 1, 2), t), np.full((1, 1, 2), t))
+    assert cache.attention_mask(1).tolist() == [[True, True, True, True]]
+    np.testing.assert_array_equal(cache.keys[0, 0, :, 0], [0, 3, 4, 5])
+    assert "window=3, sinks=1" in repr(cache)

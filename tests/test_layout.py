@@ -199,6 +199,11 @@ def _function_source(path: Path, qualname: str) -> str:
     ("layers", "MultiHeadAttention._attend",
      ["split_heads(", "scaled_dot_product_attention(", "merge_heads("]),
     ("layers", "MultiHeadAttention.project", ["self._W_qkv", "linear("]),
+    ("masks", "sliding_window_mask", ["behind < window", "is_sink"]),
+    ("variants", "ModernAttention.prepare", ["rms_norm(", "apply_rotary(", "attention_factor"]),
+    ("latent_attention", "LatentAttention.__call__",
+     ["scaled_dot_product_attention(", "self.heads(self.W_uk)", "self.heads(self.W_uv)"]),
+    ("linear_attention", "linear_attention_recurrent", ["S = S + ", "z = z + "]),
 ])
 def test_the_function_a_learner_calls_holds_its_arithmetic(module, function, arithmetic):
     source = _function_source(ROOT / "mha" / f"{module}.py", function)

@@ -92,3 +92,53 @@ def test_torch_unbatched_and_float_padding_masks():
         mha.torch_masks_to_mask(None, np.zeros((1, 1, 3), dtype=bool))
     with pytest.raises(TypeError, match="bool or float"):
         mha.torch_masks_to_mask(None, np.zeros(3, dtype=int))
+
+
+# ------------------------------------------------------------------------------------- sparse patterns
+@given(st.integers(1, 12), st.integers(0, 6), st.integers(1, 8), st.integers(0, 3))
+def test_sliding_window_mask_matches_its_definition(seq_q, extra_keys, window, sinks):
+    seq_k = seq_q + extra_keys
+    mask = mha.sliding_window_mask(seq_q, seq_k, window=window, sinks=sinks)
+    assert mask.shape == (seq_q, seq_k) and mask.dtype == bool
+    for i in range(seq_q):
+        p = seq_k - seq_q + i
+        for j in range(seq_k):
+            assert mask[i, j] == (0 <= p - j < window or (j < sinks and j <= p))
+
+
+def test_a_window_as_long_as_the_sequence_is_the_causal_mask_and_width_one_is_the_diagonal():
+    np.testing.assert_array_equal(mha.sliding_window_mask(6, window=6), mha.causal_mask(6))
+    np.testing.assert_array_equal(mha.sliding_window_mask(6, window=1), np.eye(6, dtype=bool))
+
+
+def test_sliding_window_mask_refuses_a_window_of_zero():
+    with pytest.raises(ValueError, match="window must be >= 1"):
+        mha.sliding_window_mask(4, window=0)
+
+
+def test_strided_mask_is_causal_and_keeps_the_recent_past_and_every_stride():
+    mask = mha.masks.strided_mask(12, 4)
+    assert not (mask & ~mha.causal_mask(12)).any()
+    assert mask[11].nonzero()[0].tolist() == [3, 7, 8, 9, 10, 11]
+
+
+def test_global_tokens_see_and_are_seen_by_all():
+    mask = mha.masks.global_tokens_mask(10, 2, window=1)
+    assert mask[:2].all() and mask[:, :2].all()
+    np.testing.assert_array_equal(mask[2:, 2:], np.eye(8, dtype=bool))
+
+
+def test_block_sparse_mask_is_made_of_whole_tiles_and_its_random_blocks_follow_the_seed():
+    a = mha.masks.block_sparse_mask(16, 4, local_blocks=0, global_blocks=1, random_blocks=1, rng=3)
+    b = mha.masks.block_sparse_mask(16, 4, local_blocks=0, global_blocks=1, random_blocks=1, rng=3)
+    np.testing.assert_array_equal(a, b)
+    tiles = a.reshape(4, 4, 4, 4).transpose(0, 2, 1, 3)  # (query block, key block, 4, 4)
+    assert all(t.all() or not t.any() for t in tiles.reshape(16, 4, 4))  # a tile is computed or skipped
+    assert tiles.any(axis=(2, 3)).sum(axis=1)[1:].tolist() == [3, 3, 3]  # global, own, one random
+
+
+def test_block_sparse_mask_names_what_is_wrong():
+    with pytest.raises(ValueError, match="block=3 must divide seq=16"):
+        mha.masks.block_sparse_mask(16, 3)
+    with pytest.raises(ValueError, match="random_blocks > 0 needs rng"):
+        mha.masks.block_sparse_mask(16, 4, random_blocks=1)

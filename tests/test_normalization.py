@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import mha
 from mha.normalization import LayerNorm, layer_norm
 from tests.reference_block import layer_norm_loop
 
@@ -74,3 +75,25 @@ def test_layer_norm_of_values_whose_squares_overflow_is_still_right(x, dtype):
     got = layer_norm(np.asarray(x, dtype=dtype)[None])
     assert got.dtype == dtype
     np.testing.assert_allclose(got[0], expected, rtol=2e-3 if dtype == np.float16 else 1e-12, atol=1e-3)
+
+
+# ---------------------------------------------------------------------------------------------- RMS norm
+def test_rms_norm_follows_its_formula_and_ignores_the_length():
+    rng = np.random.default_rng(0)
+    x, gain = rng.standard_normal((4, 7)), rng.standard_normal(7)
+    expected = gain * x / np.sqrt(np.mean(x ** 2, axis=-1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(mha.rms_norm(x, gain), expected, rtol=1e-12)
+    np.testing.assert_allclose(mha.rms_norm(1e6 * x), mha.rms_norm(1e3 * x), rtol=1e-9)  # eps negligible
+
+
+def test_rms_norm_keeps_float32_and_survives_huge_and_zero_vectors():
+    x = np.array([[3e20, 4e20], [0.0, 0.0]], dtype=np.float32)
+    y = mha.rms_norm(x)
+    assert y.dtype == np.float32 and np.isfinite(y).all()
+    np.testing.assert_allclose(y[0], [0.8485281, 1.1313708], rtol=1e-6)
+    np.testing.assert_array_equal(y[1], [0.0, 0.0])
+
+
+def test_rms_norm_names_a_gain_of_the_wrong_size():
+    with pytest.raises(ValueError, match="gain"):
+        mha.rms_norm(np.ones((2, 4)), np.ones(3))

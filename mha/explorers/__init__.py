@@ -19,6 +19,7 @@ from mha.explorers.diagram import diagram_explorer
 from mha.explorers.efficient_attention import kv_sharing_explorer, online_softmax_explorer
 from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.explorers.geometry_view import geometry_view
+from mha.explorers.modern_attention import context_explorer, window_explorer
 from mha.explorers.multi_head import head_explorer, render_heads
 from mha.explorers.one_head import head_steps_explorer
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
@@ -56,6 +57,8 @@ __all__ = [
     "sampling_explorer",
     "learned_alignment_explorer",
     "softmax_view",
+    "window_explorer",
+    "context_explorer",
     "quiz",
     "head_steps_explorer",
     "geometry_view",

@@ -11,12 +11,19 @@ shape) and the cache, and returns the gradients of the weights (a dict named lik
 By concept:
 
 ``linear``     :func:`linear_backward`, the affine map every projection is
-``attention``  :func:`softmax_backward`, :func:`attention_backward`, :func:`multi_head_backward`
+``attention``  :func:`softmax_backward`, :func:`attention_backward`, :func:`multi_head_backward` (and
+               :func:`attention_step_backward`: a :class:`mha.ModernAttention`'s step)
+``normalization``  :func:`rms_norm_backward`
 ``block``      layer norm, activations, the feed-forward network, whole blocks
 ``loss``       :func:`cross_entropy` and :func:`embedding_backward`
 """
 
-from mha.grad.attention import attention_backward, multi_head_backward, softmax_backward
+from mha.grad.attention import (
+    attention_backward,
+    attention_step_backward,
+    multi_head_backward,
+    softmax_backward,
+)
 from mha.grad.block import (
     activation_backward,
     block_backward,
@@ -26,12 +33,15 @@ from mha.grad.block import (
 )
 from mha.grad.linear import linear_backward
 from mha.grad.loss import cross_entropy, embedding_backward
+from mha.grad.normalization import rms_norm_backward
 
 __all__ = [
     "linear_backward",
     "softmax_backward",
     "attention_backward",
     "multi_head_backward",
+    "attention_step_backward",
+    "rms_norm_backward",
     "layer_norm_backward",
     "activation_backward",
     "feed_forward_backward",

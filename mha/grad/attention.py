@@ -17,10 +17,14 @@ import numpy as np
 
 from mha.attention import merge_heads, split_heads
 from mha.grad.linear import linear_backward
+from mha.grad.normalization import rms_norm_backward
 from mha.layers import LayerCache
+from mha.normalization import rms_norm
+from mha.positions import apply_rotary
 from mha.typing import ArrayLike, FloatArray
+from mha.variants import ModernAttention
 
-__all__ = ["softmax_backward", "attention_backward", "multi_head_backward"]
+__all__ = ["softmax_backward", "attention_backward", "attention_step_backward", "multi_head_backward"]
 
 
 def softmax_backward(weights: ArrayLike, d_weights: ArrayLike, axis: int = -1) -> FloatArray:
@@ -59,7 +63,8 @@ def softmax_backward(weights: ArrayLike, d_weights: ArrayLike, axis: int = -1) -
     return d_scores
 
 
-def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, weights: FloatArray
+def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, weights: FloatArray, *,
+                       scale: float | None = None, softcap: float | None = None
                        ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Gradients of :func:`mha.scaled_dot_product_attention` with respect to ``q``, ``k`` and ``v``.
 
@@ -74,6 +79,9 @@ def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: Float
     v : ndarray, shape (..., seq_k, d_v)
     weights : ndarray, shape (..., seq_q, seq_k)
         The same leading dimensions for all five (no broadcasting: gradients would need summing).
+    scale, softcap : float, optional
+        As given to the forward pass (the scale defaults to ``1 / √d_head``). Soft-capping multiplies the
+        scores' gradient by ``1 - tanh²``, recomputed from ``q`` and ``k``.
 
     Returns
     -------
@@ -96,10 +104,13 @@ def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: Float
         raise ValueError(f"expected d_out (..., seq_q, d_v), q (..., seq_q, d_head), k (..., seq_k, d_head), "
                          f"v (..., seq_k, d_v), weights (..., seq_q, seq_k) with equal leading dimensions, "
                          f"got {d_out.shape}, {q.shape}, {k.shape}, {v.shape}, {weights.shape}")
-    scale = weights.dtype.type(1.0 / math.sqrt(q.shape[-1]))
+    factor = weights.dtype.type(1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     dv = np.swapaxes(weights, -1, -2) @ d_out  # (..., seq_k, d_v)
     d_weights = d_out @ np.swapaxes(v, -1, -2)  # (..., seq_q, seq_k)
-    d_scores = softmax_backward(weights, d_weights) * scale  # (..., seq_q, seq_k), through s = q kᵀ · scale
+    d_scores = softmax_backward(weights, d_weights) * factor  # (..., seq_q, seq_k), through s = q kᵀ · scale
+    if softcap is not None:  # s = c · tanh(raw / c): d raw = d s · (1 - tanh²)
+        squashed = np.tanh((q * factor) @ np.swapaxes(k, -1, -2) / weights.dtype.type(softcap))
+        d_scores *= 1 - squashed * squashed
     dq = d_scores @ k  # (..., seq_q, d_head)
     dk = np.swapaxes(d_scores, -1, -2) @ q  # (..., seq_k, d_head)
     return dq, dk, dv
@@ -145,7 +156,8 @@ def multi_head_backward(d_out: FloatArray, cache: LayerCache
     d_context = split_heads(d_concat, layer.n_heads)  # (batch, n_heads, seq_q, d_head)
     if cache.head_mask is not None:
         d_context = d_context * cache.head_mask[:, None, None]
-    dq, dk, dv = attention_backward(d_context, cache.q, cache.k, cache.v, cache.weights)
+    (dq, dk, dv), step_grads = attention_step_backward(d_context, cache)
+    grads.update(step_grads)  # a ModernAttention's QK-norm gains
     if layer.n_kv_heads < layer.n_heads:  # a key/value head served `group` query heads: sum their gradients
         batch, _, seq_k, d_head = dk.shape
         dk = dk.reshape(batch, layer.n_kv_heads, -1, seq_k, d_head).sum(axis=2)
@@ -164,3 +176,47 @@ def multi_head_backward(d_out: FloatArray, cache: LayerCache
     if self_attention:
         return found, d_query + d_key + d_value, None, None
     return found, d_query, d_key, d_value
+
+
+def attention_step_backward(d_context: FloatArray, cache: LayerCache,
+                            ) -> tuple[tuple[FloatArray, FloatArray, FloatArray], dict[str, FloatArray]]:
+    """Gradients of a layer's attention step for its per-head ``q``, ``k``, ``v``, and of the step's weights.
+
+    The textbook step is :func:`attention_backward`. A :class:`mha.ModernAttention` prepares its queries
+    and keys first (QK-norm, rotation, attention factor; :meth:`~mha.ModernAttention.prepare`): its
+    backward redoes that preparation, goes back through attention (soft-capped or not), then undoes the
+    rotation (a rotation's transpose turns the other way) and the norms.
+
+    Returns
+    -------
+    (dq, dk, dv) : ndarrays, the shapes of ``cache.q``, ``cache.k``, ``cache.v``
+    grads : dict
+        ``{"g_q": ..., "g_k": ...}`` for a layer with QK-norm, else empty.
+    """
+    layer, weights = cache.layer, cache.weights
+    if weights is None:
+        raise ValueError("this cache keeps no attention weights (it came from the annex's tiles): "
+                         "run layer.forward(...) for a pass that can go backward")
+    if not isinstance(layer, ModernAttention):
+        return attention_backward(d_context, cache.q, cache.k, cache.v, weights), {}
+    q, k, norms = cache.q, cache.k, None
+    if layer.qk_norm:
+        (q, q_norm), (k, k_norm) = rms_norm(q, layer.g_q, return_cache=True), rms_norm(k, layer.g_k,
+                                                                                       return_cache=True)
+        norms = (q_norm, k_norm)
+    rope = layer.rope
+    if rope is not None:
+        q_pos, k_pos = layer.rotary_positions(q.shape[-2], k.shape[-2])
+        factor = q.dtype.type(rope.attention_factor)
+        q = apply_rotary(q, q_pos, frequencies=rope.frequencies) * factor
+        k = apply_rotary(k, k_pos, frequencies=rope.frequencies) * factor
+    dq, dk, dv = attention_backward(d_context, q, k, cache.v, weights, softcap=layer.softcap)
+    if rope is not None:  # back through the rotation: the same angles, turned the other way
+        dq = apply_rotary(dq, -q_pos, frequencies=rope.frequencies) * factor
+        dk = apply_rotary(dk, -k_pos, frequencies=rope.frequencies) * factor
+    if norms is None:
+        return (dq, dk, dv), {}
+    d_gain_q, dq = rms_norm_backward(dq, norms[0])
+    d_gain_k, dk = rms_norm_backward(dk, norms[1])
+    gains = {name: d_gain for name, d_gain in (("g_q", d_gain_q), ("g_k", d_gain_k)) if d_gain is not None}
+    return (dq, dk, dv), gains

@@ -9,6 +9,7 @@ modules *use* it. A module named after a chapter holds what that chapter alone r
 ``positions``            what a relative bias or ALiBi does to attention
 ``heads_that_learn``     how the number of heads affects quality: one model per head count, several seeds
 ``efficient_attention``  pooling key/value heads (multi-query and grouped-query attention)
+``modern_attention``     windows and their reach, sinks and streaming, long contexts, logits under QK-norm
 ``transformer_block``    stacks of blocks, and the residual stream through them
 ``tiny_gpt``             a tiny GPT trained on the course's prose (``text``: that prose as characters)
 ``encoder_decoder``      a tiny encoder-decoder (``seq2seq_tasks``: tasks whose alignment is known)
@@ -33,6 +34,7 @@ from mha.lab import (
     examples,
     heads_that_learn,
     measure,
+    modern_attention,
     one_head,
     positions,
     real_heads,
@@ -71,6 +73,18 @@ from mha.lab.heads_that_learn import (
     relation_margins,
 )
 from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
+from mha.lab.modern_attention import (
+    bos_batch,
+    bos_windows,
+    cache_growth,
+    context_losses,
+    first_token_weight,
+    largest_logit,
+    logit_ranges,
+    receptive_field,
+    stream_losses,
+    window_similarity,
+)
 from mha.lab.one_head import (
     STEPS,
     HeadWalkthrough,
@@ -118,6 +132,7 @@ __all__ = [
     # modules
     "self_attention", "shapes", "cross_attention", "positions", "heads_that_learn", "efficient_attention",
     "transformer_block", "tiny_gpt", "encoder_decoder", "real_heads", "examples", "tasks", "training",
+    "modern_attention",
     "analysis", "measure", "text", "seq2seq_tasks", "one_head", "circuits",
     # one head's arithmetic, queries and keys in two dimensions
     "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
@@ -147,6 +162,9 @@ __all__ = [
     # a tiny GPT that writes
     "extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows", "bigram_loss",
     "unigram_loss", "TinyGPT", "sample_next", "generate", "per_position_loss",
+    # modern attention
+    "bos_batch", "bos_windows", "first_token_weight", "window_similarity", "stream_losses", "context_losses",
+    "receptive_field", "cache_growth", "largest_logit", "logit_ranges",
     # a tiny encoder-decoder
     "Seq2Seq", "greedy_decode", "Seq2SeqBatch", "alignment_match",
 ]  # fmt: skip

@@ -2,15 +2,17 @@
 
 Token and position embeddings, pre-norm :class:`mha.TransformerBlock` s with causal attention, a final
 layer norm, and an output layer that reuses the token embedding (*tied*: ``logits = r @ Eᵀ``) or has its
-own matrix. :func:`mha.lab.training.train` trains it (Adam, a warm-up and cosine schedule, one BLAS thread so
-that every run gives the same numbers); :func:`generate` writes with the KV cache.
+own matrix. With ``positions="rotary"`` the blocks rotate queries and keys instead
+(:class:`mha.ModernAttention`, which also takes QK-norm and soft-capping), and the model reads sequences of
+any length. :func:`mha.lab.training.train` trains it (Adam, a warm-up and cosine schedule, one BLAS
+thread so that every run gives the same numbers); :func:`generate` writes with the KV cache.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from mha.module import Module, linear
 from mha.normalization import LayerNorm
 from mha.typing import ArrayLike, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_float_array, as_generator, check_dtype_argument, check_positive_int
+from mha.variants import ModernAttention
 
 __all__ = ["TinyGPT", "sample_next", "generate", "per_position_loss"]
 
@@ -42,6 +45,13 @@ class TinyGPT(Module):
     activation : {"relu", "gelu", "gelu_exact"}, default "relu"
         Of the feed-forward networks. ReLU (the 2017 paper's) trains as well here and costs a fraction
         of GELU's ``tanh`` in NumPy.
+    positions : {"learned", "rotary"}, default "learned"
+        A learned vector per position, added to the embeddings (at most ``context`` tokens); or RoPE
+        inside every attention layer (no position vectors: any length can be read, ``context`` is the
+        training length).
+    attention : dict, optional
+        Options of :class:`mha.ModernAttention` for every layer (``qk_norm=True``, ``softcap=30.0`` ...);
+        implies ModernAttention layers (with ``rope`` from ``positions``).
     rng : numpy.random.Generator or int
     dtype : np.float32 or np.float64, default np.float32
 
@@ -54,7 +64,8 @@ class TinyGPT(Module):
     """
 
     def __init__(self, vocab_size: int, context: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
-                 d_ff: int | None = None, *, tied: bool = True, activation: str = "relu", rng: Seed,
+                 d_ff: int | None = None, *, tied: bool = True, activation: str = "relu",
+                 positions: str = "learned", attention: dict[str, Any] | None = None, rng: Seed,
                  dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
         self.seq_len = self.context = check_positive_int(context, "context")
@@ -62,10 +73,18 @@ class TinyGPT(Module):
         self.d_model = check_positive_int(d_model, "d_model")
         self.dtype = check_dtype_argument(dtype)
         rng = as_generator(rng)
+        if positions not in ("learned", "rotary"):
+            raise ValueError(f"positions must be 'learned' or 'rotary', got {positions!r}")
+        self.positions = positions
         self.token_embedding = (rng.standard_normal((vocab_size, d_model)) * 0.1).astype(self.dtype)
-        self.position_embedding = (rng.standard_normal((context, d_model)) * 0.1).astype(self.dtype)
+        self.position_embedding = (rng.standard_normal((context, d_model)) * 0.1).astype(self.dtype) \
+            if positions == "learned" else None
         self.blocks = build_stack(n_layers, d_model, n_heads, d_ff=d_ff, activation=activation,
                                   scaled_init=True, rng=rng, dtype=self.dtype)
+        if positions == "rotary" or attention:
+            for block in self.blocks:  # the same weights, the step of a modern layer
+                block.attention = ModernAttention.like(block.attention, rope=positions == "rotary",
+                                                       **(attention or {}))
         self.n_heads = self.blocks[0].attention.n_heads
         self.norm = LayerNorm(d_model, dtype=self.dtype)
         self.tied = bool(tied)
@@ -74,7 +93,9 @@ class TinyGPT(Module):
 
     @property  # computed: the arrays live in named attributes
     def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
-        params = {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding}
+        params = {"token_embedding": self.token_embedding}
+        if self.position_embedding is not None:
+            params["position_embedding"] = self.position_embedding
         return params if self.unembedding is None else {**params, "unembedding": self.unembedding}
 
     def submodules(self) -> dict[str, Module]:
@@ -83,12 +104,16 @@ class TinyGPT(Module):
 
     def check_tokens(self, tokens: ArrayLike) -> np.ndarray:
         """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
-        return check_token_batch(tokens, self.vocab_size, self.context, "context")
+        rotary = self.position_embedding is None
+        longest = np.iinfo(np.int64).max if rotary else self.context  # rotary: any length
+        return check_token_batch(tokens, self.vocab_size, longest, "context")
 
     def _check_head_mask(self, head_mask):
         return layer_head_masks(head_mask, self.n_layers, self.n_heads, self.dtype)
 
     def _embed(self, tokens, start: int = 0):
+        if self.position_embedding is None:  # rotary: positions enter inside attention
+            return self.token_embedding[tokens]  # (batch, seq, d_model), the residual stream
         positions = self.position_embedding[start:start + tokens.shape[1]]  # (seq, d_model)
         return self.token_embedding[tokens] + positions  # (batch, seq, d_model), the residual stream
 
@@ -99,11 +124,14 @@ class TinyGPT(Module):
 
     @overload
     def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 mask: ArrayLike | None = ...,
                  return_weights: Literal[False] = ...) -> FloatArray: ...
     @overload
     def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
+                 mask: ArrayLike | None = ...,
                  return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
     def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
+                 mask: ArrayLike | None = None,
                  return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
         """Next-character logits at every position.
 
@@ -112,6 +140,8 @@ class TinyGPT(Module):
         tokens : int array_like, shape (batch, seq)
         head_mask : array_like, shape (n_layers, n_heads), optional
             0 removes a head (ablation).
+        mask : bool array_like, shape (seq, seq), optional
+            Narrows every layer's causal attention further, e.g. :func:`mha.sliding_window_mask`.
         return_weights : bool, default False
 
         Returns
@@ -123,7 +153,7 @@ class TinyGPT(Module):
         r = self._embed(tokens)
         all_weights = []
         for block, layer_mask in zip(self.blocks, self._check_head_mask(head_mask), strict=True):
-            r, weights = block(r, causal=True, head_mask=layer_mask, return_weights=True)
+            r, weights = block(r, mask=mask, causal=True, head_mask=layer_mask, return_weights=True)
             all_weights.append(weights)
         logits = self._readout(r)
         return (logits, all_weights) if return_weights else logits
@@ -159,9 +189,10 @@ class TinyGPT(Module):
         else:
             grads["unembedding"] = d_readout
         grads["token_embedding"] = d_tokens
-        d_positions = np.zeros_like(self.position_embedding)
-        d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
-        grads["position_embedding"] = d_positions
+        if self.position_embedding is not None:
+            d_positions = np.zeros_like(self.position_embedding)
+            d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
+            grads["position_embedding"] = d_positions
         return loss, grads, logits
 
     # ------------------------------------------------------------------ decoding
@@ -183,7 +214,7 @@ class TinyGPT(Module):
         ndarray, shape (batch, n_new, vocab_size)
         """
         start = caches[0].length
-        if start + tokens_new.shape[1] > self.context:
+        if self.position_embedding is not None and start + tokens_new.shape[1] > self.context:
             raise ValueError(f"decoding past the context: {start} cached + {tokens_new.shape[1]} new > "
                              f"{self.context} positions")
         r = self._embed(tokens_new, start)

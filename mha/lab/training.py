@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, overload
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 
@@ -262,12 +262,15 @@ class TrainingHistory:
     snapshots: dict[int, list[np.ndarray]] = field(default_factory=dict)
     #: step -> (loss, accuracy) on the held-out batch, at the snapshot steps
     evaluations: dict[int, tuple[float, float]] = field(default_factory=dict)
+    #: step -> what ``record(model)`` returned, at the snapshot steps
+    records: dict[int, object] = field(default_factory=dict)
     seconds: float = 0.0
 
 
 def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Batch], *, steps: int, rng: Seed,
           lr: float = 1e-2, warmup: int = 50, probe: ArrayLike | None = None,
-          snapshot_steps: Iterable[int] = (), held_out: Batch | None = None, progress: bool = True,
+          snapshot_steps: Iterable[int] = (), held_out: Batch | None = None,
+          record: Callable[[Any], object] | None = None, progress: bool = True,
           blas_threads: int | None = 1) -> TrainingHistory:
     """Train ``model`` with Adam on fresh batches from ``sample(rng)``, with a progress bar.
 
@@ -288,6 +291,9 @@ def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Bat
     snapshot_steps : iterable of int
     held_out : Batch, optional
         Evaluated (loss and accuracy) at ``snapshot_steps``, into ``history.evaluations``.
+    record : callable, optional
+        ``record(model)`` is called at ``snapshot_steps``, into ``history.records`` (e.g. the largest
+        attention logit).
     progress : bool, default True
         Show a tqdm progress bar (a widget in notebooks).
     blas_threads : int or None, default 1
@@ -303,8 +309,8 @@ def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Bat
     snapshot_steps = set(snapshot_steps)
     if probe is not None:
         probe = model.check_tokens(np.asarray(probe)[None])
-    elif snapshot_steps and held_out is None:
-        raise ValueError("snapshot_steps need a probe sequence, a held_out batch, or both")
+    elif snapshot_steps and held_out is None and record is None:
+        raise ValueError("snapshot_steps need a probe sequence, a held_out batch or a record function")
     history = TrainingHistory()
     optimizer = Adam(model.parameters(), lr=lr)
     rates = learning_rates(lr, steps, warmup)
@@ -317,6 +323,8 @@ def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Bat
                 history.snapshots[step] = [w[0] for w in weights]  # (n_heads, seq, seq) per layer
             if step in snapshot_steps and held_out is not None:
                 history.evaluations[step] = evaluate(model, held_out)
+            if step in snapshot_steps and record is not None:
+                history.records[step] = record(model)
             if step == steps:
                 break
             batch = sample(rng)

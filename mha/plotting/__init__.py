@@ -26,6 +26,18 @@ from mha.plotting.efficient_attention import (
 )
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.heads_that_learn import plot_blend_margins, plot_head_count_sweep
+from mha.plotting.modern_attention import (
+    plot_cache_bars,
+    plot_cache_growth,
+    plot_context_losses,
+    plot_first_token_weight,
+    plot_logit_growth,
+    plot_logit_ranges,
+    plot_patterns,
+    plot_receptive_field,
+    plot_rotary_turns,
+    plot_stream_losses,
+)
 from mha.plotting.multi_head import plot_pattern_tradeoff
 from mha.plotting.one_head import plot_head_step
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
@@ -96,4 +108,14 @@ __all__ = [
     "plot_model_view",
     "plot_head_kinds",
     "plot_grouped_bars",
+    "plot_patterns",
+    "plot_cache_growth",
+    "plot_receptive_field",
+    "plot_first_token_weight",
+    "plot_stream_losses",
+    "plot_logit_ranges",
+    "plot_logit_growth",
+    "plot_context_losses",
+    "plot_rotary_turns",
+    "plot_cache_bars",
 ]

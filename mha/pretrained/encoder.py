@@ -154,7 +154,8 @@ class Encoder:
     # ------------------------------------------------------------------ ids in
     def forward(self, ids: ArrayLike, *, token_types: ArrayLike | None = None, mask: ArrayLike | None = None,
                 head_mask: ArrayLike | None = None, return_attentions: bool = True,
-                return_queries_keys: bool = False) -> tuple[Any, ...]:
+                return_queries_keys: bool = False, attention_mask: ArrayLike | None = None
+                ) -> tuple[Any, ...]:
         """The network itself, on token ids.
 
         Parameters
@@ -167,6 +168,9 @@ class Encoder:
         head_mask : array_like, shape (n_layers, n_heads), optional
         return_attentions : bool, default True
         return_queries_keys : bool, default False
+        attention_mask : bool array_like, shape (seq, seq), optional
+            True where a token may attend to another, in every layer and head (e.g. a local window);
+            combined with ``mask``.
 
         Returns
         -------
@@ -189,6 +193,12 @@ class Encoder:
                 raise ValueError(f"mask must be a bool array of shape (batch, seq) = {ids.shape}, "
                                  f"got {mask.dtype} {mask.shape}")
             key_mask = None if mask.all() else mask[:, None, None, :]  # (batch, 1, 1, seq_k)
+        if attention_mask is not None:
+            attention_mask = np.asarray(attention_mask)
+            if attention_mask.dtype != np.bool_ or attention_mask.shape != (seq, seq):
+                raise ValueError(f"attention_mask must be a bool array of shape (seq, seq) = {(seq, seq)}, "
+                                 f"got {attention_mask.dtype} {attention_mask.shape}")
+            key_mask = attention_mask if key_mask is None else key_mask & attention_mask
         head_masks = self._check_head_mask(head_mask)
         e = self.embeddings
         x = e["word"][ids] + e["position"][:seq] + e["token_type"][token_types]  # (batch, seq, d_model)

@@ -24,8 +24,10 @@ from mha.explorers import (  # noqa: E402
     scaling_explorer,
     shape_explorer,
     stack_explorer,
+    window_explorer,
 )
 from mha.explorers.frames import frame_explorer  # noqa: E402
+from mha.explorers.modern_attention import render_window  # noqa: E402
 from mha.explorers.multi_head import render_heads  # noqa: E402
 from mha.explorers.positions import render_alibi, render_relative_bias, render_rotary  # noqa: E402
 from mha.explorers.self_attention import render_scaling  # noqa: E402
@@ -123,6 +125,7 @@ CASES = [
      lambda v: render_rotary(12, v["base"])),
     (lambda: alibi_explorer(head_counts=(1,), seq_lens=(8,)), {"n_heads": 3, "seq_len": 10},
      lambda v: render_alibi(3, 10)),
+    (lambda: window_explorer(windows=(2, 4)), {"window": 11}, lambda v: render_window(11)),
 ]
 
 

@@ -1,0 +1,45 @@
+"""The backward pass of RMS normalisation (:func:`mha.rms_norm`), the norm of QK-norm and of Llama."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha.normalization import RMSNormCache
+from mha.typing import ArrayLike, FloatArray
+
+__all__ = ["rms_norm_backward"]
+
+
+def rms_norm_backward(d_out: ArrayLike, cache: RMSNormCache,
+                      ) -> tuple[FloatArray | None, FloatArray]:
+    """Gradients of ``y = gain · x / rms(x)`` for the gain and for ``x``.
+
+    With ``n = x / rms(x)`` and ``dn = d_out · gain``: ``dx = (dn - n · mean(dn · n)) / rms(x)``, the
+    component of ``dn`` along ``n`` removed (scaling ``x`` changes nothing), divided by the length.
+
+    Parameters
+    ----------
+    d_out : ndarray, shape (..., d)
+    cache : RMSNormCache
+        From ``rms_norm(x, gain, return_cache=True)``.
+
+    Returns
+    -------
+    d_gain : ndarray, shape (d,), or None when the norm had no gain
+    d_x : ndarray, shape (..., d)
+
+    Examples
+    --------
+    >>> from mha.normalization import rms_norm
+    >>> x = np.array([[3.0, 4.0]])
+    >>> _, cache = rms_norm(x, np.ones(2), eps=1e-12, return_cache=True)  # eps alone keeps some length
+    >>> d_gain, d_x = rms_norm_backward(x, cache)  # pushing y along x itself
+    >>> bool(np.abs(d_x).max() < 1e-12)  # ... moves nothing: the norm removes the length
+    True
+    """
+    normalised, inv_rms, gain = cache
+    d_out = np.asarray(d_out, dtype=normalised.dtype)
+    d_normalised = d_out if gain is None else d_out * gain
+    d_gain = None if gain is None else (d_out * normalised).reshape(-1, normalised.shape[-1]).sum(axis=0)
+    along = np.mean(d_normalised * normalised, axis=-1, keepdims=True)  # (..., 1)
+    return d_gain, (d_normalised - normalised * along) * inv_rms

@@ -1,0 +1,144 @@
+"""The attention of five published models, from their config files, and what their KV caches cost.
+
+Each :class:`AttentionConfig` holds the numbers a model's published ``config.json`` (or paper) gives for its
+attention, with where they come from; :meth:`AttentionConfig.cache_bytes` computes its cache with
+:func:`mha.cost.attention_cache_bytes`, layer by layer. :func:`comparison_rows` is the table the chapter on
+modern attention prints: nothing in it is typed in by hand except the configs themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.cost import attention_cache_bytes
+from mha.typing import DTypeLike
+from mha.validation import check_positive_int
+
+__all__ = ["AttentionConfig", "PUBLISHED", "comparison_rows"]
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """The attention of one model, as published.
+
+    Attributes
+    ----------
+    name : str
+    n_layers, d_model, n_heads : int
+    n_kv_heads, d_head : int or None
+        Key/value heads and their width (None for latent attention).
+    window : int or None
+        Sliding window of the layers that use one.
+    local_layers : int
+        How many of the layers attend within ``window`` (the rest attend to everything).
+    kv_rank, d_rope : int or None
+        Multi-head latent attention: the cached latent's width and the shared rotary key's.
+    softcap : float or None
+        Attention-logit soft-capping.
+    context : int
+        The longest context the released model supports.
+    variants : tuple of str
+        What the chapter calls the attention variants the model uses.
+    cite : str
+        Key of the paper in the course's ``references.bib``.
+    source : str
+        Where the numbers are published.
+    """
+
+    name: str
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int | None
+    d_head: int | None
+    context: int
+    variants: tuple[str, ...]
+    cite: str
+    source: str
+    window: int | None = None
+    local_layers: int = 0
+    kv_rank: int | None = None
+    d_rope: int = 0
+    softcap: float | None = None
+
+    def cache_bytes(self, seq: int, *, dtype: DTypeLike = np.float16) -> int:
+        """Bytes of the KV cache of one sequence of ``seq`` tokens, all layers, in ``dtype`` (16-bit default).
+
+        Examples
+        --------
+        >>> PUBLISHED["Mistral 7B"].cache_bytes(8192) / 2**30  # its 4096-token window halves it at 8k
+        0.5
+        """
+        seq = check_positive_int(seq, "seq")
+        if self.kv_rank is not None:
+            per_layer = attention_cache_bytes(seq, kv_rank=self.kv_rank, d_rope=self.d_rope, dtype=dtype)
+            return self.n_layers * per_layer
+        local = 0 if not self.local_layers else attention_cache_bytes(
+            seq, n_kv_heads=self.n_kv_heads, d_head=self.d_head, window=self.window, dtype=dtype)
+        full = attention_cache_bytes(seq, n_kv_heads=self.n_kv_heads, d_head=self.d_head, dtype=dtype)
+        return self.local_layers * local + (self.n_layers - self.local_layers) * full
+
+    def bytes_per_token(self, seq: int, *, dtype: DTypeLike = np.float16) -> float:
+        """:meth:`cache_bytes` divided by ``seq``: flat for full attention, falling once a window fills."""
+        return self.cache_bytes(seq, dtype=dtype) / seq
+
+
+_HF = "https://huggingface.co/{}/blob/main/config.json"
+
+#: The five models of the chapter's table, by name. Numbers from each ``source`` (a released config.json).
+PUBLISHED = {
+    "Llama 3 8B": AttentionConfig(
+        "Llama 3 8B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_head=128, context=8192,
+        variants=("GQA", "RoPE (base 500 000)"), cite="grattafiori2024llama3",
+        source=_HF.format("meta-llama/Meta-Llama-3-8B")),
+    "Mistral 7B": AttentionConfig(
+        "Mistral 7B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_head=128, context=8192,
+        window=4096, local_layers=32, variants=("GQA", "sliding window 4096", "rolling cache", "RoPE"),
+        cite="jiang2023mistral", source=_HF.format("mistralai/Mistral-7B-v0.1")),
+    "Gemma 2 9B": AttentionConfig(
+        "Gemma 2 9B", n_layers=42, d_model=3584, n_heads=16, n_kv_heads=8, d_head=256, context=8192,
+        window=4096, local_layers=21, softcap=50.0,
+        variants=("GQA", "local/global layers (window 4096)", "soft-capping 50", "RoPE"),
+        cite="gemmateam2024gemma2", source=_HF.format("google/gemma-2-9b")),
+    "DeepSeek-V2": AttentionConfig(
+        "DeepSeek-V2", n_layers=60, d_model=5120, n_heads=128, n_kv_heads=None, d_head=None, context=131072,
+        kv_rank=512, d_rope=64, variants=("MLA (latent 512 + rotary 64)", "YaRN (x40)"),
+        cite="deepseekai2024deepseekv2", source=_HF.format("deepseek-ai/DeepSeek-V2")),
+    "Qwen2.5 7B": AttentionConfig(
+        "Qwen2.5 7B", n_layers=28, d_model=3584, n_heads=28, n_kv_heads=4, d_head=128, context=131072,
+        variants=("GQA", "QKV bias", "RoPE (base 1 000 000)", "YaRN for 128k"),
+        cite="qwen2024qwen25", source=_HF.format("Qwen/Qwen2.5-7B")),
+}
+
+
+def comparison_rows(seqs: tuple[int, ...] = (8192, 131072), *,
+                    dtype: DTypeLike = np.float16) -> list[dict[str, object]]:
+    """One row per published model: its heads, and its cache per token and per sequence at ``seqs``.
+
+    Returns
+    -------
+    list of dict
+        Keys ``model``, ``heads``, ``kv_heads``, ``head_width``, ``window``, ``variants`` and, per length
+        ``n`` in ``seqs``, ``bytes_per_token_{n}`` and ``cache_{n}`` (bytes of one sequence).
+
+    Examples
+    --------
+    >>> rows = comparison_rows()
+    >>> [row["model"] for row in rows][:2], rows[0]["bytes_per_token_8192"]
+    (['Llama 3 8B', 'Mistral 7B'], 131072.0)
+    """
+    rows = []
+    for config in PUBLISHED.values():
+        row = {"model": config.name, "heads": config.n_heads,
+               "kv_heads": config.n_kv_heads if config.kv_rank is None else "latent",
+               "head_width": config.d_head if config.kv_rank is None else config.kv_rank + config.d_rope,
+               "window": "-" if config.window is None else
+               f"{config.window} ({config.local_layers}/{config.n_layers} layers)",
+               "variants": ", ".join(config.variants)}
+        for seq in seqs:
+            row[f"bytes_per_token_{seq}"] = config.bytes_per_token(seq, dtype=dtype)
+            row[f"cache_{seq}"] = config.cache_bytes(seq, dtype=dtype)
+        rows.append(row)
+    return rows
