@@ -50,7 +50,7 @@ WRITTEN_HEADER = re.compile(r"^<!--\s*written_answer:\s*(?P<id>[A-Za-z0-9_.-]+)\
 TEST_HEADER = re.compile(r"^#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:\s*(?P<points>\S+)\s*$")
 QUESTION_HEADING = re.compile(r"^## (?P<number>\d+)\. (?P<title>.+?)(?: \([^()]*points?[^()]*\))?$",
                               re.MULTILINE)
-EXERCISE_LABEL = re.compile(r"^`{3,}\{exercise\}[^\n]*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
+EXERCISE_LABEL = re.compile(r"^`{3,}\{exercise\}\s*(?P<title>[^\n]*)\n:label:\s*(?P<label>\S+)", re.MULTILINE)
 PROMISE = re.compile(r"you will be able to:?\s*\n\s*\n?(?P<bullets>(?:- .*\n(?: {2,}.*\n)*)+)")
 TIME = re.compile(r"\*\*Time:\*\* about (?P<read>\d+) minutes to read and run, and about "
                   r"(?P<exercises>\d+) more for the exercises")
@@ -68,14 +68,14 @@ class Objective:
 
 @dataclass(frozen=True)
 class Chapter:
-    """A learner chapter: its docname, title, part, objectives, exercise labels and time box."""
+    """A learner chapter: its docname, title, part, objectives, exercises and time box."""
 
     docname: str
     title: str
     part: str
     objectives: tuple[Objective, ...]
     promises: tuple[str, ...]
-    exercises: tuple[str, ...]
+    exercises: dict[str, str]  # label -> title, in the chapter's order
     minutes: tuple[int, int] | None  # (read and run, exercises)
 
 
@@ -141,8 +141,8 @@ def read_chapter(path: Path, docname: str, part: str) -> Chapter:
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), docname)
     time = TIME.search(text)
     minutes = (int(time["read"]), int(time["exercises"])) if time else None
-    return Chapter(docname, title, part, objectives, promises,
-                   tuple(m["label"] for m in EXERCISE_LABEL.finditer(text)), minutes)
+    exercises = {m["label"]: m["title"].strip() for m in EXERCISE_LABEL.finditer(text)}
+    return Chapter(docname, title, part, objectives, promises, exercises, minutes)
 
 
 def read_assignment(path: Path) -> Assignment:
