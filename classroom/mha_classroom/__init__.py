@@ -3,10 +3,14 @@
 The assignments in ``assignments/`` are written once with nbgrader's markers; this package reads
 them (:mod:`~mha_classroom.source`), writes student and nbgrader versions
 (:mod:`~mha_classroom.release`), and grades submissions by *record and replay*: the student's code
-runs only inside a bubblewrap sandbox (:mod:`~mha_classroom.sandbox`, :mod:`~mha_classroom.runner`)
-where it answers the tests' calls as plain data (:mod:`~mha_classroom.wire`); the tests, hidden
-ones included, the check functions and the points run in the grader on those answers
-(:mod:`~mha_classroom.probes`, :mod:`~mha_classroom.grade`, :mod:`~mha_classroom.reports`).
+runs only inside a bubblewrap sandbox (:mod:`~mha_classroom.sandbox`, with a seccomp allow-list,
+:mod:`~mha_classroom.seccomp`, and one memory budget per run, :mod:`~mha_classroom.budget`; inside,
+:mod:`~mha_classroom.runner`) where it answers the tests' calls as plain data
+(:mod:`~mha_classroom.wire`), the hidden calls apart (:mod:`~mha_classroom.collect`); the tests,
+hidden ones included, the check functions and the points run in the grader on those answers
+(:mod:`~mha_classroom.probes`, :mod:`~mha_classroom.grade`). The folder is read by
+:mod:`~mha_classroom.intake`; :mod:`~mha_classroom.reports` and :mod:`~mha_classroom.batch` write
+what the teacher and each student read, as each student finishes.
 Command line::
 
     mha-classroom release assignments/*.md --out release/

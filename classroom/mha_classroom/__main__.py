@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from mha_classroom.grade import grade_folder
+from mha_classroom.batch import grade_batch
 from mha_classroom.release import export_nbgrader, release
-from mha_classroom.reports import write_reports
 from mha_classroom.sandbox import Limits, SandboxUnavailable, get_sandbox
 from mha_classroom.source import AssignmentError, MissingExtra, load_assignment
 from mha_classroom.validate import validate
@@ -52,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
                     "the tests' calls; the tests, hidden ones included, run in the grader on those "
                     "answers. Writes <out>/grades.csv (student, question, points, max_points, "
                     "feedback), <out>/totals.csv, <out>/summary.md and "
-                    "<out>/feedback/<student>.md.")
+                    "<out>/feedback/<student>.md and .html, each student's as soon as they are "
+                    "graded; a second run into the same <out> grades only what changed.")
     grade.add_argument("source", type=Path, help="the assignment source (.md or .ipynb)")
     grade.add_argument("submissions", type=Path, help="folder of submissions")
     grade.add_argument("--out", type=Path, default=Path("grades"), help="folder (default: grades)")
@@ -63,7 +63,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="seconds per sandboxed run; a student gets at most 3 runs' worth "
                             "(default %(default)s)")
     grade.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
-                       help="address-space limit per submission in MiB (default %(default)s)")
+                       help="memory per submission in MiB, all its processes together (default "
+                            "%(default)s; summary.md says how it was enforced)")
+    grade.add_argument("--fresh", action="store_true",
+                       help="grade every submission again (by default a run into the same --out "
+                            "resumes: unchanged submissions keep their results)")
     grade.add_argument("--trust-submissions", action="store_true",
                        help="run submissions WITHOUT a sandbox (only where bubblewrap is missing, "
                             "and only for code you trust)")
@@ -118,10 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         sandbox = get_sandbox(args.trust_submissions)
         sandbox.check_private(args.out)
         start = time.perf_counter()
-        results = grade_folder(assignment, args.submissions, limits, jobs=args.jobs,
-                               sandbox=sandbox)
+        results, skipped, resumed = grade_batch(assignment, args.submissions, args.out, limits,
+                                                sandbox, jobs=args.jobs, resume=not args.fresh)
         seconds = time.perf_counter() - start
-        csv_path = write_reports(assignment, results, args.out, sandbox.kind)
     except SandboxUnavailable as error:
         print(f"error: refusing to run submissions: {error}", file=sys.stderr)
         return 3
@@ -133,8 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for result in results:
         print(f"{result.student}: {result.points:g} / {result.max_points:g}")
-    print(f"graded {len(results)} submission(s) in {seconds:.1f} s; wrote {csv_path} and "
-          f"{args.out / 'summary.md'}")
+    if resumed:
+        print(f"{len(resumed)} of them unchanged since an earlier run into {args.out}: results "
+              "kept (--fresh grades them again)")
+    if skipped:
+        print(f"{len(skipped)} other entr{'y' if len(skipped) == 1 else 'ies'} not graded: "
+              f"see {args.out / 'summary.md'}")
+    print(f"graded {len(results)} submission(s) in {seconds:.1f} s; wrote "
+          f"{args.out / 'grades.csv'} and {args.out / 'summary.md'}")
     return 0
 
 

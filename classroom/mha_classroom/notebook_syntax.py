@@ -25,7 +25,7 @@ _SHELL_ASSIGNMENT = re.compile(r"(?P<target>[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.
 _MAGIC_ASSIGNMENT = re.compile(r"(?P<target>[A-Za-z_][\w.]*)\s*=\s*%(?P<magic>\w+)\s*(?P<rest>.*)")
 # ``%env NAME=value`` or ``%env NAME value``: sets an environment variable.
 _ENV = re.compile(r"%env\s+(?P<name>[A-Za-z_]\w*)(\s*=\s*|\s+)(?P<value>.*)")
-# ``%run helpers.py``: runs a file, here one a ``%%writefile`` cell wrote.
+# ``%run helpers.py``: runs a file, one a ``%%writefile`` cell wrote or one handed in.
 _RUN = re.compile(r"%run\s+(?:\./)?(?P<module>[A-Za-z_]\w*)\.py\s*")
 # A cell that writes a Python file: ``%%writefile helpers.py`` (``-a`` appends; ``%%file`` is the same).
 _WRITE_FILE = re.compile(r"%%(writefile|file)\s+(?P<append>-a\s+)?(?:\./)?(?P<module>[A-Za-z_]\w*)\.py")
@@ -57,7 +57,8 @@ def strip_magics(source):
     """The cell as plain Python: each magic, shell escape or help line becomes ``pass``, except those
     that do something Python can: ``%time statement`` runs the statement (an assignment in it defines
     its name), ``name = %time expression`` keeps the value, ``name = !command`` becomes ``name = []``,
-    ``%env NAME=value`` sets it, ``%run helpers.py`` runs a module a cell wrote. A cell magic whose
+    ``%env NAME=value`` sets it, ``%run helpers.py`` runs a module a cell wrote (or the file handed in
+next to the notebook) and keeps its names. A cell magic whose
     body is not Python (:data:`PYTHON_CELL_MAGICS`) leaves nothing to run; ``%%capture out`` binds
     ``out`` to empty captured output."""
     first = source.lstrip("\n").split("\n", 1)[0].strip()
@@ -103,8 +104,11 @@ def _as_python(line):
         return f"{kept['target']} = {value}"
     if env := _ENV.fullmatch(line):
         return f"__import__('os').environ[{env['name']!r}] = {env['value'].strip()!r}"
-    if (run := _RUN.fullmatch(line)) and run["module"] in _WRITTEN:
-        return f"from {run['module']} import *"
+    if run := _RUN.fullmatch(line):  # a module a cell wrote, or a file handed in next to the notebook
+        if run["module"] in _WRITTEN:
+            return f"from {run['module']} import *"
+        path = f"{run['module']}.py"
+        return f"globals().update(__import__('runpy').run_path({path!r}, run_name='__main__'))"
     return "pass"
 
 

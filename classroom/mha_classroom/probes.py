@@ -46,7 +46,12 @@ _LOCK = threading.Lock()  # replays redirect sys.stdout: one at a time
 
 
 class ProbeMissing(BaseException):  # noqa: N818 - not an error: "ask the student's code"
-    """A replayed call with inputs the student's code was not asked about yet."""
+    """A replayed call with inputs the student's code was not asked about yet (``hidden``: from a
+    hidden line)."""
+
+    def __init__(self, name: str, hidden: bool = False):
+        super().__init__(name)
+        self.hidden = hidden
 
 
 class AnswerError(Exception):
@@ -54,8 +59,8 @@ class AnswerError(Exception):
 
 
 class NotAnswered(AnswerError):  # noqa: N818 - read as "(the call was) not answered"
-    """The grader got no answer to a call (time limit, a run cut short): its own words, which say
-    nothing of the test's inputs, so the feedback shows them even on a hidden line."""
+    """The grader got no answer to a visible call (time limit, a run cut short): its own words. On
+    a hidden line, as every failure there, it becomes :data:`HIDDEN_FAILED`."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +226,7 @@ class Answer:
     exc: tuple[str, str] = ("", "")
     mutated: tuple = ()  # (position or keyword, tree)
     detail: str = ""
+    phase: str = "visible"  # "hidden": given after the hidden inputs reached the student's code
 
 
 def _exception(name: str, answer: Answer, variant: str) -> BaseException:
@@ -258,15 +264,16 @@ def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=N
     """
     def replay_call(*args, **kwargs):
         variant = VARIANT.get()
+        on_hidden_line = _from_hidden_line(hidden)
         try:
-            probe = make_probe(name, "call", variant, args, kwargs, _from_hidden_line(hidden))
+            probe = make_probe(name, "call", variant, args, kwargs, on_hidden_line)
         except wire.WireError as error:
             raise AnswerError(f"the grader cannot pass these inputs to {name}(): {error}") \
                 from None
         answer = answers.get(probe.key)
-        if answer is None:
-            _keep(missing, probe)
-            raise ProbeMissing(name)
+        if answer is None or (answer.phase == "hidden" and not on_hidden_line):
+            _keep(missing, probe)  # a visible line never reads what the hidden phase wrote
+            raise ProbeMissing(name, on_hidden_line)
         if answer.mutated:  # never copied onto the test's arrays: the test would then check itself
             which = ", ".join(f"argument {where + 1}" if isinstance(where, int) else repr(where)
                               for where, _ in answer.mutated)
@@ -274,7 +281,7 @@ def replayer(name: str, answers: dict, missing: dict, hidden: dict, parameters=N
                               "are given as they are and compute into new ones (x = x - m, not x -= m)")
         if answer.status != "ok":
             error = _exception(name, answer, variant)
-            if isinstance(error, NotAnswered) and unanswered is not None:
+            if isinstance(error, NotAnswered) and unanswered is not None and not on_hidden_line:
                 unanswered.append(str(error))
             raise error
         return wire.decode(answer.out, list(answer.arrays))
@@ -324,7 +331,7 @@ def _failure(error: BaseException, cell, filename: str) -> str:
         if traceback.tb_frame.f_code.co_filename == filename:
             line = traceback.tb_lineno
         traceback = traceback.tb_next
-    if line in _hidden_lines(cell) and not isinstance(error, NotAnswered):
+    if line in _hidden_lines(cell):  # the same words, whatever happened on a hidden line
         return HIDDEN_FAILED
     text = str(error).strip()
     message = f"{type(error).__name__}: {text}" if text else type(error).__name__
@@ -366,16 +373,17 @@ def replay(assignment: Assignment, recording: Recording, answers: dict, defined:
                 _run_cell(instructor_source(cell), namespace, filename)
                 if cell.role == "test":
                     outcomes.append(TestOutcome(cell.grade_id, "passed"))
-            except ProbeMissing:
+            except ProbeMissing as pending:
                 if cell.role == "test":
-                    outcomes.append(TestOutcome(cell.grade_id, "pending"))
+                    outcomes.append(TestOutcome(cell.grade_id, "pending",
+                                                HIDDEN_FAILED if pending.hidden else ""))
             except Exception as error:  # noqa: BLE001 - a failed test
                 if cell.role != "test":
                     raise AssignmentError(f"given cell {number} fails in the grader: {error}") \
                         from None
                 message = _failure(error, cell, filename)
-                if unanswered:  # the grader's own reason first: the answer never came
-                    message = unanswered[0] if message == HIDDEN_FAILED else f"{unanswered[0]} ({message})"
+                if unanswered and message != HIDDEN_FAILED:  # the grader's reason first: no answer came
+                    message = f"{unanswered[0]} ({message})"
                 outcomes.append(TestOutcome(cell.grade_id, "failed", message))
     return outcomes, missing
 

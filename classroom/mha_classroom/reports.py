@@ -1,22 +1,28 @@
-"""The files a teacher opens: ``grades.csv``, ``totals.csv``, ``feedback/<id>.md``, ``summary.md``.
+"""The files a teacher opens: ``grades.csv``, ``totals.csv``, ``summary.md``, and for each student
+``feedback/<id>.md`` and ``feedback/<id>.html``.
 
-Every cell a spreadsheet could read as a formula (starting with ``= + - @``, tab or carriage
-return) is prefixed with ``'``; student text in feedback sits in code fences longer than any run
-of backticks inside it; each file is capped in size. Nothing depends on time or temporary paths,
-so grading the same submissions twice writes the same bytes.
+Every text that came from a submission (messages, names) is written with its control, bidi and
+zero-width characters as visible escapes (:func:`mha_classroom.text.visible`): ``cat grades.csv``
+shows what is there, and a row cannot hide another. Every cell a spreadsheet could read as a
+formula (starting with ``= + - @``, tab or carriage return) is prefixed with ``'``; student text in
+Markdown sits in code fences longer than any run of backticks inside it, and in HTML is escaped;
+each file is capped in size. Nothing depends on time or temporary paths, so grading the same
+submissions twice writes the same bytes.
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 from pathlib import Path
 
 from mha_classroom.grade import StudentResult
+from mha_classroom.intake import Skipped, safe_id
 from mha_classroom.release import write_atomically
 from mha_classroom.source import Assignment
-from mha_classroom.submission import safe_id
+from mha_classroom.text import visible
 
 CSV_FIELDS = ("student", "question", "points", "max_points", "feedback")
 FEEDBACK_CHARS = 20_000
@@ -43,12 +49,19 @@ def neutral(value: str) -> str:
 
 
 def one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
+    """``text`` on one line, its invisible characters escaped, at most ``limit`` characters."""
+    text = visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def cell(text: str) -> str:
+    """A CSV cell from any text: one line, escapes visible, no formula."""
+    return neutral(one_line(text))
+
+
 def fenced(text: str) -> list[str]:
-    """``text`` in a code fence that nothing inside can close."""
+    """``text`` (escapes made visible) in a code fence that nothing inside can close."""
+    text = visible(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence + "text", text, fence]
@@ -65,8 +78,8 @@ def grades_csv(results: list[StudentResult]) -> str:
     writer.writerow(CSV_FIELDS)
     for result in sorted(results, key=lambda r: r.student):
         for q in result.questions:
-            writer.writerow([neutral(result.student), neutral(q.grade_id), _number(q.points),
-                             _number(q.max_points), neutral(one_line(q.feedback))])
+            writer.writerow([cell(result.student), cell(q.grade_id), _number(q.points),
+                             _number(q.max_points), cell(q.feedback)])
     return buffer.getvalue()
 
 
@@ -75,9 +88,19 @@ def totals_csv(results: list[StudentResult]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(("student", "points", "max_points", "events", "submitted_as"))
     for result in sorted(results, key=lambda r: r.student):  # submitted_as: when the id differs
-        writer.writerow([neutral(result.student), _number(result.points),
-                         _number(result.max_points), " ".join(result.events), neutral(result.original)])
+        writer.writerow([cell(result.student), _number(result.points), _number(result.max_points),
+                         cell(" ".join(result.events)), cell(result.original)])
     return buffer.getvalue()
+
+
+def _sections(result: StudentResult) -> list[tuple[str, str]]:
+    """(title, text) of each part of the feedback below the table."""
+    parts = [(q.grade_id, q.feedback[:2000]) for q in result.questions if q.points < q.max_points]
+    for title, items in (("Errors in your own cells", result.cell_errors),
+                         ("Notes from the grader", result.notes)):
+        if items:
+            parts.append((title, "\n".join(" ".join(i.split())[:600] for i in items)))
+    return parts
 
 
 def feedback_markdown(assignment: Assignment, result: StudentResult) -> str:
@@ -89,13 +112,8 @@ def feedback_markdown(assignment: Assignment, result: StudentResult) -> str:
         verdict = "passed" if q.points == q.max_points else "see below"
         lines.append(f"| {q.grade_id} | {_number(q.points)} / {_number(q.max_points)} | "
                      f"{verdict} |")
-    for q in result.questions:
-        if q.points < q.max_points:
-            lines += ["", f"## {q.grade_id}", "", *fenced(q.feedback[:2000])]
-    for title, items in (("Errors in your own cells", result.cell_errors),
-                         ("Notes from the grader", result.notes)):
-        if items:
-            lines += ["", f"## {title}", "", *fenced("\n".join(one_line(i, 600) for i in items))]
+    for title, text in _sections(result):
+        lines += ["", f"## {title}", "", *fenced(text)]
     text = "\n".join(lines) + "\n"
     if len(text) > FEEDBACK_CHARS:
         text = text[:FEEDBACK_CHARS] + "\n\n(feedback cut: too long)\n"
@@ -103,13 +121,62 @@ def feedback_markdown(assignment: Assignment, result: StudentResult) -> str:
     return text
 
 
-def summary_markdown(assignment: Assignment, results: list[StudentResult],
-                     sandbox_kind: str) -> str:
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:1rem auto;padding:0 1rem}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #888;padding:.2rem .5rem}}
+pre{{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.5rem}}</style>
+</head><body>
+{body}
+</body></html>
+"""
+
+
+def feedback_html(assignment: Assignment, result: StudentResult) -> str:
+    """The same feedback as a self-contained page (no script, nothing loaded)."""
+    def esc(text: str) -> str:
+        return html.escape(visible(text))
+
+    title = f"{assignment.name}: feedback for {result.student}"
+    rows = "".join(f"<tr><td>{esc(q.grade_id)}</td><td>{_number(q.points)} / "
+                   f"{_number(q.max_points)}</td><td>"
+                   f"{'passed' if q.points == q.max_points else 'see below'}</td></tr>"
+                   for q in result.questions)
+    body = [f"<h1>{esc(title)}</h1>",
+            f"<p>Score: <strong>{_number(result.points)} / {_number(result.max_points)}</strong></p>",
+            f"<table><tr><th>question</th><th>points</th><th>result</th></tr>{rows}</table>"]
+    for heading, text in _sections(result):
+        body += [f"<h2>{esc(heading)}</h2>", f"<pre>{esc(text)}</pre>"]
+    return _PAGE.format(title=esc(title), body="\n".join(body))[:FEEDBACK_CHARS * 2]
+
+
+def _collisions(results: list[StudentResult]) -> list[str]:
+    """Lines for names that several submissions share (once NFC-normalised and case-folded)."""
+    by_name: dict[str, list[str]] = {}
+    for result in results:
+        by_name.setdefault((result.original or result.student).casefold(), []).append(result.student)
+    lines = []
+    for name, ids in sorted(by_name.items()):
+        if len(ids) > 1:
+            lines.append(f"- {len(ids)} submissions are named {one_line(name, 80)} (the same letters, "
+                         f"perhaps typed in other capitals or Unicode forms): graded apart as "
+                         f"{', '.join(sorted(ids))}")
+    return lines
+
+
+def summary_markdown(assignment: Assignment, results: list[StudentResult], sandbox_kind: str,
+                     skipped: tuple[Skipped, ...] | list[Skipped] = (), budget: str = "",
+                     progress: str = "") -> str:
     """What happened in the batch, for the teacher."""
     lines = [f"# {assignment.name}: grading summary", "",
-             f"- submissions: {len(results)}",
+             f"- submissions: {len(results)}" + (f" ({progress})" if progress else ""),
              f"- sandbox: {sandbox_kind}" + ("" if sandbox_kind == "bubblewrap" else
                                               " (submissions were run WITHOUT a sandbox)")]
+    if budget:
+        lines.append(f"- limits: {budget}")
     if results:
         totals = sorted(r.points for r in results)
         lines.append(f"- points: median {_number(totals[len(totals) // 2])} of "
@@ -118,17 +185,36 @@ def summary_markdown(assignment: Assignment, results: list[StudentResult],
         who = sorted(r.student for r in results if event in r.events)
         if who:
             lines.append(f"- {len(who)} {meaning}: {', '.join(who)}")
+    users = [f"{r.student} ({', '.join(r.used_mha)})" for r in sorted(results, key=lambda r: r.student)
+             if r.used_mha]
+    if users:
+        lines.append(f"- {len(users)} submissions used the mha package (answers that needed it fail "
+                     f"the NumPy-only test; cells that only compare with it do not): {'; '.join(users)}")
+    lines += _collisions(results)
+    for entry in skipped:
+        lines.append(f"- not graded: `{one_line(entry.name, 120).replace('`', chr(39))}`: "
+                     f"{entry.reason}")
     return "\n".join(lines) + "\n"
 
 
+def write_student(assignment: Assignment, result: StudentResult, out_dir: Path) -> None:
+    """Write one student's feedback files (their id is unique and file-name safe)."""
+    folder = Path(out_dir) / "feedback"
+    name = safe_id(result.student)
+    write_atomically(folder / f"{name}.md", feedback_markdown(assignment, result))
+    write_atomically(folder / f"{name}.html", feedback_html(assignment, result))
+
+
 def write_reports(assignment: Assignment, results: list[StudentResult], out_dir: Path,
-                  sandbox_kind: str = "bubblewrap") -> Path:
-    """Write the CSVs, one feedback file per student and the summary, each atomically."""
+                  sandbox_kind: str = "bubblewrap", *, skipped=(), budget: str = "",
+                  progress: str = "", students: bool = True) -> Path:
+    """Write the CSVs, the summary and (with ``students``) each student's feedback, atomically."""
     out_dir = Path(out_dir)
     write_atomically(out_dir / "grades.csv", grades_csv(results))
     write_atomically(out_dir / "totals.csv", totals_csv(results))
-    write_atomically(out_dir / "summary.md", summary_markdown(assignment, results, sandbox_kind))
-    for result in results:  # ids are unique and file-name safe (submission.unique_ids)
-        write_atomically(out_dir / "feedback" / f"{safe_id(result.student)}.md",
-                         feedback_markdown(assignment, result))
+    write_atomically(out_dir / "summary.md", summary_markdown(assignment, results, sandbox_kind,
+                                                              skipped, budget, progress))
+    if students:
+        for result in results:
+            write_student(assignment, result, out_dir)
     return out_dir / "grades.csv"

@@ -1,20 +1,24 @@
 """The inside of the sandbox: run a student's own cells, then answer the grader's probe calls.
 
 This file runs as a script (``python -I -S -B runner.py <site-packages>...``) in the sandbox,
-next to ``wire.py`` and ``notebook_syntax.py`` (IPython syntax), and imports nothing but the
-standard library, NumPy and those two. It reads one message on stdin (the student's code cells,
-edited test cells among them; the visible tests' probe calls and their input arrays), keeps private
-duplicates of stdin and stdout, points the standard descriptors at ``/dev/null``, and then:
+next to ``wire.py``, ``notebook_syntax.py`` (IPython syntax) and ``stand_ins.py`` (packages that
+are not there), and imports nothing but the standard library, NumPy and those three. It reads one
+message on stdin (the student's code cells, edited test cells among them; the visible tests' probe
+calls and their input arrays), gives itself a new, empty session keyring, keeps private duplicates
+of stdin and stdout, points the standard descriptors at ``/dev/null``, and then:
 
 1. runs each cell in one ``__main__`` namespace, with a per-cell alarm, recording the error a cell
-   raised (type, message, line) and discarding what it prints;
+   raised (type, message, line) and discarding what it prints; an answer function a later cell
+   rebinds to something else (``softmax = softmax(x)``) is put back as it last stood, since the
+   test cells above that cell saw it so;
 2. calls each probe (``name(*args, **kwargs)`` on fresh copies of the inputs, or reads a value),
    with a per-call alarm, recording the output, the exception (type name and message), and any
-   input array the call changed in place; then says so, and only then receives the *hidden* tests'
-   calls and answers them the same way (so no answer the feedback may quote was written while the
-   hidden inputs were in the process);
-3. reports the signature of each answer, and whether anything tried to import ``mha`` when the
-   grader asked for a run without it;
+   input array the call changed in place (compared byte for byte, with functions taken before
+   any student code ran);
+3. says so in a ``visible_done`` frame, with the signature of each answer, any use of ``mha`` where
+   the grader asked for a run without it, and the rebindings and stand-ins of step 1; only then
+   receives the *hidden* tests' calls and answers them the same way, so nothing the grader learns
+   about the visible answers was written while the hidden inputs were in the process;
 4. writes one frame per cell and per probe as it goes (JSON + arrays, see ``wire``) on the private
    descriptor, so a run stopped half-way still reports what it finished, then exits.
 
@@ -26,8 +30,6 @@ validates them as untrusted data and runs the tests itself.
 import __future__
 
 import ast
-import contextlib
-import importlib.machinery
 import inspect
 import os
 import signal
@@ -37,21 +39,28 @@ import warnings
 
 if __name__ == "__main__":  # in the sandbox: started with -S, site-packages come as arguments
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    sys.path.extend(sys.argv[1:])
+    sys.path.extend(arg for arg in sys.argv[1:] if not arg.startswith("--"))  # --run-of=<tag>
     import notebook_syntax
+    import stand_ins
     import wire
 else:  # imported by the grader's own tools (docs, tests): no change to sys.path
-    from mha_classroom import notebook_syntax, wire
+    from mha_classroom import notebook_syntax, stand_ins, wire
 
 import numpy as np  # noqa: E402
 
 MESSAGE_CHARS = 500
+SUBMISSION_DIR = "/opt/mha-submission"  # the .py files handed in next to the notebook, read-only
+FONTS_DIR = "/opt/mha-runner/fonts"  # the grader's matplotlib font list, if it has one
 #: NumPy's floating-point error handling before any cell ran. In the notebook a test ran where it
 #: stood, so an experiment cell below it with ``np.seterr(all="raise")`` never reached it; the
 #: calls here come after every cell, so each runs with the handling the notebook started with, and
 #: with warnings that never stop it (a Jupyter kernel passed tests that a notebook's
 #: ``warnings.simplefilter("error")`` made fail here).
 _NUMPY_ERRORS = np.geterr()
+# Taken before any student code runs: a cell that patches np.array_equal or np.ndarray cannot hide
+# an input it changed in place (a student who walks this module's frames can, and gains only that).
+_NDARRAY, _TOBYTES, _BYTES_EQ = np.ndarray, np.ndarray.tobytes, bytes.__eq__
+_COPY = np.ndarray.copy
 
 
 class _Timeout(BaseException):
@@ -98,55 +107,6 @@ class _Capped:
 
     def isatty(self):
         return False
-
-
-class _NoMha:
-    """A meta path finder standing in for ``mha`` when the grader asks for a run without it.
-
-    ``mha.checks``, the learner's own checks, imports and does nothing (a check called in an answer
-    cell is feedback for the student, not part of the answer). ``mha`` itself imports as an empty
-    package whose every other name raises ModuleNotFoundError when used, as do its other modules; any
-    of those notes that the code asked for the package.
-    """
-
-    attempted = False
-    checks_names = ()  # mha.checks.__all__, sent by the grader: ``from mha.checks import *`` works
-
-    def find_spec(self, name, path=None, target=None):
-        if name in ("mha", "mha.checks"):
-            return importlib.machinery.ModuleSpec(name, self, is_package=name == "mha")
-        if name.startswith("mha."):
-            _NoMha.attempted = True
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-    def create_module(self, spec):
-        return None  # the default module object
-
-    def exec_module(self, module):
-        module.__getattr__ = _missing_mha_name if module.__name__ == "mha" else _silent_check
-        if module.__name__ == "mha.checks":
-            module.__all__ = list(_NoMha.checks_names)
-
-
-def _missing_mha_name(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    _NoMha.attempted = True
-    raise ModuleNotFoundError(f"No module named 'mha' (mha.{name} is not there in the NumPy-only run)",
-                              name="mha")
-
-
-class _SilentCheckFailed(AssertionError):
-    """Stands in for ``mha.checks.CheckFailed`` (an ``except CheckFailed:`` must still be valid)."""
-
-
-def _silent_check(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if name == "CheckFailed":
-        return _SilentCheckFailed
-    return lambda *args, **kwargs: contextlib.nullcontext()  # strict() is used in a with statement
 
 
 class _CellCompiler:
@@ -197,9 +157,10 @@ def run_cells(cells, namespace, seconds, compiler=None):
 
 
 def _changed(before, after):
-    if type(after) is not np.ndarray or after.shape != before.shape:
+    """True if ``after`` (the input array after a call) differs from ``before`` (a copy)."""
+    if type(after) is not _NDARRAY or after.shape != before.shape or after.dtype != before.dtype:
         return True
-    return not np.array_equal(before, after, equal_nan=before.dtype.kind in "fc")
+    return not _BYTES_EQ(_TOBYTES(before), _TOBYTES(after))
 
 
 def _unmasked(value):
@@ -228,8 +189,8 @@ def call_probe(probe, namespace, arrays, seconds, out_arrays, max_bytes):
         return {"status": "not_callable", "type": type(target).__name__[:100]}
     args = wire.decode(probe["args"], arrays)
     kwargs = wire.decode(probe["kwargs"], arrays)
-    originals = {key: value.copy() for key, value in
-                 [*enumerate(args), *kwargs.items()] if type(value) is np.ndarray}
+    originals = {key: _COPY(value) for key, value in
+                 [*enumerate(args), *kwargs.items()] if type(value) is _NDARRAY}
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -307,17 +268,74 @@ def _answer_all(probes, first_index, namespace, arrays, job, answer):
         _send(answer, {"probe": index, "result": result}, out_arrays)
 
 
-def main():
-    channel = os.dup(0)
-    job, arrays = _receive(channel)
-    answer = os.dup(1)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    sys.stdout = sys.stderr = _Capped()
-    sys.path[:0] = [entry for entry in job["path"] if isinstance(entry, str)]
-    if job["block_mha"]:
-        sys.meta_path.insert(0, _NoMha())
+def fresh_keyring(number):
+    """Join a new, empty session keyring (``keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)``, the one
+    keyring call the sandbox allows), so that nothing of the grader's session keyring is this run's.
+    ``number`` is ``keyctl``'s system call number here (None: not Linux, nothing to do)."""
+    if type(number) is not int:
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).syscall(number, 1, None)
+    except (OSError, AttributeError):
+        pass
+
+
+def _copy_font_list():
+    """matplotlib's font list, where matplotlib looks first (listing the fonts takes seconds)."""
+    home = os.environ.get("MPLCONFIGDIR")
+    if not home or not os.path.isdir(FONTS_DIR):
+        return
+    try:
+        os.makedirs(home, exist_ok=True)
+        for name in os.listdir(FONTS_DIR):
+            with open(os.path.join(FONTS_DIR, name), "rb") as source, \
+                    open(os.path.join(home, name), "wb") as target:
+                target.write(source.read())
+    except OSError:
+        pass
+
+
+def _link_submission_files():
+    """The ``.py`` files handed in next to the notebook, where Jupyter would have them: importable,
+    and in the working folder (read-only, through links)."""
+    if not os.path.isdir(SUBMISSION_DIR):
+        return
+    sys.path.insert(0, SUBMISSION_DIR)
+    for name in os.listdir(SUBMISSION_DIR):
+        try:
+            os.symlink(os.path.join(SUBMISSION_DIR, name), name)
+        except OSError:
+            pass
+
+
+class _Callables:
+    """The answer functions as each last stood as functions, cell by cell."""
+
+    def __init__(self, names):
+        self.names, self.last = names, {}
+
+    def note(self, namespace, number):
+        for name in self.names:
+            value = namespace.get(name)
+            if value is not None and callable(value):
+                self.last[name] = (value, number)
+
+    def restore(self, namespace):
+        """Put back each answer function a later cell rebound to a non-function (or deleted);
+        return ``[name, cell that defined it, what it was rebound to]`` for each."""
+        restored = []
+        for name, (value, number) in self.last.items():
+            current = namespace.get(name)
+            if current is None or not callable(current):
+                what = type(current).__name__[:60] if name in namespace else "nothing (del)"
+                namespace[name] = value
+                restored.append([name, number, what])
+        return restored
+
+
+def _namespace(job):
     module = type(sys)("__main__")
     sys.modules["__main__"] = module
     namespace = vars(module)
@@ -327,21 +345,45 @@ def main():
     shell = notebook_syntax.Shell(namespace)
     namespace["get_ipython"] = lambda: shell
     sys.meta_path[:0] = [notebook_syntax.IPythonShellHook(shell)]
+    absent = [name for name in job.get("stand_in", ()) if name in ("IPython", "matplotlib")]
+    if absent:
+        sys.meta_path.insert(0, stand_ins.Inert(absent, shell, notebook_syntax.display))
     sys.meta_path.append(notebook_syntax.WrittenModules())
-    compiler = _CellCompiler()
-    _NoMha.checks_names = tuple(name for name in job.get("checks_names", ())
-                                if isinstance(name, str) and name.isidentifier())
+    return namespace
+
+
+def main():
+    channel = os.dup(0)
+    job, arrays = _receive(channel)
+    fresh_keyring(job.get("keyctl"))
+    answer = os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    sys.stdout = sys.stderr = _Capped()
+    sys.path[:0] = [entry for entry in job["path"] if isinstance(entry, str)]
+    _link_submission_files()
+    _copy_font_list()
+    if job["block_mha"]:
+        sys.meta_path.insert(0, stand_ins.NoMha())
+    stand_ins.NoMha.checks_names = tuple(name for name in job.get("checks_names", ())
+                                         if isinstance(name, str) and name.isidentifier())
+    namespace = _namespace(job)
+    compiler, callables = _CellCompiler(), _Callables(list(job.get("functions", ())))
     for number, source in job["cells"]:
         (report,) = run_cells([(number, source)], namespace, float(job["cell_timeout"]), compiler)
+        callables.note(namespace, number)
         _send(answer, {"cell": number, "status": report[0], "error": report[1]}, [])
+    rebound = callables.restore(namespace)
     _answer_all(job["probes"], 0, namespace, arrays, job, answer)
-    if job["hidden_follow"]:  # the hidden tests' calls arrive only once these answers are in
-        _send(answer, {"phase": "visible_done"}, [])
-        hidden, hidden_arrays = _receive(channel)
-        _answer_all(hidden["probes"], len(job["probes"]), namespace, hidden_arrays, job, answer)
     signatures = {name: signature(namespace[name]) for name in job["answers"]
                   if name in namespace and callable(namespace[name])}
-    _send(answer, {"end": True, "signatures": signatures, "mha_attempted": _NoMha.attempted}, [])
+    _send(answer, {"phase": "visible_done", "signatures": signatures, "rebound": rebound,
+                   "mha_used": stand_ins.NoMha.used, "stand_ins": sorted(stand_ins.Inert.used)}, [])
+    if job["hidden_follow"]:  # the hidden tests' calls arrive only once these answers are in
+        hidden, hidden_arrays = _receive(channel)
+        _answer_all(hidden["probes"], len(job["probes"]), namespace, hidden_arrays, job, answer)
+    _send(answer, {"end": True}, [])
     os._exit(0)
 
 

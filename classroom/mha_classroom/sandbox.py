@@ -1,18 +1,20 @@
 """Run the student-side ``runner.py`` in a bubblewrap sandbox and read back its frames.
 
 :func:`get_sandbox` returns a :class:`Sandbox` after a self-test, or raises
-:class:`SandboxUnavailable` with one line saying what to install. Each run is a fresh
-``bwrap``: new PID, IPC, UTS, network (loopback only) and cgroup namespaces, a new session,
-``--die-with-parent``; the system directories, the Python environment, the runner's three files and
-(when allowed) the ``mha`` package bound read-only, a copy of the grader's package in the environment
-masked; size-limited private tmpfs at ``/tmp`` and ``/dev/shm`` as the only writable places;
-``--clearenv`` and a minimal environment. When the grader runs as root, the runner is started by
-``setpriv`` under a uid of its own, unused on the host (so ``RLIMIT_NPROC`` counts that run's
-processes only, one run cannot signal another, all capabilities are gone, no new privileges);
-otherwise bwrap makes a user namespace. Limits on address space, CPU seconds, file
-size, processes and open files come from ``prlimit``; a wall-clock timeout kills the sandbox, and
-with it its whole PID namespace (children that called ``setsid`` included). The course folder,
-the submissions, the outputs and the teacher's environment variables are not visible inside.
+:class:`SandboxUnavailable` with one line naming the cause. Each run is a fresh ``bwrap``: new PID,
+IPC, UTS, network (loopback only) and cgroup namespaces, a new session, ``--die-with-parent``; a
+size-limited private tmpfs at ``/tmp`` and ``/dev/shm`` as the only writable places, then, read-only,
+the system directories, the Python environment (wherever it lives, ``/tmp`` included), the runner's
+files, the ``.py`` files handed in next to the notebook and (when allowed) the ``mha`` package, with
+any copy of the grader's package in the environment masked; ``--clearenv`` and a minimal environment;
+a seccomp allow-list (:mod:`~mha_classroom.seccomp`). When the grader runs as root, the runner is
+started by ``setpriv`` under a uid of its own, unused on the host (so ``RLIMIT_NPROC`` counts that
+run's processes only, one run cannot signal another, all capabilities are gone, no new privileges);
+otherwise bwrap makes a user namespace. Memory and processes are limited for the run as a whole
+(:mod:`~mha_classroom.budget`), CPU seconds, file size and open files per process by ``prlimit``; a
+wall-clock timeout kills the sandbox, and with it its whole PID namespace (children that called
+``setsid`` included). The course folder, the submissions, the outputs and the teacher's
+environment variables are not visible inside.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
-import select
 import shutil
 import signal
 import subprocess
@@ -30,36 +31,44 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 import mha
 import mha_classroom.wire as wire
+from mha_classroom.budget import Budget, find_budget
+from mha_classroom.channel import converse, framed
+from mha_classroom.paths import (
+    SYSTEM_DIRS,
+    font_cache,
+    grader_package_copies,
+    inside,
+    interpreter,
+    python_dirs,
+    site_dirs,
+)
 from mha_classroom.seccomp import seccomp_filter
+from mha_classroom.selftest import INSTALL_HINT, cause, command_args
 
 # The runner's own files, wherever the grader is installed (editable: classroom/mha_classroom/;
 # otherwise site-packages/mha_classroom/), are bound on their own at INSIDE_RUNNER.
 RUNNER_FILES = tuple(Path(__file__).resolve().with_name(name)
-                     for name in ("runner.py", "wire.py", "notebook_syntax.py"))
-GRADER_PACKAGE = __name__.partition(".")[0]  # mha_classroom
+                     for name in ("runner.py", "wire.py", "notebook_syntax.py", "stand_ins.py"))
 SECCOMP_FD = "@seccomp-fd@"  # in a command, stands for the pipe that carries the seccomp filter
 INSIDE_RUNNER = "/opt/mha-runner"
-SHM_MB = 4  # /dev/shm's tmpfs: a semaphore takes a page
 INSIDE_PACKAGE = "/opt/mha-course"
+INSIDE_SUBMISSION = "/opt/mha-submission"
+INSIDE_FONTS = f"{INSIDE_RUNNER}/fonts"  # the runner copies this font list to matplotlib's home
+SHM_MB = 4  # /dev/shm's tmpfs: a semaphore takes a page
 FIRST_UID, UIDS = 3_000_000, 100_000  # as root, each run gets its own unused uid
 _UID_COUNTER = itertools.count(secrets.randbelow(UIDS))  # two graders at once do not collide
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on Linux with user "
-                "namespaces, or pass --trust-submissions to run submissions WITHOUT a sandbox")
 
 
 class SandboxUnavailable(RuntimeError):
-    """No working sandbox on this machine (the message says what to install)."""
+    """No working sandbox on this machine (the message says why, and what to do)."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits for one sandboxed run: seconds per cell, per probe call and in all; memory, file
-    and tmpfs sizes in MiB; processes (beyond those already running as the sandbox's user)."""
+    """Limits for one sandboxed run: seconds per cell, per probe call and in all; memory (for all
+    the run's processes together), file and tmpfs sizes in MiB; processes."""
 
     cell_timeout: float = 10.0
     timeout: float = 60.0
@@ -79,12 +88,27 @@ class Limits:
 
 @dataclass
 class RunOutput:
-    """What one run sent back: its frames (header, arrays) and how it ended."""
+    """What one run sent back: its frames (header, arrays, end offset) and how it ended."""
 
-    frames: list = field(default_factory=list)  # (header, arrays, end offset)
+    frames: list = field(default_factory=list)
     ending: str = "done"  # done, timeout, killed, exit, garbled
     detail: str = ""
     split: int = -1  # stdout offset at which the hidden calls were sent
+    seconds: tuple[float, float] = (0.0, 0.0)  # the run's time before and after that moment
+
+
+@dataclass
+class Execution:
+    """A finished process: exit status (None: stopped at the time limit), its output, where the
+    second message went out, how reading ended, and whether its group ran out of memory."""
+
+    status: int | None
+    data: bytearray
+    split: int
+    reading: str
+    out_of_memory: bool = False
+    stderr: str = ""
+    seconds: tuple[float, float] = (0.0, 0.0)  # before and after the second message went out
 
 
 def _tool(name: str) -> str:
@@ -109,54 +133,20 @@ def _processes_of(uid: int) -> int:
     return count
 
 
-def _python_dirs() -> list[str]:
-    """The directories the interpreter and NumPy need, outermost first, without nesting."""
-    candidates = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                                 Path(np.__file__).parent.parent)}
-    candidates |= {sys.prefix}  # a venv is entered through its own path, symlinks and all
-    dirs = []
-    for path in sorted(candidates, key=len):
-        if not any(path == d or path.startswith(d.rstrip("/") + "/") for d in (*SYSTEM_DIRS, *dirs)):
-            dirs.append(path)
-    return dirs
-
-
-def _site_dirs() -> list[str]:
-    """The grader's site-packages folders (NumPy's first), as the sandbox sees them."""
-    first = str(Path(np.__file__).resolve().parent.parent)
-    dirs = [first] + [entry for entry in sys.path if entry.endswith(("site-packages",
-                                                                       "dist-packages"))]
-    return list(dict.fromkeys(dirs))
-
-
-def _installed_copies(*packages: str) -> list[str]:
-    """Folders named after one of ``packages`` on the import path that the sandbox would show (to
-    be masked)."""
-    bound = _python_dirs()
-    copies = set()
-    for entry in sys.path:
-        for package in packages:
-            candidate = os.path.join(os.path.realpath(entry or "."), package)
-            if os.path.isdir(candidate) and any(_inside(candidate, d) for d in bound):
-                copies.add(candidate)
-    return sorted(copies)
-
-
-def _inside(path: str, folder: str) -> bool:
-    folder = folder.rstrip("/") + "/"
-    return (path.rstrip("/") + "/").startswith(folder)
-
-
 class Sandbox:
     """Runs ``runner.py`` on one job; ``kind`` is "bubblewrap" or "none" (trusted mode)."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, budget: Budget | None = None):
         self.kind = kind
         self.root = os.geteuid() == 0
         self.prlimit = _tool("prlimit") if kind == "bubblewrap" else shutil.which("prlimit")
         self.package = str(Path(mha.__file__).resolve().parent)
+        self.python = interpreter()
         self.base_processes = 0 if self.root else _processes_of(os.getuid())
         self.seccomp = seccomp_filter() if kind == "bubblewrap" else None  # BPF program, or None
+        self.budget = budget or (find_budget() if kind == "bubblewrap" else Budget("none"))
+        self.tag = secrets.token_hex(6)  # on every runner's command line: this grader's runs
+        self.fonts = font_cache() if kind == "bubblewrap" else None
         if kind == "bubblewrap":
             self.bwrap = _tool("bwrap")
             self.setpriv = _tool("setpriv") if self.root else None
@@ -165,36 +155,58 @@ class Sandbox:
         """Refuse to run if a folder bound into the sandbox holds one of ``folders``."""
         if self.kind != "bubblewrap":
             return
-        for bound in _python_dirs():
+        for bound in python_dirs():
             for folder in folders:
-                if _inside(os.path.realpath(folder), bound):
+                if inside(os.path.realpath(folder), bound):
                     raise SandboxUnavailable(
                         f"the Python environment {bound} contains {folder}, which would be visible "
                         "to submissions: grade from a virtual environment outside the course folder")
+
+    def host_paths(self) -> list[str]:
+        """Folders of this machine whose names must not reach a student (longest first)."""
+        paths = {*python_dirs(), *site_dirs(), self.package, str(Path(self.package).parent),
+                 str(RUNNER_FILES[0].parent), str(Path(self.python).parent),
+                 tempfile.gettempdir(), os.getcwd(), str(Path.home())}
+        paths |= {os.path.realpath(path) for path in paths}
+        generic = {"/", "/tmp", "/var/tmp", "/home", "/root", "/opt", "/var", "/srv", "/mnt",
+                   *SYSTEM_DIRS}
+        return sorted((p.rstrip("/") for p in paths if p and p.rstrip("/") not in generic),
+                      key=len, reverse=True)
 
     def _limits(self, limits: Limits) -> list[str]:
         if self.prlimit is None:  # trusted mode without util-linux: wall-clock limit only
             return []
         cpu = int(limits.timeout) + 1
-        return [self.prlimit, f"--as={limits.memory_mb * 2**20}", f"--cpu={cpu}:{cpu + 1}",
+        share, processes = self.budget.process_limits(limits.memory_mb, limits.nproc)
+        return [self.prlimit, f"--as={share * 2**20}", f"--cpu={cpu}:{cpu + 1}",
                 f"--fsize={limits.file_mb * 2**20}", "--core=0", "--nofile=256",
-                f"--nproc={self.base_processes + limits.nproc}", "--"]
+                f"--nproc={self.base_processes + processes}", "--"]
 
-    def _bwrap(self, with_mha: bool, limits: Limits, uid: int) -> list[str]:
+    def _bwrap(self, with_mha: bool, limits: Limits, uid: int, files: str | None) -> list[str]:
         args = [self.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         if self.root:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # setpriv drops them
         else:
             args += ["--unshare-user", "--disable-userns"]
-        made = set()
+        # The writable places first: bwrap mounts in order, and a tmpfs mounted over /tmp after a
+        # virtual environment under /tmp was bound would hide it.
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777",
+                 "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
+                 # POSIX semaphores live here: multiprocessing's pools and locks need it
+                 "--perms", "1777", "--size", str(SHM_MB * 2**20), "--tmpfs", "/dev/shm"]
+        made = {"/", "/tmp", "/dev", "/proc"}
         binds = [(d, d) for d in SYSTEM_DIRS if os.path.exists(d)]
-        binds += [(d, d) for d in _python_dirs()]
+        binds += [(d, d) for d in python_dirs()]
         binds += [(str(f), f"{INSIDE_RUNNER}/{f.name}") for f in RUNNER_FILES]
         if Path("/etc/ld.so.cache").is_file():
             binds.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
+        if self.fonts:
+            binds.append((self.fonts, f"{INSIDE_FONTS}/{Path(self.fonts).name}"))
         if with_mha:
             binds.append((self.package, f"{INSIDE_PACKAGE}/mha"))
+        if files:
+            binds.append((files, INSIDE_SUBMISSION))
         for source, target in binds:
             for parent in reversed(Path(target).parents[:-1]):
                 if str(parent) not in made:
@@ -203,14 +215,10 @@ class Sandbox:
             args += ["--ro-bind", source, target]
         # Copies inside the Python environment: mha's in the NumPy-only run; the grader's (a normal
         # install puts it in site-packages) in every run, since the runner's files are bound above.
-        for copy in _installed_copies(GRADER_PACKAGE, *(() if with_mha else ("mha",))):
+        for copy in grader_package_copies(with_mha):
             args += ["--tmpfs", copy]
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777",
-                 "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp", "--chdir", "/tmp",
-                 # POSIX semaphores live here: multiprocessing's pools and locks need it
-                 "--perms", "1777", "--size", str(SHM_MB * 2**20), "--tmpfs", "/dev/shm",
-                 "--clearenv"]
-        for key, value in _environment("/tmp").items():
+        args += ["--chdir", "/tmp", "--clearenv"]
+        for key, value in environment("/tmp").items():
             args += ["--setenv", key, value]
         if self.seccomp is not None:
             args += ["--seccomp", SECCOMP_FD]  # the number of the pipe execute() passes
@@ -220,164 +228,135 @@ class Sandbox:
                      "--inh-caps=-all", "--bounding-set=-all", "--"]
         return args
 
-    def command(self, with_mha: bool, limits: Limits, python_args: list[str]) -> list[str]:
+    def command(self, with_mha: bool, limits: Limits, python_args: list[str],
+                files: str | None = None) -> list[str]:
+        """The command of one run; ``files``: a folder to show at ``/opt/mha-submission``."""
         prefix = self._limits(limits)
         if self.kind == "bubblewrap":
-            prefix += self._bwrap(with_mha, limits, FIRST_UID + next(_UID_COUNTER) % UIDS)
-        return prefix + [sys.executable, "-I", "-B", *python_args]
+            prefix += self._bwrap(with_mha, limits, FIRST_UID + next(_UID_COUNTER) % UIDS, files)
+        return prefix + [self.python, "-I", "-B", *python_args]
 
     def runner_args(self) -> list[str]:
-        """``-S`` (``site`` and its ``.pth`` files cost more than the sandbox) and the runner
-        script, given the site-packages folders to import NumPy from."""
+        """``-S`` (``site`` and its ``.pth`` files cost more than the sandbox), the runner script,
+        the site-packages folders to import NumPy from, and this grader's tag."""
         runner = f"{INSIDE_RUNNER}/runner.py" if self.kind == "bubblewrap" else str(RUNNER_FILES[0])
-        return ["-S", runner, *_site_dirs()]
+        return ["-S", runner, *site_dirs(), f"--run-of={self.tag}"]
 
     def package_path(self) -> str:
         return INSIDE_PACKAGE if self.kind == "bubblewrap" else str(Path(self.package).parent)
 
     def execute(self, command: list[str], first: bytes, limits: Limits,
-                second: bytes | None = None) -> tuple[int | None, bytes, int]:
-        """Run ``command``, send ``first`` on its stdin and, once its output holds a
-        ``visible_done`` frame, ``second``. Return (exit status or None on time-out, stdout,
-        the stdout offset where ``second`` was sent or -1)."""
-        cap = limits.file_mb * 2**20
+                second: bytes | None = None, max_frames: int | None = None) -> Execution:
+        """Run ``command`` in a control group of its own (where there is one), send ``first`` on its
+        stdin and, once its output holds a ``visible_done`` frame (among the first ``max_frames``),
+        ``second``."""
         passed = ()
         if SECCOMP_FD in command:  # bubblewrap reads the filter from a pipe it inherits
             readable, writable = os.pipe()
-            os.write(writable, self.seccomp)  # 64 bytes: far below a pipe's buffer
+            os.write(writable, self.seccomp)  # a few kilobytes: within a pipe's buffer
             os.close(writable)
             command = [str(readable) if part == SECCOMP_FD else part for part in command]
             passed = (readable,)
-        with tempfile.TemporaryDirectory(prefix="mha-run-") as folder:
-            work = Path(folder, "work")
-            work.mkdir()
-            with open(Path(folder, "err"), "w+b") as err:
+        group = self.budget.run_group(limits.memory_mb, limits.nproc) if self.kind == "bubblewrap" \
+            else None
+        if group is not None:
+            command = group.enter(command)
+        try:
+            with tempfile.TemporaryDirectory(prefix="mha-run-") as folder:
+                return self._execute(command, first, second, limits, Path(folder), passed,
+                                     max_frames, group)
+        finally:
+            if group is not None:
+                group.close()
+
+    def _execute(self, command, first, second, limits, folder, passed, max_frames, group):
+        work = folder / "work"
+        work.mkdir()
+        with open(folder / "err", "w+b") as err:
+            try:
+                process = subprocess.Popen(  # noqa: S603 - fixed, absolute tool paths
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=work,
+                    env=environment(str(work)) if self.kind == "none" else {},
+                    start_new_session=True, pass_fds=passed)
+            finally:
+                for fd in passed:
+                    os.close(fd)
+            started = time.monotonic()
+            deadline = started + limits.timeout
+            data, split, reading, status, sent = bytearray(), -1, "timeout", None, 0.0
+            try:
+                data, split, reading, sent = converse(process, framed(first),
+                                                None if second is None else framed(second),
+                                                limits.file_mb * 2**20, deadline, max_frames)
+                if reading == "closed":  # output closed: the run ends now, or is stopped
+                    status = process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                reading = "timeout"
+            finally:  # a flood or a full output is not waited for: the run is stopped at once
                 try:
-                    process = subprocess.Popen(  # noqa: S603 - fixed, absolute tool paths
-                        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=work,
-                        env=_environment(str(work)) if self.kind == "none" else {},
-                        start_new_session=True, pass_fds=passed)
-                finally:
-                    for fd in passed:
-                        os.close(fd)
-                deadline = time.monotonic() + limits.timeout
-                try:
-                    data, split, timed_out = _converse(process, first, second, cap, deadline)
-                    status = None
-                    if not timed_out:  # output closed: the run ends now, or is stopped at the limit
-                        status = process.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    status = None
-                finally:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                process.wait()
+                for pipe in (process.stdin, process.stdout):
                     try:
-                        os.killpg(process.pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
+                        pipe.close()
+                    except OSError:
                         pass
-                    process.wait()
-                    for pipe in (process.stdin, process.stdout):
-                        try:
-                            pipe.close()
-                        except OSError:
-                            pass
-        return status, bytes(data), split
+            ended = time.monotonic()
+            err.seek(0)
+            stderr = err.read(2000).decode(errors="replace")
+        seconds = (sent - started, ended - sent) if sent else (ended - started, 0.0)
+        return Execution(status, data, split, reading,
+                         group is not None and group.out_of_memory(), stderr, seconds)
 
     def run(self, first: bytes, second: bytes | None, with_mha: bool, limits: Limits,
-            max_frames: int | None = None) -> RunOutput:
+            max_frames: int | None = None, visible_frames: int | None = None,
+            files: str | None = None) -> RunOutput:
         """Run the runner on a packed job; parse the frames it wrote (at most ``max_frames``)."""
-        command = self.command(with_mha, limits, self.runner_args())
-        status, data, split = self.execute(command, _framed(first), limits,
-                                           None if second is None else _framed(second))
-        result = RunOutput(split=split)
-        result.frames, garbled = wire.read_frames(data, limits.file_mb * 2**20, max_frames)
+        command = self.command(with_mha, limits, self.runner_args(), files)
+        done = self.execute(command, first, limits, second, visible_frames)
+        result = RunOutput(split=done.split, seconds=done.seconds)
+        result.frames, garbled = wire.read_frames(done.data, limits.file_mb * 2**20, max_frames)
         ended = any("end" in header for header, _, _ in result.frames)
-        if status is None:
+        status = done.status
+        if status is None and done.reading == "timeout":
             result.ending = "timeout"
             result.detail = f"the run went past its {limits.timeout:g} s time limit and was stopped"
-        elif not ended and (status < 0 or status > 128):
+        elif not ended and done.out_of_memory:
+            result.ending = "killed"
+            result.detail = (f"the run went past its memory limit ({limits.memory_mb} MiB for all "
+                             "its processes together) and was stopped")
+        elif not ended and status is not None and (status < 0 or status > 128):
             number = -status if status < 0 else status - 128
             name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
             result.ending = "killed"
             result.detail = (f"the run was killed by {name} (the memory, CPU or file-size limit, "
                              "or a crash)")
         elif not ended:
-            result.ending = "garbled" if garbled else "exit"
+            result.ending = "garbled" if garbled or done.reading == "flood" else "exit"
             result.detail = ("the run's answers were unreadable (something overwrote them)"
-                             if garbled else f"the run ended early (exit status {status}: "
-                             "os._exit, sys.exit in a thread, or a crash)")
+                             if result.ending == "garbled" else f"the run ended early (exit "
+                             f"status {status}: os._exit, sys.exit in a thread, or a crash)")
         return result
 
     def self_test(self) -> None:
-        code = ("import os, numpy, socket\n"
-                "s = socket.socket()\n"
-                "try:\n    s.connect(('1.1.1.1', 53)); print('network')\n"
-                "except OSError:\n    pass\n"
-                "print('ok', os.getuid(), os.getpid(), os.path.exists('/root/.ssh'))")
+        """Raise SandboxUnavailable, naming the cause, if this sandbox cannot run the grader's
+        Python contained (:mod:`~mha_classroom.selftest`)."""
         limits = Limits(timeout=30)
         try:
-            status, data, _ = self.execute(self.command(False, limits, ["-c", code]), b"",
-                                           limits)
+            done = self.execute(self.command(False, limits, command_args()), b"", limits)
         except OSError as error:
-            raise SandboxUnavailable(f"the sandbox does not start ({error}): {INSTALL_HINT}") from None
-        words = data.decode(errors="replace").split()
-        contained = self.kind != "bubblewrap" or (
-            "network" not in words and not (self.root and words[1:2] == ["0"]))
-        if status != 0 or "ok" not in words or not contained:
-            raise SandboxUnavailable(f"the sandbox failed its self-test (status {status}): "
-                                     f"{INSTALL_HINT}")
+            raise SandboxUnavailable(f"the sandbox does not start ({error}): {INSTALL_HINT}") \
+                from None
+        why = cause(self.kind == "bubblewrap", self.root, done.status,
+                    bytes(done.data).decode(errors="replace"), done.stderr)
+        if why is not None:
+            raise SandboxUnavailable(why)
 
 
-def _framed(message: bytes) -> bytes:
-    return len(message).to_bytes(8, "little") + message
-
-
-def _visible_done(data: bytes, start: int) -> tuple[int, int]:
-    """Look for the ``visible_done`` frame in ``data`` from the frame boundary ``start``: return
-    (the offset just after it or -1, the boundary to resume from)."""
-    offset = start
-    while offset + 8 <= len(data):
-        end = offset + 8 + int.from_bytes(data[offset:offset + 8], "little")
-        if end > len(data):
-            break
-        if data.find(b'"phase":"visible_done"', offset + 8, min(end, offset + 200)) != -1:
-            return end, end
-        offset = end
-    return -1, offset
-
-
-def _converse(process, first: bytes, second: bytes | None, cap: int, deadline: float):
-    """Feed stdin and read stdout without blocking; ``second`` goes out only after the visible
-    answers. Returns (stdout bytes, offset where ``second`` was sent or -1, timed out)."""
-    stdin, stdout = process.stdin.fileno(), process.stdout.fileno()
-    os.set_blocking(stdin, False)
-    os.set_blocking(stdout, False)
-    pending, data, split, scanned = memoryview(first), bytearray(), -1, 0
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return data, split, True
-        readable, writable, _ = select.select([stdout], [stdin] if pending else [], [],
-                                              remaining)
-        if writable:
-            try:
-                pending = pending[os.write(stdin, pending[:1 << 16]):]
-            except BlockingIOError:
-                pass
-            except OSError:  # the runner is gone or closed its input
-                pending = memoryview(b"")
-        if readable:
-            chunk = os.read(stdout, 1 << 16)
-            if not chunk:
-                return data, split, False
-            data += chunk
-            if len(data) > cap:
-                return data[: cap + 1], split, False
-            if second is not None and split < 0 and not pending:
-                found, scanned = _visible_done(data, scanned)
-                if found >= 0:
-                    split, pending = found, memoryview(second)
-
-
-def _environment(home: str) -> dict[str, str]:
+def environment(home: str) -> dict[str, str]:
+    """The whole environment of a run (the teacher's is never passed on)."""
     return {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
             "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{home}/.matplotlib"}

@@ -1,10 +1,9 @@
-"""Find and read submissions defensively: every problem becomes a one-line reason, never a crash.
+"""Read a submitted notebook defensively: every problem becomes a one-line reason, never a crash.
 
-A submission folder holds ``<student>.ipynb`` files or ``<student>/`` folders (searched a few
-levels deep for ``<assignment>.ipynb``, as nbgrader's ``submitted/<student>/<assignment>/``
-layout has it). Symbolic links are never followed; FIFOs, devices and other non-regular files are
-refused without being opened for reading data; sizes, cell counts and JSON nesting are capped; the
-text must be UTF-8. Student ids are made file-name safe and unique.
+FIFOs, devices and other non-regular files are refused without being opened for reading data;
+symbolic links are not followed; sizes, cell counts and JSON nesting are capped; the text must be
+UTF-8. Test cells are found by their ``grade_id`` (in the header line or in the metadata), wherever
+the student moved them, and told apart from the student's own code.
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ import json
 import os
 import re
 import stat
-import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 from mha_classroom.release import student_source
@@ -24,135 +21,10 @@ MAX_BYTES = 8 * 2**20
 MAX_CELLS = 2_000
 MAX_SOURCE_CHARS = 2_000_000
 MAX_DEPTH = 64
-MAX_ENTRIES = 10_000  # entries in the submissions folder
-MAX_WALK = 500  # entries looked at inside one student's folder
-MAX_LEVELS = 4
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 class InvalidSubmission(ValueError):
     """A submission the grader cannot read; the message is one line for the student."""
-
-
-@dataclass(frozen=True)
-class Found:
-    """One student's submission: a unique safe id, the original name, the notebook or a reason."""
-
-    student: str
-    original: str
-    path: Path | None
-    problem: str = ""
-
-
-def safe_id(name: str) -> str:
-    """A file-name safe id: letters, digits, ``_ . -``; no leading dot or dash; at most 64 chars.
-
-    Examples
-    --------
-    >>> safe_id("=cmd|' /C calc'!A0")
-    'cmd_C_calc_A0'
-    >>> safe_id("../../etc")
-    'etc'
-    >>> safe_id("José Núñez")  # accents dropped, so the id still reads as the name
-    'Jose_Nunez'
-    """
-    ascii_text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
-    text = _UNSAFE.sub("_", ascii_text).strip("._-")[:64].strip("._-")
-    return text or "student"
-
-
-def unique_ids(names: list[str]) -> list[str]:
-    """A unique safe id for each name, in the same order (case-insensitively unique).
-
-    Examples
-    --------
-    A name that is already a safe id keeps it (the first of several that differ only in case), so
-    that a student named ``bob-2`` is never given another student's suffixed id; the others get the
-    first ``-2``, ``-3`` ... that no id takes.
-
-    >>> unique_ids(["bob", "Bob", "bob", "b o b", "b_o_b"])
-    ['bob', 'Bob-2', 'bob-3', 'b_o_b-2', 'b_o_b']
-    >>> unique_ids(["Bob", "bob", "bob-2"])
-    ['Bob', 'bob-3', 'bob-2']
-    >>> [len(i) for i in unique_ids(["x" * 70, "x" * 80])]
-    [64, 64]
-    """
-    bases = [safe_id(name) for name in names]
-    ids: list[str | None] = [None] * len(names)
-    taken: set[str] = set()
-    for i, (name, base) in enumerate(zip(names, bases, strict=True)):  # safe names keep theirs
-        if base == name and base.lower() not in taken:
-            ids[i] = base
-            taken.add(base.lower())
-    for i, base in enumerate(bases):
-        if ids[i] is not None:
-            continue
-        candidate, number = base, 1
-        while candidate.lower() in taken:
-            number += 1
-            suffix = f"-{number}"
-            candidate = base[:64 - len(suffix)] + suffix  # still at most 64: safe_id keeps it whole
-        taken.add(candidate.lower())
-        ids[i] = candidate
-    return ids
-
-
-def _walk(folder: Path, wanted: str) -> tuple[list[Path], str]:
-    """Regular ``.ipynb`` files under ``folder`` (no symlinks followed), bounded."""
-    found, seen, queue = [], 0, [(folder, 0)]
-    while queue:
-        current, level = queue.pop(0)
-        try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            if seen > MAX_WALK:
-                return [], f"the folder holds more than {MAX_WALK} entries"
-            if entry.name.startswith(".") or entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False) and level < MAX_LEVELS:
-                queue.append((Path(entry.path), level + 1))
-            elif entry.name.endswith(".ipynb") and entry.is_file(follow_symlinks=False):
-                found.append(Path(entry.path))
-    named = [p for p in found if p.stem == wanted]
-    chosen = named or found
-    if len(chosen) == 1:
-        return chosen, ""
-    if not chosen:
-        return [], "no notebook in the folder"
-    return [], f"{len(chosen)} notebooks in the folder, expected {wanted}.ipynb"
-
-
-def find_submissions(folder: Path, assignment_name: str) -> list[Found]:
-    """Every ``<student>.ipynb`` or ``<student>/`` in ``folder``, in id order."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"{folder}: expected a folder of submissions, found none")
-    entries = []
-    with os.scandir(folder) as scan:
-        for count, entry in enumerate(scan):
-            if count >= MAX_ENTRIES:
-                raise ValueError(f"{folder}: more than {MAX_ENTRIES} entries")
-            if not entry.name.startswith("."):
-                entries.append(entry)
-    items: list[tuple[str, Path | None, str]] = []
-    for entry in sorted(entries, key=lambda e: e.name):
-        path = Path(entry.path)
-        if entry.is_symlink():
-            name = entry.name[:-6] if entry.name.endswith(".ipynb") else entry.name
-            items.append((name, None, "the submission is a symbolic link (not accepted)"))
-        elif entry.is_dir(follow_symlinks=False):
-            chosen, problem = _walk(path, assignment_name)
-            items.append((entry.name, chosen[0] if chosen else None, problem))
-        elif entry.name.endswith(".ipynb"):
-            regular = entry.is_file(follow_symlinks=False)
-            items.append((entry.name[:-6], path if regular else None,
-                          "" if regular else "the submission is not a regular file"))
-    ids = unique_ids([name for name, _, _ in items])
-    found = [Found(i, name, path, problem) for i, (name, path, problem) in zip(ids, items, strict=True)]
-    return sorted(found, key=lambda f: f.student)
 
 
 def _depth_ok(text: str) -> bool:

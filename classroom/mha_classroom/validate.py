@@ -4,7 +4,8 @@
 then grades two notebooks made from the source in the sandbox, exactly as students' work is
 graded: the instructor version (solutions in) must score every point, the released version must
 score zero without the grader failing, and no line of a solution or a hidden test may appear in
-the released notebook.
+the released notebook. An assignment with a "NumPy only" test (``package_forbidden``) must call
+every answer function in it: a function the test never calls would keep the point whatever it uses.
 """
 
 from __future__ import annotations
@@ -38,14 +39,25 @@ def leaked_lines(assignment: Assignment, notebook: dict) -> list[str]:
     return sorted(secret_lines(assignment) & shown)
 
 
+def numpy_only_gaps(recording) -> list[str]:
+    """The answer functions a NumPy-only test never calls (none if there is no such test)."""
+    called = {p.name for p in recording.probes.values() if p.variant == "numpy_only"}
+    if not called:
+        return []
+    return [name for name, kind in recording.answers.items() if kind == "call" and name not in called]
+
+
 def validate(assignment: Assignment, limits: Limits | None = None,
              sandbox: Sandbox | None = None) -> list[str]:
     """Return the problems found (an empty list means the assignment is ready to release)."""
     problems = []
     try:
-        recording_for(assignment)
+        recording = recording_for(assignment)
     except AssignmentError as error:
         return [f"recording the tests' calls failed: {error}"]
+    if missing := numpy_only_gaps(recording):
+        problems.append(f"the NumPy-only test (package_forbidden) never calls {', '.join(missing)}: "
+                        "call every answer function in it, and check what it returns")
     released = student_notebook(assignment)
     if leaked := leaked_lines(assignment, released):
         problems.append(f"the released notebook shows {len(leaked)} secret line(s), e.g. "

@@ -3,37 +3,44 @@
 Only the standard library and NumPy are imported here: the runner imports this file inside the
 sandbox, and the grader uses the same functions on its side. A value travels as a small JSON
 *tree* (``["t", [...]]`` for a tuple, ``["a", 3]`` for the fourth array, ...) and a list of plain
-numeric ``ndarray`` s. A message is ``MAGIC``, the JSON header's length (8 bytes), the header and
-an uncompressed ``.npz`` of the arrays; on the runner's output each message is a *frame*, preceded
-by its length (8 bytes), and :func:`read_frames` splits that stream on the grader's side.
-:func:`unpack` validates everything before building an array: zip entries stored (not compressed)
-with the expected names, ``.npy`` headers read first, dtype kinds ``b i u f c`` only (no objects, no
-records), shapes whose byte count matches the data, all within caps; nothing is ever unpickled.
+numeric ``ndarray`` s. A message is ``MAGIC``, the JSON header's length (8 bytes), the header (the
+caller's ``header`` and each array's dtype and shape) and the arrays' bytes one after the other, in
+C order; on the runner's output each message is a *frame*, preceded by its length (8 bytes), and
+:func:`read_frames` splits that stream on the grader's side. :func:`unpack` validates everything
+before building an array: at most :data:`MAX_ARRAYS` arrays, dtypes of kinds ``b i u f c`` only (no
+objects, no records), shapes whose byte counts add up to exactly the bytes that follow, all within
+caps; nothing is ever unpickled, and no archive is parsed. :func:`decode` builds at most
+:data:`MAX_NODES` values and dicts of at most :data:`MAX_DICT` entries, so that no answer can make
+the grader's own work large (a dict of keys that share one hash costs the square of its size).
 
 Tree tags: ``n`` None, ``b`` bool, ``i`` int (decimal text), ``f`` float (``repr`` text), ``s`` str,
 ``t`` tuple, ``l`` list, ``d`` dict (key/value pairs), ``a`` ndarray, ``g`` NumPy scalar (a 0-d
 array), ``y`` NumPy scalar type such as ``np.float32``, ``D`` dtype, ``x`` anything else (its type
-name; the grader can never turn it back into a value).
+name; the grader can never turn it back into a value). A named tuple, or another subclass of
+``tuple``, ``list`` or ``dict``, travels as the plain container it holds, read with the base class's
+own methods (what it claims through overridden ones does not count).
 """
 
 import hashlib
-import io
 import json
 import math
 import struct
-import zipfile
-from collections import OrderedDict, defaultdict
+import time
 
 import numpy as np
 
-MAGIC = b"MHAWIRE1"
+MAGIC = b"MHAWIRE2"
 MAX_DEPTH = 24
 MAX_NODES = 20_000
 MAX_TEXT = 20_000
 MAX_ARRAYS = 2_000
+MAX_DICT = 1_000
+MAX_DIMS = 32
 ALLOWED_KINDS = "biufc"
 SCALAR_TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64", "complex64", "complex128")
+#: The dtypes an array may have on the wire (``dtype.str``, either byte order).
+DTYPES = frozenset(np.dtype(name).newbyteorder(order).str for name in SCALAR_TYPES for order in "<>")
 
 
 class WireError(ValueError):
@@ -46,11 +53,27 @@ def _check_array(array):
         raise WireError(f"arrays of dtype {dtype} are not accepted")
 
 
+def _items(value, kind):
+    """The items of a container, through its base class's own methods."""
+    if issubclass(kind, tuple):
+        return "t", list(tuple.__iter__(value))
+    if issubclass(kind, list):
+        return "l", list(list.__iter__(value))
+    return "d", list(dict.items(value))
+
+
 def encode(value, arrays, strict=True, _depth=0, _count=None):
     """Return the tree of ``value``, appending its arrays to ``arrays``.
 
     With ``strict``, a value of another type raises :class:`WireError`; otherwise it becomes
     ``["x", type name]``.
+
+    Examples
+    --------
+    >>> from collections import namedtuple
+    >>> arrays = []
+    >>> encode(namedtuple("Pair", "output weights")(1, np.zeros(2)), arrays)
+    ['t', [['i', '1'], ['a', 0]]]
     """
     count = _count if _count is not None else [0]
     count[0] += 1
@@ -69,12 +92,14 @@ def encode(value, arrays, strict=True, _depth=0, _count=None):
         if len(value) > MAX_TEXT:
             raise WireError("a string is too long")
         return ["s", value]
-    if kind in (tuple, list):
-        items = [encode(item, arrays, strict, _depth + 1, count) for item in value]
-        return ["t" if kind is tuple else "l", items]
-    if kind in (dict, OrderedDict, defaultdict):  # the standard library's dicts travel as dicts
+    if issubclass(kind, (tuple, list, dict)):
+        tag, items = _items(value, kind)
+        if tag != "d":
+            return [tag, [encode(item, arrays, strict, _depth + 1, count) for item in items]]
+        if len(items) > MAX_DICT:
+            raise WireError(f"a dict has more than {MAX_DICT} entries")
         return ["d", [[encode(k, arrays, strict, _depth + 1, count),
-                       encode(v, arrays, strict, _depth + 1, count)] for k, v in value.items()]]
+                       encode(v, arrays, strict, _depth + 1, count)] for k, v in items]]
     if kind is np.ndarray or isinstance(value, np.generic):
         if len(arrays) >= MAX_ARRAYS:
             raise WireError("too many arrays")
@@ -95,10 +120,13 @@ def encode(value, arrays, strict=True, _depth=0, _count=None):
     return ["x", str(getattr(kind, "__name__", "?"))[:100]]
 
 
-def decode(tree, arrays, _depth=0):
+def decode(tree, arrays, _depth=0, _count=None):
     """Rebuild a value from its tree (arrays are copied, so callers may change them)."""
-    if _depth > MAX_DEPTH or not isinstance(tree, list) or not tree or not isinstance(tree[0], str):
-        raise WireError("malformed value")
+    count = _count if _count is not None else [0]
+    count[0] += 1
+    if (_depth > MAX_DEPTH or count[0] > MAX_NODES or not isinstance(tree, list) or not tree
+            or not isinstance(tree[0], str)):
+        raise WireError("malformed value (or too many parts)")
     tag, rest = tree[0], tree[1:]
     if tag == "n" and not rest:
         return None
@@ -114,14 +142,17 @@ def decode(tree, arrays, _depth=0):
     if tag == "s" and type(data) is str:
         return data
     if tag in ("t", "l") and type(data) is list:
-        items = [decode(item, arrays, _depth + 1) for item in data]
+        items = [decode(item, arrays, _depth + 1, count) for item in data]
         return tuple(items) if tag == "t" else items
     if tag == "d" and type(data) is list:
+        if len(data) > MAX_DICT:
+            raise WireError(f"a dict has more than {MAX_DICT} entries")
         pairs = []
         for pair in data:
             if type(pair) is not list or len(pair) != 2:
                 raise WireError("malformed dict")
-            pairs.append((decode(pair[0], arrays, _depth + 1), decode(pair[1], arrays, _depth + 1)))
+            pairs.append((decode(pair[0], arrays, _depth + 1, count),
+                          decode(pair[1], arrays, _depth + 1, count)))
         try:
             return dict(pairs)
         except TypeError:
@@ -131,10 +162,8 @@ def decode(tree, arrays, _depth=0):
         return array if tag == "a" else array[()]
     if tag == "y" and data in SCALAR_TYPES:
         return getattr(np, data)
-    if tag == "D" and type(data) is str and len(data) <= 8:
-        dtype = np.dtype(data)
-        _check_array(np.empty(0, dtype))
-        return dtype
+    if tag == "D" and type(data) is str and data in DTYPES:
+        return np.dtype(data)
     raise WireError(f"malformed value (tag {str(tag)[:10]!r})")
 
 
@@ -155,13 +184,12 @@ def digest(tree, arrays):
 
 def pack(header, arrays):
     """Serialise a JSON-able ``header`` and a list of arrays into one message."""
-    body = json.dumps(header, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        for index, array in enumerate(arrays):
-            with archive.open(f"a{index}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
-    return MAGIC + struct.pack("<Q", len(body)) + body + buffer.getvalue()
+    arrays = [array if array.flags.c_contiguous else array.copy(order="C") for array in arrays]
+    described = [[array.dtype.str, list(array.shape)] for array in arrays]
+    body = json.dumps({"header": header, "arrays": described}, separators=(",", ":"),
+                      ensure_ascii=True, allow_nan=False).encode()
+    return b"".join([MAGIC, struct.pack("<Q", len(body)), body,
+                     *(array.tobytes() for array in arrays)])
 
 
 def _shift(tree, offset):
@@ -189,85 +217,78 @@ def pack_calls(header, probes):
     return pack({**header, "probes": encoded}, arrays)
 
 
-def _read_member(archive, info, max_bytes):
-    with archive.open(info) as member:
-        version = np.lib.format.read_magic(member)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
-        else:
-            raise WireError(f"unsupported .npy version {version}")
-        _check_array(np.empty(0, dtype))
-        if len(shape) > 32 or any(type(n) is not int or n < 0 for n in shape):
-            raise WireError("malformed array shape")
-        nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes > max_bytes or nbytes != info.file_size - member.tell():
-            raise WireError("array data does not match its header")
-        data = member.read(nbytes + 1)
-    if len(data) != nbytes:
-        raise WireError("array data does not match its header")
-    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-    return np.array(array, dtype=dtype.newbyteorder("="), order="C")
+def _described(entry, max_bytes):
+    """(dtype, shape, byte count) of one array's description, validated."""
+    if not (type(entry) is list and len(entry) == 2 and type(entry[0]) is str
+            and entry[0] in DTYPES and type(entry[1]) is list and len(entry[1]) <= MAX_DIMS
+            and all(type(n) is int and 0 <= n <= max_bytes for n in entry[1])):
+        raise WireError("malformed array description")
+    dtype = np.dtype(entry[0])
+    nbytes = math.prod(entry[1]) * dtype.itemsize
+    if nbytes > max_bytes:
+        raise WireError("an array is larger than the message")
+    return dtype, tuple(entry[1]), nbytes
 
 
 def unpack(data, max_bytes, max_header=2_000_000):
-    """Return ``(header, arrays)`` from a message, validating it all; raise WireError."""
-    if not isinstance(data, bytes) or len(data) > max_bytes or not data.startswith(MAGIC):
+    """Return ``(header, arrays)`` from a message (bytes or a memoryview), validating it all;
+    raise WireError. The arrays are copies: ``data`` may go once this returns."""
+    view = memoryview(data)
+    if view.nbytes > max_bytes or view[:len(MAGIC)] != MAGIC:
         raise WireError("not a message from the runner (or too large)")
     start = len(MAGIC) + 8
-    (length,) = struct.unpack("<Q", data[len(MAGIC):start])
-    if length > max_header or start + length > len(data):
+    (length,) = struct.unpack("<Q", view[len(MAGIC):start])
+    if length > max_header or start + length > view.nbytes:
         raise WireError("header too long")
     try:
-        header = json.loads(data[start:start + length].decode("utf-8"))
+        message = json.loads(bytes(view[start:start + length]).decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise WireError("header is not valid JSON") from None
+    if not (isinstance(message, dict) and set(message) == {"header", "arrays"}
+            and type(message["arrays"]) is list):
+        raise WireError("not a message from the runner")
+    if len(message["arrays"]) > MAX_ARRAYS:
+        raise WireError("too many arrays")
+    offset = start + length
+    described = [_described(entry, max_bytes) for entry in message["arrays"]]
+    if offset + sum(nbytes for _, _, nbytes in described) != view.nbytes:
+        raise WireError("array data does not match its description")
     arrays = []
-    try:
-        with zipfile.ZipFile(io.BytesIO(data[start + length:])) as archive:
-            infos = archive.infolist()
-            if len(infos) > MAX_ARRAYS:
-                raise WireError("too many arrays")
-            total = 0
-            for index, info in enumerate(infos):
-                total += info.file_size
-                if (info.filename != f"a{index}.npy" or info.compress_type != zipfile.ZIP_STORED
-                        or total > max_bytes):
-                    raise WireError("unexpected archive entry")
-                arrays.append(_read_member(archive, info, max_bytes))
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error,
-            RecursionError, MemoryError) as error:
-        if isinstance(error, WireError):
-            raise
-        raise WireError(f"unreadable arrays ({type(error).__name__})") from None
-    return header, arrays
+    for dtype, shape, nbytes in described:
+        flat = np.frombuffer(view[offset:offset + nbytes], dtype=dtype)
+        arrays.append(flat.astype(dtype.newbyteorder("="), copy=True).reshape(shape))
+        offset += nbytes
+    return message["header"], arrays
 
 
 #: JSON header bytes the grader parses from one run, all frames together. A real run's headers take
 #: kilobytes (arrays travel apart from them); parsed, JSON grows about thirty times in memory, so
 #: 64 MiB of headers made of empty lists and dicts took the grader to 1.6 GB per job.
 MAX_HEADER_BYTES = 4 * 2**20
+#: Seconds the grader spends reading one run's output, whatever it holds.
+READ_SECONDS = 10.0
 
 
-def read_frames(data: bytes, max_bytes: int, max_frames: int | None = None) -> tuple[list, bool]:
+def read_frames(data, max_bytes: int, max_frames: int | None = None) -> tuple[list, bool]:
     """Split the runner's output into validated (header, arrays, end offset) frames; stop at the
     first bad one, where the headers pass :data:`MAX_HEADER_BYTES` in all, after ``max_frames``
-    frames (a run writes one per cell and per call, and two more), or at ``max_bytes``. Returns the
-    frames and whether anything unread followed them.
+    frames (a run writes one per cell and per call, and three more), at ``max_bytes``, or after
+    :data:`READ_SECONDS`. Returns the frames and whether anything unread followed them.
 
     The frames before a flood of valid but unasked-for ones are kept, so the grader still sees which
     cell the run reached; unpacking a million tiny frames would cost a minute of the grader's time."""
+    view = memoryview(data)
     frames, offset, header_budget = [], 0, MAX_HEADER_BYTES
-    over = len(data) > max_bytes
+    over = view.nbytes > max_bytes
     if over:  # the output was cut at the size limit: read what fits
-        data = data[:max_bytes]
-    while offset + 8 <= len(data):
-        if max_frames is not None and len(frames) >= max_frames:
+        view = view[:max_bytes]
+    deadline = time.monotonic() + READ_SECONDS
+    while offset + 8 <= view.nbytes:
+        if max_frames is not None and len(frames) >= max_frames or time.monotonic() > deadline:
             return frames, True
-        length = int.from_bytes(data[offset:offset + 8], "little")
-        message = data[offset + 8:offset + 8 + length]
-        if len(message) != length:
+        length = int.from_bytes(view[offset:offset + 8], "little")
+        message = view[offset + 8:offset + 8 + length]
+        if message.nbytes != length or length < len(MAGIC) + 8:
             return frames, True
         header_length = int.from_bytes(message[len(MAGIC):len(MAGIC) + 8], "little")
         if header_length > header_budget:
@@ -281,4 +302,4 @@ def read_frames(data: bytes, max_bytes: int, max_frames: int | None = None) -> t
             return frames, True
         offset += 8 + length
         frames.append((header, arrays, offset))
-    return frames, over or offset != len(data)
+    return frames, over or offset != view.nbytes

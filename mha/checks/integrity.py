@@ -1,8 +1,9 @@
 """Tell whether an answer was written with NumPy or borrowed from the ``mha`` package.
 
 The assignments ask for NumPy-only code while their tests compare with ``mha``. In a student's own
-notebook, inside :func:`package_forbidden`, every function and method of the package's core
-modules raises :class:`PackageUsed`, whichever way the answer reached it (``mha.softmax``,
+notebook, inside :func:`package_forbidden`, every function and method of every loaded module of the
+package (all of ``mha`` but these checks: the core, ``mha.positions``, ``mha.lab`` once imported
+...) raises :class:`PackageUsed`, whichever way the answer reached it (``mha.softmax``,
 ``from mha.attention import softmax``, a subclass of ``MultiHeadAttention``): the function objects
 themselves are swapped to a refusing body for the duration of the block, then put back. That is a
 convenience for learners, not a verdict.
@@ -21,11 +22,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-CORE_MODULES = ("mha.attention", "mha.masks", "mha.layers", "mha.efficient", "mha.cost")
+CHECKS = __name__.rpartition(".")[0]  # mha.checks: the one part of the package that keeps running
 #: True while the grader records or replays tests (set by ``mha_classroom.probes``).
 GRADING: ContextVar[bool] = ContextVar("mha_classroom_grading", default=False)
 #: "main", or "numpy_only" inside :func:`package_forbidden` while grading.
@@ -45,27 +47,35 @@ def _refuse(*args, **kwargs):
     raise error(__import__("mha.checks.integrity", fromlist=["MESSAGE"]).MESSAGE)
 
 
-def _core_functions() -> list:
-    functions = []
-    for name in CORE_MODULES:
-        module = importlib.import_module(name)
-        for value in vars(module).values():
+def _package_functions() -> list:
+    """The functions and methods defined in the loaded modules of ``mha``, its checks aside."""
+    importlib.import_module("mha")  # the core loads with it
+    functions = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "mha" or name.startswith("mha.")) or \
+                name == CHECKS or name.startswith(CHECKS + "."):
+            continue
+        for value in list(vars(module).values()):
             if inspect.isclass(value) and value.__module__ == name:
-                functions += [v for v in vars(value).values() if inspect.isfunction(v)]
+                functions.update({id(v): v for v in vars(value).values() if inspect.isfunction(v)})
             elif inspect.isfunction(value) and value.__module__ == name:
-                functions.append(value)
-    return [f for f in functions if not f.__code__.co_freevars]
+                functions[id(value)] = value
+    return [f for f in functions.values() if not f.__code__.co_freevars]
 
 
 @contextmanager
 def package_forbidden() -> Iterator[None]:
-    """Make every core function of ``mha`` raise :class:`PackageUsed` within the block.
+    """Make every function of ``mha`` (its checks aside) raise :class:`PackageUsed` within the block.
 
     Examples
     --------
     >>> import numpy as np, mha
     >>> with package_forbidden():  # doctest: +ELLIPSIS
     ...     mha.softmax(np.zeros(3))
+    Traceback (most recent call last):
+    mha.checks.integrity.PackageUsed: your answer calls the mha package; ...
+    >>> with package_forbidden():  # doctest: +ELLIPSIS
+    ...     mha.sinusoidal_encoding(2, 4)
     Traceback (most recent call last):
     mha.checks.integrity.PackageUsed: your answer calls the mha package; ...
     >>> mha.softmax(np.zeros(2))
@@ -78,7 +88,7 @@ def package_forbidden() -> Iterator[None]:
         finally:
             VARIANT.reset(token)
         return
-    saved = {function: function.__code__ for function in _core_functions()}
+    saved = {function: function.__code__ for function in _package_functions()}
     try:
         for function in saved:
             function.__code__ = _refuse.__code__

@@ -5,7 +5,8 @@ submission, 0 points) or from the instructor's answers, replaces answer cells (f
 function they define; an attack that defines several answers takes the last answer cell, so that
 no stub after it redefines them), adds cells after the first one, or writes a raw file. ``points`` is what it
 must score: ``None`` means "no more than an empty submission" (0). Placeholders ``@CANARY@``,
-``@SUBMISSIONS@``, ``@OUT@``, ``@ROOT@``, ``@SOURCE@`` become absolute paths of the test's folders.
+``@SUBMISSIONS@``, ``@OUT@``, ``@ROOT@``, ``@SOURCE@`` become absolute paths of the test's folders,
+``@TOKEN@`` a number of this batch's own (so that a check for leftovers counts only this batch's).
 
 Assignment 1's tests and points: softmax_rows 1, softmax_stable 2, attention_shapes 1,
 attention_values 2, attention_mask 1, causal_mask 2, self_attention 3, diagnose 2, numpy_only 1 (15).
@@ -71,10 +72,11 @@ def build(case: Case, assignment: Assignment, folder: Path, paths: dict[str, str
     (folder / f"{case.name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
 
 
-def build_all(assignment: Assignment, submissions: Path, **folders: Path) -> None:
+def build_all(assignment: Assignment, submissions: Path, cases: list[Case], token: str,
+              **folders: Path) -> None:
     paths = {key.upper(): str(value) for key, value in folders.items()}
-    paths.update(SUBMISSIONS=str(submissions), SOURCE=str(assignment.path))
-    for case in CASES:
+    paths.update(SUBMISSIONS=str(submissions), SOURCE=str(assignment.path), TOKEN=token)
+    for case in cases:
         build(case, assignment, submissions, paths)
 
 
@@ -165,8 +167,12 @@ for path in ("@SOURCE@", "@CANARY@/canary.txt", "@SUBMISSIONS@", "@ROOT@", "/pro
         pass
 found.append(repr(dict(os.environ)))
 found.append(",".join(os.listdir("/")))
+import time
+stop = time.monotonic() + 1.0  # a snooper with a cell time limit to keep (the venv may be mounted)
 for top in ("/tmp", "/opt", "/home", "/srv", "/mnt", "/media", "/var"):
     for folder, dirs, files in os.walk(top):
+        if time.monotonic() > stop:
+            break
         for name in files:
             try:
                 text = open(os.path.join(folder, name), errors="replace").read(200000)
@@ -244,7 +250,7 @@ except OSError:
 '''
 SURVIVORS = r'''
 import os, subprocess, time
-subprocess.Popen(["sleep", "31.41"], start_new_session=True)
+subprocess.Popen(["sleep", "31.41@TOKEN@"], start_new_session=True)
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
@@ -459,7 +465,7 @@ CASES = [
          messages={"softmax_stable": "overflow"},
          attack="patched numpy, mha.checks, builtins; a thread re-patching"),
     Case("lying_arrays", answers={"self_attention": LIAR},  # the last answer cell: it wins
-         messages={"softmax_rows": "returned a Liar the grader cannot check",
+         messages={"softmax_rows": "returned a value of type Liar, which the grader cannot check",
                    "attention_shapes": "dtype object are not accepted",
                    "causal_mask": "nested too deeply"},
          attack="lying ndarray subclasses, object arrays, deep values"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import struct
 import tempfile
 import time
 from pathlib import Path
@@ -20,8 +19,8 @@ FAST = Limits(timeout=5.0, memory_mb=512, tmp_mb=8, nproc=8)
 
 
 def _inside(sandbox, code: str, with_mha: bool = False, limits: Limits = FAST) -> tuple:
-    status, data, _ = sandbox.execute(sandbox.command(with_mha, limits, ["-c", code]), b"", limits)
-    return status, data.decode(errors="replace")
+    done = sandbox.execute(sandbox.command(with_mha, limits, ["-c", code]), b"", limits)
+    return done.status, bytes(done.data).decode(errors="replace")
 
 
 def test_inside_a_fresh_unprivileged_process_sees_only_system_python_and_tmp(sandbox, tmp_path,
@@ -113,13 +112,6 @@ def test_memory_outside_the_address_space_limit_is_refused(sandbox):
     assert status == 0 and out.split() == ["EPERM", "-1", "EPERM", "4"]  # and NumPy still works
 
 
-def test_the_seccomp_filter_is_a_bpf_program_for_known_machines_only():
-    program = seccomp_filter("x86_64")
-    assert len(program) == 8 * 8  # eight sock_filter instructions of 8 bytes
-    assert struct.unpack("<HBBI", program[-8:]) == (0x06, 0, 0, 0x00050001)  # the last: EPERM
-    assert seccomp_filter("aarch64") != program and seccomp_filter("sparc64") is None
-
-
 def test_the_grader_parses_a_bounded_amount_of_header(monkeypatch):
     from mha_classroom import wire
 
@@ -137,14 +129,16 @@ def test_the_grader_parses_a_bounded_amount_of_header(monkeypatch):
 def bound_site(monkeypatch):
     """A site-packages folder on the grader's import path that the sandbox binds, as a virtual
     environment's is (outside /tmp: the sandbox has its own)."""
+    from mha_classroom import paths
     from mha_classroom import sandbox as module
 
     folder = Path(tempfile.mkdtemp(dir="/var/tmp"))
     site = folder / "site-packages"
     site.mkdir()
-    real = module._python_dirs()
-    monkeypatch.setattr(module, "_python_dirs", lambda: [*real, str(site)])
-    monkeypatch.setattr(module.sys, "path", [*module.sys.path, str(site)])
+    real = paths.python_dirs()
+    for owner in (paths, module):
+        monkeypatch.setattr(owner, "python_dirs", lambda: [*real, str(site)])
+    monkeypatch.setattr(paths.sys, "path", [*paths.sys.path, str(site)])
     yield site
     shutil.rmtree(folder)
 
@@ -168,3 +162,68 @@ def test_an_installed_grader_is_masked_in_every_run(sandbox, bound_site):
     runner needs only its own three files, bound apart."""
     for with_mha in (False, True):
         assert not _installed_copy_seen(sandbox, bound_site, "mha_classroom", with_mha)
+
+
+def test_the_self_test_names_the_real_cause():
+    from mha_classroom.paths import interpreter
+    from mha_classroom.selftest import cause
+
+    missing = cause(True, True, 127, "", "bwrap: execvp /tmp/venv/bin/python: No such file or directory")
+    assert "cannot see the grader's interpreter" in missing and interpreter() in missing
+    assert "install bubblewrap" not in missing
+    userns = cause(True, False, 1, "", "bwrap: No permissions to creating new namespace, likely "
+                                      "because the kernel does not allow non-privileged user namespaces")
+    assert "user namespaces" in userns and "install bubblewrap" not in userns
+    assert "seccomp" in cause(True, True, 1, "", "bwrap: prctl(PR_SET_SECCOMP): Invalid argument")
+    assert "NumPy does not import" in cause(True, True, 1, "", "ModuleNotFoundError: No module named 'numpy'")
+    assert "network" in cause(True, True, 0, "network\nok 3000001 2 2", "")
+    assert "not in force" in cause(True, True, 0, "memfd\nok 3000001 2 2", "")
+    assert "as root" in cause(True, True, 0, "ok 0 2 2", "")
+    assert cause(True, True, 0, "ok 3000001 2 2", "") is None
+    assert cause(False, True, 0, "network memfd ok 0 2 2", "") is None  # trusted mode: no sandbox
+
+
+GRADE_ONE = """
+import json, sys
+from pathlib import Path
+from mha_classroom import get_sandbox, grade_submission, load_assignment
+from mha_classroom.release import nbgrader_notebook, write_notebook
+assignment = load_assignment(sys.argv[1])
+path = write_notebook(nbgrader_notebook(assignment), Path(sys.argv[2]) / "alice.ipynb")
+result = grade_submission(assignment, "alice", path, sandbox=get_sandbox())
+print(json.dumps([sys.executable, result.points, result.max_points]))
+"""
+
+
+@pytest.mark.parametrize("parent, how", [("/tmp", "relative"), ("/var/tmp", "symlink")])
+def test_the_grader_runs_from_a_venv_under_tmp_by_a_relative_path_or_a_link(parent, how, tmp_path,
+                                                                            sandbox):
+    """A newcomer who clones into /tmp and starts ``../venv/bin/python``: the first round's
+    sandbox hid that venv under its private /tmp and said "install bubblewrap"."""
+    import json
+    import site
+    import subprocess
+    import sys
+
+    from tests.classroom.conftest import ASSIGNMENTS
+
+    folder = Path(tempfile.mkdtemp(dir=parent, prefix="mha-venv-"))
+    try:
+        venv = folder / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        (site_packages,) = venv.glob("lib/python3*/site-packages")
+        ours = [p for p in site.getsitepackages() if Path(p, "numpy").is_dir()][0]
+        (site_packages / "course.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+        if how == "relative":
+            python, cwd = "../bin/python", venv / "lib"
+        else:
+            (folder / "link").symlink_to(venv, target_is_directory=True)
+            python, cwd = str(folder / "link" / "bin" / "python"), tmp_path
+        done = subprocess.run([python, "-c", GRADE_ONE, str(ASSIGNMENTS[0]), str(tmp_path)],
+                              capture_output=True, text=True, cwd=cwd, check=False,
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        assert done.returncode == 0, done.stderr[-2000:]
+        executable, points, total = json.loads(done.stdout.splitlines()[-1])
+        assert points == total == 15 and executable.startswith((str(folder), "../"))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

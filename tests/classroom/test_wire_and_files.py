@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import warnings
-import zipfile
 
 import numpy as np
 import pytest
 
 from mha_classroom import wire
+from mha_classroom.intake import find_submissions, unique_ids
 from mha_classroom.reports import fenced, neutral
-from mha_classroom.submission import InvalidSubmission, find_submissions, read_notebook, unique_ids
+from mha_classroom.submission import InvalidSubmission, read_notebook
 from mha_classroom.wire import read_frames
 
 pytestmark = pytest.mark.classroom
@@ -31,19 +30,47 @@ def test_values_round_trip_with_dtypes_and_shapes():
     assert type(again["s"][1]) is np.int64 and again["dtype"] == np.int16
 
 
-def test_the_standard_librarys_dicts_travel_as_dicts_and_other_subclasses_do_not():
-    from collections import OrderedDict, defaultdict
+def test_containers_travel_as_what_they_hold_named_tuples_and_subclasses_included():
+    from collections import OrderedDict, defaultdict, namedtuple
+    from typing import NamedTuple
 
     for value in (OrderedDict(q=(2, 3)), defaultdict(list, q=(2, 3))):
         arrays: list = []
         assert wire.decode(wire.encode(value, arrays), arrays) == {"q": (2, 3)}
 
-    class Lying(dict):
+    class Pair(NamedTuple):
+        output: np.ndarray
+        weights: np.ndarray
+
+    for value in (namedtuple("Result", "output weights")(np.ones(2), np.zeros(3)),
+                  Pair(np.ones(2), np.zeros(3))):
+        arrays = []
+        output, weights = back = wire.decode(wire.encode(value, arrays), arrays)
+        assert type(back) is tuple and output.tolist() == [1.0, 1.0] and weights.shape == (3,)
+
+    class Lying(dict):  # what a subclass claims through its own methods does not count
         def items(self):
             return [("q", "forged")]
 
-    with pytest.raises(wire.WireError, match="values of type Lying cannot be sent"):
-        wire.encode(Lying(q=1), [])
+    class Longer(list):
+        def __iter__(self):
+            return iter([1, 2, 3, 4])
+
+    arrays = []
+    assert wire.decode(wire.encode(Lying(q=1), arrays), arrays) == {"q": 1}
+    assert wire.decode(wire.encode(Longer([9]), arrays), arrays) == [9]
+
+
+def test_the_grader_decodes_a_bounded_amount_whatever_a_value_claims():
+    colliding = [[["i", str(k * (2**61 - 1))], ["n"]] for k in range(wire.MAX_DICT + 1)]  # one hash
+    with pytest.raises(wire.WireError, match="more than 1000 entries"):
+        wire.decode(["d", colliding], [])
+    with pytest.raises(wire.WireError, match="too many parts"):
+        wire.decode(["l", [["n"]] * (wire.MAX_NODES + 1)], [])
+    with pytest.raises(wire.WireError, match="more than 1000 entries"):
+        wire.encode(dict.fromkeys(range(wire.MAX_DICT + 1)), [])
+    assert wire.decode(["d", [[["i", str(k * (2**61 - 1))], ["n"]] for k in range(wire.MAX_DICT)]],
+                       []) == dict.fromkeys(k * (2**61 - 1) for k in range(wire.MAX_DICT))
 
 
 def test_the_digest_depends_on_values_not_memory_layout():
@@ -64,36 +91,47 @@ def test_objects_records_strings_and_deep_values_are_refused(value):
         wire.encode(value, [])
 
 
-def _npz(member: str, payload: bytes, compress=zipfile.ZIP_STORED) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compress) as archive:
-        archive.writestr(member, payload)
-    return wire.MAGIC + (2).to_bytes(8, "little") + b"{}" + buffer.getvalue()
-
-
-def _npy(array, shape=None) -> bytes:
-    buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, array, allow_pickle=True)
-    data = buffer.getvalue()
-    if shape is not None:
-        data = data.replace(str(array.shape).encode(), str(shape).encode().ljust(
-            len(str(array.shape))), 1)
-    return data
+def _message(arrays: list, payload: bytes, header: object = None) -> bytes:
+    """A message with an array list and data written by hand (what a forger would send)."""
+    body = json.dumps(header if header is not None else {"header": {}, "arrays": arrays}).encode()
+    return wire.MAGIC + len(body).to_bytes(8, "little") + body + payload
 
 
 @pytest.mark.parametrize("message", [
-    _npz("a0.npy", _npy(np.array([{"pickled": 1}], dtype=object))),  # a pickle inside
-    _npz("a0.npy", _npy(np.zeros(10**6)), zipfile.ZIP_DEFLATED),  # compressed (a zip bomb?)
-    _npz("evil.npy", _npy(np.zeros(3))),  # unexpected name
-    _npz("a0.npy", _npy(np.zeros(4), shape=(9999,))),  # the header lies about the size
-    _npz("a0.npy", b"not an npy file at all"),
+    _message([["|O", [1]]], b"\x00" * 8),  # objects (pickles) have no dtype here
+    _message([["<f8", [4]]], b"\x00" * 24),  # the data is shorter than the shape says
+    _message([["<f8", [2]]], b"\x00" * 24),  # ... or longer
+    _message([["<f8", [2**40, 2**40]]], b""),  # a shape larger than the message
+    _message([["<f8", [-1]]], b""),
+    _message([["<f8"]], b""),
+    _message([["<U3", [1]]], b"\x00" * 12),  # text arrays
+    _message([["V8", [1]]], b"\x00" * 8),  # records, raw bytes
+    _message([["<f8", [0]]] * (wire.MAX_ARRAYS + 1), b""),  # more arrays than a run may send
+    _message([], b"", header={"header": {}, "arrays": [], "extra": 1}),
+    _message([], b"", header=[1, 2]),
     wire.MAGIC + (10**9).to_bytes(8, "little") + b"{}",
     wire.MAGIC + (6).to_bytes(8, "little") + b'[' * 6,
+    b"MHAWIRE1" + b"\x00" * 16,  # the first round's zip format is not read at all
     b"garbage",
 ])
 def test_malformed_or_hostile_messages_are_refused_before_anything_is_built(message):
     with pytest.raises(wire.WireError):
         wire.unpack(message, 2**20)
+
+
+def test_a_million_declared_arrays_cost_the_grader_nothing(monkeypatch):
+    """A forged frame listing 1.15 M archive entries took the first round's grader to 751 MB."""
+    import tracemalloc
+
+    message = _message([["<f8", [0]]] * 150_000, b"")  # the first round saw 1.15 M; cheaper to show
+    tracemalloc.start()
+    try:
+        with pytest.raises(wire.WireError, match="too many arrays"):
+            wire.unpack(message, 2**30, max_header=2**30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * len(message)  # the JSON list itself, parsed once; no array, no archive
 
 
 def test_a_flood_of_frames_is_left_unread_after_the_frames_a_run_can_write():
@@ -305,16 +343,16 @@ def test_a_masked_array_with_nothing_masked_is_sent_as_its_array():
 def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monkeypatch):
     import sys
 
-    from mha_classroom.runner import _NoMha
+    from mha_classroom.stand_ins import NoMha
 
     for name in [n for n in sys.modules if n == "mha" or n.startswith("mha.")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setattr(sys, "meta_path", [_NoMha(), *sys.meta_path])
-    monkeypatch.setattr(_NoMha, "attempted", False)
+    monkeypatch.setattr(sys, "meta_path", [NoMha(), *sys.meta_path])
+    monkeypatch.setattr(NoMha, "used", False)
     from mha.checks import check_softmax
 
     check_softmax(lambda x: x)  # a check does nothing, and asks for nothing
-    assert not _NoMha.attempted
+    assert not NoMha.used
     from mha.checks import CheckFailed, strict
 
     with strict():
@@ -323,18 +361,24 @@ def test_the_numpy_only_run_lets_the_learner_checks_import_and_nothing_else(monk
         except CheckFailed:  # still a class an except clause accepts
             pass
     assert issubclass(CheckFailed, Exception)
-    monkeypatch.setattr(_NoMha, "checks_names", ("check_softmax", "CheckFailed"))
+    monkeypatch.setattr(NoMha, "checks_names", ("check_softmax", "CheckFailed"))
     monkeypatch.delitem(sys.modules, "mha.checks")
     star: dict = {}
     exec("from mha.checks import *", star)  # noqa: S102 - as a chapter's first cell has it
     assert star["check_softmax"](lambda x: x) is not None and star["CheckFailed"] is CheckFailed
     import mha
+    from mha import softmax as reference  # importing for comparison is no use of the package
+    from mha.attention import scaled_dot_product_attention
 
-    with pytest.raises(ModuleNotFoundError, match="mha.softmax"):
-        mha.softmax([1.0])
-    assert _NoMha.attempted
-    with pytest.raises(ModuleNotFoundError, match="mha.attention"):
-        import mha.attention  # noqa: F401
+    assert not NoMha.used
+    with pytest.raises(ModuleNotFoundError, match="mha.softmax is not there"):
+        reference([1.0])
+    assert NoMha.used
+    with pytest.raises(ModuleNotFoundError, match="mha.attention.scaled_dot_product_attention"):
+        scaled_dot_product_attention(1, 2, 3)
+    with pytest.raises(ModuleNotFoundError, match="mha.MultiHeadAttention"):
+        class Mine(mha.MultiHeadAttention):  # noqa: F841 - subclassing is using it
+            pass
 
 
 def test_a_note_merged_cells_or_windows_line_endings_leave_a_test_cell(tmp_path):
