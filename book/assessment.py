@@ -41,12 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from book.toc import front_matter, notebook_pages
+from mha_classroom.source import WRITTEN_HEADER  # the grader's reading of the marker, shared
 
 #: Pages of the toc that teach no objective of their own.
 NOT_TAUGHT = ("intro", "chapters/run_locally", "chapters/teachers", "chapters/teaching_guide")
 WRITTEN_STUB = "YOUR ANSWER HERE"
-WRITTEN_HEADER = re.compile(r"^<!--\s*written_answer:\s*(?P<id>[A-Za-z0-9_.-]+)\s+"
-                            r"points:\s*(?P<points>[0-9]+(?:\.[0-9]+)?)\s*-->$")
 TEST_HEADER = re.compile(r"^#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:\s*(?P<points>\S+)\s*$")
 QUESTION_HEADING = re.compile(r"^## (?P<number>\d+)\. (?P<title>.+?)(?: \([^()]*points?[^()]*\))?$",
                               re.MULTILINE)

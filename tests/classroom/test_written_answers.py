@@ -27,17 +27,6 @@ def _answer_cells(notebook: dict) -> list[dict]:
             and WRITTEN_HEADER.match(cell["source"].splitlines()[0].strip())]
 
 
-def nbgrader_answer_cells(notebook: dict) -> dict:
-    """Give each written answer cell of an exported notebook nbgrader's metadata for a manually
-    graded answer (what the grader's export is to write: the format in the teaching guide)."""
-    for cell in _answer_cells(notebook):
-        header = WRITTEN_HEADER.match(cell["source"].splitlines()[0].strip())
-        cell["metadata"]["nbgrader"] = {"schema_version": 3, "grade": True, "solution": True,
-                                        "locked": False, "grade_id": header["id"],
-                                        "points": float(header["points"])}
-    return notebook
-
-
 @pytest.mark.parametrize("source", ASSIGNMENTS, ids=lambda path: path.stem)
 def test_every_assignment_asks_for_a_written_answer_with_a_rubric_that_adds_up(source):
     assignment = read_assignment(source)
@@ -54,7 +43,13 @@ def test_every_assignment_asks_for_a_written_answer_with_a_rubric_that_adds_up(s
 def test_release_and_export_carry_the_answer_cell_and_none_of_the_rubric(source):
     meta, assignment = read_assignment(source), load_assignment(source)
     written = {q.id: q for q in meta.questions if q.kind == "written"}
-    for notebook in (student_notebook(assignment), nbgrader_notebook(assignment)):
+    exported = nbgrader_notebook(assignment)
+    for cell in _answer_cells(exported):  # a manually graded answer for nbgrader, with its points
+        header = WRITTEN_HEADER.match(cell["source"].splitlines()[0])
+        assert cell["metadata"]["nbgrader"] == {
+            "schema_version": 3, "grade": True, "solution": True, "locked": False,
+            "grade_id": header["id"], "points": float(header["points"])}
+    for notebook in (student_notebook(assignment), exported):
         cells = _answer_cells(notebook)
         assert [WRITTEN_HEADER.match(c["source"].splitlines()[0])["id"] for c in cells] == list(written)
         assert all(c["source"].splitlines()[1:] == [WRITTEN_STUB] for c in cells)
@@ -69,7 +64,7 @@ def test_release_and_export_carry_the_answer_cell_and_none_of_the_rubric(source)
 def _course(tmp_path: Path, source: Path) -> Path:
     """An nbgrader course folder whose source/ holds the assignment exported with its written cells."""
     assignment = load_assignment(source)
-    notebook = nbgrader_answer_cells(nbgrader_notebook(assignment))
+    notebook = nbgrader_notebook(assignment)  # the grader's export marks the written cells
     write_notebook(notebook, tmp_path / "source" / assignment.name / f"{assignment.name}.ipynb")
     (tmp_path / "nbgrader_config.py").write_text(
         f"c = get_config()\nc.CourseDirectory.root = {str(tmp_path)!r}\n", encoding="utf8")
