@@ -24,7 +24,7 @@ from mha_classroom.variants import (
     values_for,
     variant_cell,
 )
-from tests.classroom.conftest import ROOT, TEST_LIMITS
+from tests.classroom.conftest import ASSIGNMENTS, ROOT, TEST_LIMITS
 
 pytestmark = pytest.mark.classroom
 
@@ -73,14 +73,30 @@ def test_a_copy_depends_on_the_seed_and_the_student_only():
     assert all(f"{name} = {value!r}" in cell for name, value in plain.items())
 
 
-def test_the_instructor_solution_passes_every_test_of_every_copy():
-    assignment = load_assignment(SOURCE)
+#: A predicted value answer of each assignment that must differ between copies.
+PREDICTED = {"01-self-attention": "spread", "02-multi-head-and-shapes": "leak_token",
+             "03-cross-attention-and-cost": "self_memory_factor",
+             "04-positions-heads-efficient": "last_query_entropy",
+             "05-blocks-decoding-and-real-models": "size_order"}
+
+
+@pytest.mark.parametrize("source", ASSIGNMENTS, ids=lambda path: path.stem)
+def test_every_assignment_has_copies_with_pairwise_different_inputs(source):
+    assignment = load_assignment(source)
+    seeds = {values_for(assignment, SEED, student)["SEED"] for student in CLASS}
+    assert len(seeds) == len(CLASS), "every student's tests get inputs of their own"
+    assert len(draws(assignment)) >= 2, "more than the seed varies: sizes or predicted numbers too"
+
+
+@pytest.mark.parametrize("source", ASSIGNMENTS, ids=lambda path: path.stem)
+def test_the_instructor_solution_passes_every_test_of_every_copy(source):
+    assignment = load_assignment(source)
     answers = set()
     for student in CLASS:
         copy = for_student(assignment, SEED, student)
         record(copy)  # raises AssignmentError if any test, hidden ones included, fails
-        answers.add(round(instructor_values(copy)["spread"], 12))
-    assert len(answers) >= 3, "the predicted numbers must differ between copies"
+        answers.add(repr(instructor_values(copy)[PREDICTED[source.stem]]))
+    assert len(answers) >= 3, "the predicted answers must differ between copies"
 
 
 def test_bad_seeds_lists_and_variant_lines_are_refused(tmp_path):
