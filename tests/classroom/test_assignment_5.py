@@ -61,7 +61,7 @@ BUGS = {
     "head_kinds_synthetic": (
         "rows[..., 0].mean(axis=-1),  # [CLS]", "weights[..., 0].mean(axis=-1),",
         "average over the word queries only"),
-    "predict_order": ('size_order = "ACDBE"', 'size_order = "ACBDE"', "hidden test"),
+    "predict_order": ("key=counts.get, reverse=True", "key=counts.get, reverse=False", "hidden test"),
 }
 
 
