@@ -11,14 +11,27 @@ import time
 from pathlib import Path
 
 from mha_classroom.batch import grade_batch
-from mha_classroom.release import export_nbgrader, release
+from mha_classroom.release import export_nbgrader, release, write_atomically
+from mha_classroom.reports import write_reports
+from mha_classroom.rubrics import export_written
 from mha_classroom.sandbox import Limits, SandboxUnavailable, get_sandbox
 from mha_classroom.source import AssignmentError, MissingExtra, load_assignment
 from mha_classroom.validate import validate
+from mha_classroom.variants import (
+    apply_copies,
+    check_seed,
+    copies_csv,
+    draws,
+    find_copies,
+    for_student,
+    read_students,
+)
 
 EPILOG = """\
 examples:
   mha-classroom release assignments/*.md --out release/
+  mha-classroom release assignments/01-self-attention.md --students class.txt \
+      --seed-file ~/secret-seed.txt --out release/
   mha-classroom grade assignments/01-self-attention.md submitted/ --out grades/
   mha-classroom validate assignments/*.md
   mha-classroom nbgrader assignments/*.md --out source/
@@ -43,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
                     "source.")
     rel.add_argument("sources", nargs="+", type=Path, help="assignment sources (.md or .ipynb)")
     rel.add_argument("--out", type=Path, default=Path("release"), help="folder (default: release)")
+    _variant_options(rel, "write <out>/<student>/<assignment>.ipynb, each student's own copy: the "
+                          "variant cell's numbers drawn from the seed and the student id")
 
     grade = commands.add_parser(
         "grade", help="grade a folder of submissions into a CSV and feedback files",
@@ -71,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--trust-submissions", action="store_true",
                        help="run submissions WITHOUT a sandbox (only where bubblewrap is missing, "
                             "and only for code you trust)")
+    _variant_options(grade, "grade each student against their own copy (the seed of the release); "
+                            "value answers of another student's copy score 0 and are listed in "
+                            "<out>/copies.csv (--students: whose copies count, default: everyone "
+                            "graded)")
 
     val = commands.add_parser(
         "validate", help="check sources before release: full marks, zero for the stub, no leak",
@@ -89,6 +108,51 @@ def _parser() -> argparse.ArgumentParser:
     nbg.add_argument("sources", nargs="+", type=Path, help="assignment sources (.md or .ipynb)")
     nbg.add_argument("--out", type=Path, default=Path("source"), help="folder (default: source)")
     return parser
+
+
+def _variant_options(parser: argparse.ArgumentParser, what: str) -> None:
+    group = parser.add_argument_group("a copy per student", what)
+    group.add_argument("--students", type=Path, help="file of student ids, one a line")
+    group.add_argument("--seed-file", type=Path,
+                       help="file holding the teacher's secret seed (at least 8 characters; keep "
+                            "it, and never hand it out)")
+
+
+def _seed(args: argparse.Namespace) -> str | None:
+    if args.seed_file is None:
+        if args.command == "release" and args.students is not None:
+            raise ValueError("--students needs --seed-file (the secret the copies are drawn from)")
+        return None
+    return check_seed(args.seed_file.read_text(encoding="utf-8"))
+
+
+def _release(args: argparse.Namespace) -> int:
+    seed = _seed(args) if args.command == "release" else None
+    for source in args.sources:
+        assignment = load_assignment(source)
+        if seed is None:
+            write = release if args.command == "release" else export_nbgrader
+            print(f"wrote {write(assignment, args.out)}")
+            continue
+        if args.students is None:
+            raise ValueError("--seed-file needs --students (whose copies to write)")
+        if not draws(assignment):
+            raise AssignmentError(f"{source}: no variant cell ('# variant' first line), so every "
+                                  "student would get the same copy: release it without --seed-file")
+        students = read_students(args.students)
+        for student in students:
+            release(for_student(assignment, seed, student), args.out / student)
+        print(f"wrote {len(students)} copies of {assignment.name} to {args.out}/<student>/")
+    return 0
+
+
+def _copies(assignment, seed: str, students_file: Path | None, results: list, out: Path) -> list:
+    """Find value answers of another student's copy, zero them and write copies.csv."""
+    answers = {r.student: dict(r.values) for r in results if r.values}
+    students = read_students(students_file) if students_file else [r.student for r in results]
+    copies = find_copies(assignment, seed, answers, students)
+    write_atomically(out / "copies.csv", copies_csv(copies))
+    return apply_copies(results, copies)
 
 
 def _validate(sources: list[Path], trust: bool) -> int:
@@ -110,20 +174,27 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command in ("release", "nbgrader"):
-            write = release if args.command == "release" else export_nbgrader
-            for source in args.sources:
-                print(f"wrote {write(load_assignment(source), args.out)}")
-            return 0
+            return _release(args)
         if args.command == "validate":
             return _validate(args.sources, args.trust_submissions)
         limits = Limits(cell_timeout=args.cell_timeout, probe_timeout=args.cell_timeout,
                         timeout=args.timeout, memory_mb=args.memory_mb)
         assignment = load_assignment(args.source)
+        seed = _seed(args)
+        own = (lambda student: for_student(assignment, seed, student)) if seed else None
         sandbox = get_sandbox(args.trust_submissions)
         sandbox.check_private(args.out)
         start = time.perf_counter()
         results, skipped, resumed = grade_batch(assignment, args.submissions, args.out, limits,
-                                                sandbox, jobs=args.jobs, resume=not args.fresh)
+                                                sandbox, jobs=args.jobs, resume=not args.fresh,
+                                                assignment_for=own)
+        if seed:
+            results = _copies(assignment, seed, args.students, results, args.out)
+            budget = sandbox.budget.describe(limits.memory_mb, limits.nproc) \
+                if sandbox.kind == "bubblewrap" else ""
+            write_reports(assignment, results, args.out, sandbox.kind, skipped=skipped,
+                          budget=budget)
+        export_written(assignment, args.submissions, args.out)
         seconds = time.perf_counter() - start
     except SandboxUnavailable as error:
         print(f"error: refusing to run submissions: {error}", file=sys.stderr)

@@ -34,7 +34,8 @@ def fingerprint(assignment: Assignment, found: Found, limits: Limits, sandbox: S
     """A hash of everything that decides ``found``'s result."""
     digest = hashlib.sha256()
     for part in (mha_classroom.__version__, sandbox.kind, repr(limits), found.student,
-                 found.original, found.problem, assignment.path.read_bytes()):
+                 found.original, found.problem, assignment.path.read_bytes(),
+                 *(cell.source for cell in assignment.cells if cell.role == "given")):
         digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "backslashreplace"))
         digest.update(b"\x00")
     if found.path is not None:
@@ -56,7 +57,9 @@ def _from_json(data: dict) -> StudentResult | None:
     try:
         questions = tuple(QuestionResult(**q) for q in data["questions"])
         fields = {key: tuple(data[key]) for key in ("notes", "cell_errors", "events", "used_mha")}
-        return StudentResult(data["student"], questions, original=data["original"], **fields)
+        values = tuple((name, value) for name, value in data.get("values") or ())
+        return StudentResult(data["student"], questions, original=data["original"], values=values,
+                             **fields)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -81,11 +84,14 @@ def _resumed(folder: Path, found: Found, print_: str) -> StudentResult | None:
 
 
 def grade_batch(assignment: Assignment, submissions: Path, out: Path, limits: Limits,
-                sandbox: Sandbox, jobs: int = 2, resume: bool = True):
-    """Grade ``submissions`` into ``out``; returns (results, skipped entries, students resumed)."""
+                sandbox: Sandbox, jobs: int = 2, resume: bool = True, assignment_for=None):
+    """Grade ``submissions`` into ``out``; returns (results, skipped entries, students resumed).
+
+    ``assignment_for(student)``: each student's own copy (a variant), when there is one."""
     found, skipped = scan_submissions(submissions, assignment.name)
     progress = Path(out) / PROGRESS
-    prints = {f.student: fingerprint(assignment, f, limits, sandbox) for f in found}
+    own = assignment_for or (lambda student: assignment)
+    prints = {f.student: fingerprint(own(f.student), f, limits, sandbox) for f in found}
     budget = sandbox.budget.describe(limits.memory_mb, limits.nproc) \
         if sandbox.kind == "bubblewrap" else ""
     done: dict[str, StudentResult] = {}
@@ -113,7 +119,7 @@ def grade_batch(assignment: Assignment, submissions: Path, out: Path, limits: Li
                           students=False)
 
     results = grade_folder(assignment, submissions, limits, jobs=jobs, sandbox=sandbox,
-                           on_result=finished, skip=skip)
+                           on_result=finished, skip=skip, assignment_for=assignment_for)
     write_reports(assignment, results, out, sandbox.kind, skipped=skipped, budget=budget,
                   students=False)
     return results, skipped, sorted(resumed)

@@ -22,6 +22,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
+import mha_classroom.wire as wire
 from mha_classroom.collect import (
     Collected,
     Request,
@@ -30,7 +33,7 @@ from mha_classroom.collect import (
     consistent_signatures,
 )
 from mha_classroom.intake import Found, find_submissions, sibling_modules
-from mha_classroom.probes import Recording, record, replay
+from mha_classroom.probes import Recording, make_probe, record, replay
 from mha_classroom.sandbox import Limits, Sandbox, get_sandbox
 from mha_classroom.source import Assignment
 from mha_classroom.submission import (
@@ -70,6 +73,7 @@ class StudentResult:
     events: tuple[str, ...] = ()
     original: str = ""  # the submission's file or folder name, when ``student`` had to change it
     used_mha: tuple[str, ...] = ()  # the answers (and cells) that needed the mha package
+    values: tuple = ()  # (name, plain data) of each value answer given: variants compare them
 
     @property
     def points(self) -> float:
@@ -208,19 +212,39 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
                              f"{cell_error[1][:200]}) when the grader ran it with your code, as it would "
                              "in your notebook")
     said = notes + got.notes + _notes_on_runs(got)
+    values = _value_answers(recording, got)
     return StudentResult(student, tuple(questions), tuple(without_paths(n, hide) for n in said),
                          tuple(without_paths(e, hide) for e in errors),
                          tuple(sorted(events | got.events | ({"used_mha"} if got.used_mha else set()))),
-                         used_mha=tuple(got.used_mha))
+                         used_mha=tuple(got.used_mha), values=values)
+
+
+def _value_answers(recording: Recording, got: Collected) -> tuple:
+    """The value answers the student's code gave, as plain data (lists for arrays)."""
+    found = []
+    for name, kind in recording.answers.items():
+        answer = got.answers.get(make_probe(name, "value", "main").key) if kind == "value" else None
+        if answer is None or answer.status != "ok":
+            continue
+        try:
+            value = wire.decode(answer.out, list(answer.arrays))
+        except Exception:  # noqa: BLE001 - an answer the grader cannot read compares to nothing
+            continue
+        if isinstance(value, (np.ndarray, np.generic)):
+            value = value.tolist()
+        if isinstance(value, (bool, int, float, str, list, tuple)):
+            found.append((name, value))
+    return tuple(found)
 
 
 def grade_folder(assignment: Assignment, folder: Path, limits: Limits | None = None,
                  jobs: int = 2, sandbox: Sandbox | None = None, on_result=None,
-                 skip=None) -> list[StudentResult]:
+                 skip=None, assignment_for=None) -> list[StudentResult]:
     """Grade every submission in ``folder``, ``jobs`` at a time, in student-id order.
 
     ``on_result(found, result)`` is called as each student finishes (from a worker thread, one at
-    a time); ``skip(found)`` may return a result to use instead of grading (a resumed batch).
+    a time); ``skip(found)`` may return a result to use instead of grading (a resumed batch);
+    ``assignment_for(student)`` gives each student's own copy (:mod:`~mha_classroom.variants`).
     """
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
@@ -235,7 +259,8 @@ def grade_folder(assignment: Assignment, folder: Path, limits: Limits | None = N
         if result is not None:
             return result
         try:
-            result = grade_submission(assignment, found.student, found.path, limits,
+            own = assignment_for(found.student) if assignment_for else assignment
+            result = grade_submission(own, found.student, found.path, limits,
                                       found.problem, sandbox, found.folder)
         except Exception as error:  # noqa: BLE001 - one student's problem never stops the batch
             result = _zero(assignment, found.student, f"the grader failed on this submission "

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mha_classroom.source import Assignment, Cell
+from mha_classroom.source import Assignment, Cell, written_header
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -73,7 +73,8 @@ def nbgrader_notebook(assignment: Assignment) -> dict:
 
     Teachers who use nbgrader put it in ``source/<assignment>/`` and run ``nbgrader
     generate_assignment`` as usual: solution cells are marked ``solution``, test cells ``grade``
-    with their points and locked, every other code cell locked.
+    with their points and locked, every other code cell locked, and each written answer (Markdown)
+    ``solution`` and ``grade`` with its points: a manually graded answer.
     """
     cells, answers = [], 0
     for index, cell in enumerate(assignment.cells):
@@ -85,7 +86,11 @@ def nbgrader_notebook(assignment: Assignment) -> dict:
             nbgrader.update(grade=True, locked=True, grade_id=cell.grade_id, points=cell.points)
         elif cell.role == "given":
             nbgrader.update(locked=True, grade_id=f"given_{index}")
-        metadata = {} if cell.role == "markdown" else {"nbgrader": nbgrader}
+        written = written_header(cell.source) if cell.role == "markdown" else None
+        if written:  # a manually graded answer: nbgrader keeps it for the formgrader
+            nbgrader.update(solution=True, grade=True, grade_id=written["id"],
+                            points=float(written["points"]))
+        metadata = {"nbgrader": nbgrader} if cell.role != "markdown" or written else {}
         cells.append(_cell_dict(index, cell, cell.source, metadata))
     return _notebook(cells)
 

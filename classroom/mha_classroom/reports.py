@@ -21,6 +21,7 @@ from pathlib import Path
 from mha_classroom.grade import StudentResult
 from mha_classroom.intake import Skipped, safe_id
 from mha_classroom.release import write_atomically
+from mha_classroom.rubrics import AWAITS, written_questions
 from mha_classroom.source import Assignment
 from mha_classroom.text import visible
 
@@ -34,6 +35,8 @@ EVENTS = {
     "edited_tests": "submissions with edited test cells (the originals were run)",
     "deleted_tests": "submissions with deleted test cells (the originals were run)",
     "grader_error": "submissions the grader failed on (please report)",
+    "copied_value": "submissions with a value answer of another student's variant, not their own "
+                    "(those questions scored 0; see copies.csv)",
 }
 
 
@@ -112,6 +115,8 @@ def feedback_markdown(assignment: Assignment, result: StudentResult) -> str:
         verdict = "passed" if q.points == q.max_points else "see below"
         lines.append(f"| {q.grade_id} | {_number(q.points)} / {_number(q.max_points)} | "
                      f"{verdict} |")
+    for written in written_questions(assignment):  # never scored here: a teacher grades them
+        lines.append(f"| {written.grade_id} | – / {_number(written.points)} | {AWAITS} |")
     for title, text in _sections(result):
         lines += ["", f"## {title}", "", *fenced(text)]
     text = "\n".join(lines) + "\n"
@@ -145,6 +150,8 @@ def feedback_html(assignment: Assignment, result: StudentResult) -> str:
                    f"{_number(q.max_points)}</td><td>"
                    f"{'passed' if q.points == q.max_points else 'see below'}</td></tr>"
                    for q in result.questions)
+    rows += "".join(f"<tr><td>{esc(w.grade_id)}</td><td>– / {_number(w.points)}</td>"
+                    f"<td>{esc(AWAITS)}</td></tr>" for w in written_questions(assignment))
     body = [f"<h1>{esc(title)}</h1>",
             f"<p>Score: <strong>{_number(result.points)} / {_number(result.max_points)}</strong></p>",
             f"<table><tr><th>question</th><th>points</th><th>result</th></tr>{rows}</table>"]
@@ -191,6 +198,12 @@ def summary_markdown(assignment: Assignment, results: list[StudentResult], sandb
         lines.append(f"- {len(users)} submissions used the mha package (answers that needed it fail "
                      f"the NumPy-only test; cells that only compare with it do not): {'; '.join(users)}")
     lines += _collisions(results)
+    written = written_questions(assignment)
+    if written and results:
+        names = ", ".join(f"{w.grade_id} ({_number(w.points)} points)" for w in written)
+        lines.append(f"- written answers, not in the points above, await your grade: {names}; "
+                     "the answers with their rubrics are in written/ (answers.csv has nbgrader's "
+                     "manual_score and manual_comment columns)")
     for entry in skipped:
         lines.append(f"- not graded: `{one_line(entry.name, 120).replace('`', chr(39))}`: "
                      f"{entry.reason}")

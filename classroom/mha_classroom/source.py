@@ -30,6 +30,9 @@ _ENDS = {END_SOLUTION: "solution", END_HIDDEN: "hidden"}
 _MARKER_LIKE = re.compile(r"^\s*#{2,}\s*(BEGIN|END)\b", re.IGNORECASE)
 _HEADER = re.compile(r"^#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:\s*(?P<points>\S+)\s*$")
 _HEADER_LIKE = re.compile(r"^#\s*(grade_id|points)\s*:", re.IGNORECASE)
+#: First line of a written answer, a Markdown cell graded by hand (see :mod:`mha_classroom.rubrics`).
+WRITTEN_HEADER = re.compile(r"^<!--\s*written_answer:\s*(?P<id>[A-Za-z0-9_.-]+)\s+"
+                            r"points:\s*(?P<points>[0-9]+(?:\.[0-9]+)?)\s*-->$")
 
 
 class MissingExtra(ImportError):
@@ -119,6 +122,18 @@ def parse_header(first_line: str) -> tuple[str, float] | None:
             f"got {match['points']!r}"
         )
     return match["id"], points
+
+
+def written_header(source: str) -> re.Match | None:
+    """The written-answer marker on a Markdown cell's first line (None if there is none).
+
+    Examples
+    --------
+    >>> written_header("<!-- written_answer: why_scale  points: 4 -->\\nYOUR ANSWER HERE")["id"]
+    'why_scale'
+    """
+    lines = source.strip().splitlines()
+    return WRITTEN_HEADER.match(lines[0].strip()) if lines else None
 
 
 def split_regions(source: str) -> tuple[Segment, ...]:

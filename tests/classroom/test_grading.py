@@ -152,7 +152,8 @@ def test_an_experiment_on_a_test_cells_variables_is_graded_as_the_notebook_ran_i
     for name, trial in trials.items():
         for cell in notebook["cells"]:
             if cell["source"].startswith(("### BEGIN SOLUTION\nleaks_split_only", "again =", "w =")):
-                cell["source"] = trial + "leaks_split_only = True\nleaks_both_wrong = False\n"
+                cell["source"] = trial + ("leaks_split_only = True\nleaks_both_wrong = False\n"
+                                          "leak_token = ((N_HEADS - 1) * SEQ + LEAK_ROW) // N_HEADS\n")
         notebook["cells"].append({"cell_type": "code", "metadata": {}, "source": "print(nowhere)"})
         path = tmp_path / f"{name}.ipynb"
         path.write_text(json.dumps(notebook))

@@ -1,4 +1,4 @@
-"""Real nbgrader agrees with this grader on every per-question score of the four assignments.
+"""Real nbgrader agrees with this grader on every per-question score of the five assignments.
 
 Opt-in (nbgrader is not a requirement of the course): ``pip install nbgrader==0.9.6`` and
 ``MHA_NBGRADER=1 python -m pytest tests/classroom/test_nbgrader_agreement.py``. For each
@@ -39,6 +39,11 @@ WRONG = {
     "04-positions-heads-efficient": ("mean_entropy", "def mean_entropy(weights):\n"
                                                      "    return -np.sum(weights * np.log(weights + 1e-300), "
                                                      "axis=(-1, -2))\n"),
+    "05-blocks-decoding-and-real-models": ("layer_norm", "def layer_norm(x, gamma, beta, eps=1e-5):\n"
+                                                         "    centred = x - x.mean(axis=0, keepdims=True)\n"
+                                                         "    return gamma * centred / np.sqrt(\n"
+                                                         "        centred.var(axis=0, keepdims=True)"
+                                                         " + eps) + beta\n"),
 }
 USES_MHA = {
     "01-self-attention": ("causal_mask", "import mha\n\ndef causal_mask(seq_q, seq_k=None):\n"
@@ -51,6 +56,14 @@ USES_MHA = {
                                                             "def sinusoidal_encoding(seq_len, d_model):\n"
                                                             "    return mha.sinusoidal_encoding(\n"
                                                             "        seq_len, d_model)\n"),
+    "05-blocks-decoding-and-real-models": ("layer_norm", "import mha\n\n"
+                                                         "def layer_norm(x, gamma, beta, eps=1e-5):\n"
+                                                         "    mha.softmax(x)  # the package, called\n"
+                                                         "    centred = x - x.mean(axis=-1, keepdims=True)\n"
+                                                         "    variance = (centred**2).mean(axis=-1, "
+                                                         "keepdims=True)\n"
+                                                         "    return gamma * centred / np.sqrt(variance"
+                                                         " + eps) + beta\n"),
 }
 
 

@@ -111,10 +111,12 @@ def test_the_leak_check_finds_a_solution_line_left_in_a_release():
 def test_nbgrader_export_marks_solution_and_graded_cells():
     assignment = load_assignment(ASSIGNMENTS[0])
     cells = nbgrader_notebook(assignment)["cells"]
-    graded = [c["metadata"]["nbgrader"] for c in cells if c["metadata"].get("nbgrader", {}).get("grade")]
+    graded = [c["metadata"]["nbgrader"] for c in cells if c["cell_type"] == "code"
+              and c["metadata"].get("nbgrader", {}).get("grade")]
     assert [(g["grade_id"], g["points"]) for g in graded] == [(t.grade_id, t.points)
                                                               for t in assignment.tests]
-    solutions = [c for c in cells if c["metadata"].get("nbgrader", {}).get("solution")]
+    solutions = [c for c in cells if c["cell_type"] == "code"
+                 and c["metadata"].get("nbgrader", {}).get("solution")]
     assert solutions and all("### BEGIN SOLUTION" in c["source"] for c in solutions)
     ids = [c["metadata"]["nbgrader"]["grade_id"] for c in cells if "nbgrader" in c["metadata"]]
     assert len(ids) == len(set(ids))
