@@ -33,9 +33,10 @@ PROGRESS = ".progress"
 def fingerprint(assignment: Assignment, found: Found, limits: Limits, sandbox: Sandbox) -> str:
     """A hash of everything that decides ``found``'s result."""
     digest = hashlib.sha256()
-    for part in (mha_classroom.__version__, sandbox.kind, repr(limits), found.student,
-                 found.original, found.problem, assignment.path.read_bytes(),
-                 *(cell.source for cell in assignment.cells if cell.role == "given")):
+    parts: list[str | bytes] = [mha_classroom.__version__, sandbox.kind, repr(limits), found.student,
+                                found.original, found.problem, assignment.path.read_bytes(),
+                                *(cell.source for cell in assignment.cells if cell.role == "given")]
+    for part in parts:
         digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "backslashreplace"))
         digest.update(b"\x00")
     if found.path is not None:

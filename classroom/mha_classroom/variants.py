@@ -146,7 +146,7 @@ def values_for(assignment: Assignment, seed: str, student: str) -> dict[str, obj
     """The variant values of ``student``: a pure function of (seed, assignment name, student)."""
     digest = hashlib.sha256("\x00".join((seed, assignment.name, student)).encode()).digest()
     rng = np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest, "big")))
-    values = {}
+    values: dict[str, object] = {}
     for draw in draws(assignment):
         if draw.kind == "integers":
             values[draw.name] = int(rng.integers(draw.args[0], draw.args[1], endpoint=True))
@@ -204,11 +204,11 @@ def same_value(a: object, b: object) -> bool:
 
 def readers(assignment: Assignment, name: str) -> tuple[str, ...]:
     """The test cells (grade_ids) whose code reads ``name``."""
-    found = []
+    found: list[str] = []
     for cell in assignment.tests:
         tree = ast.parse(instructor_source(cell))
         if any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(tree)):
-            found.append(cell.grade_id)
+            found.append(cell.test_id)
     return tuple(found)
 
 
