@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from book.reading_time import minutes_for, page_time, round_minutes
 from book.toc import front_matter, notebook_pages
 from mha_classroom.source import WRITTEN_HEADER  # the grader's reading of the marker, shared
 
@@ -51,8 +52,6 @@ QUESTION_HEADING = re.compile(r"^## (?P<number>\d+)\. (?P<title>.+?)(?: \([^()]*
                               re.MULTILINE)
 EXERCISE_LABEL = re.compile(r"^`{3,}\{exercise\}\s*(?P<title>[^\n]*)\n:label:\s*(?P<label>\S+)", re.MULTILINE)
 PROMISE = re.compile(r"you will be able to:?\s*\n\s*\n?(?P<bullets>(?:- .*\n(?: {2,}.*\n)*)+)")
-TIME = re.compile(r"\*\*Time:\*\* about (?P<read>\d+) minutes to read and run, and about "
-                  r"(?P<exercises>\d+) more for the exercises")
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ class Chapter:
     objectives: tuple[Objective, ...]
     promises: tuple[str, ...]
     exercises: dict[str, str]  # label -> title, in the chapter's order
-    minutes: tuple[int, int] | None  # (read and run, exercises)
+    minutes: tuple[int, int]  # (read and run, exercises), everything in it, by book.reading_time's model
 
 
 @dataclass(frozen=True)
@@ -138,8 +137,9 @@ def read_chapter(path: Path, docname: str, part: str) -> Chapter:
     found = PROMISE.search(text)
     promises = tuple(re.split(r"\n(?=- )", found["bullets"].strip())) if found else ()
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), docname)
-    time = TIME.search(text)
-    minutes = (int(time["read"]), int(time["exercises"])) if time else None
+    page = page_time(path, docname)  # the reading-time model the "Before you start" boxes state
+    minutes = (round_minutes(minutes_for(page.all_words, page.all_code_lines)),
+               sum(exercise.minutes for exercise in page.exercises))
     exercises = {m["label"]: m["title"].strip() for m in EXERCISE_LABEL.finditer(text)}
     return Chapter(docname, title, part, objectives, promises, exercises, minutes)
 

@@ -65,7 +65,7 @@ def render_chapters(course: Course) -> str:
     rows = ["| Chapter | Read and run, exercises | Assessed in |", "| --- | --- | --- |"]
     read = practice = 0
     for number, chapter in enumerate(course.chapters, start=1):
-        minutes = chapter.minutes or (0, 0)
+        minutes = chapter.minutes
         read, practice = read + minutes[0], practice + minutes[1]
         shorts = sorted({a.short for o in chapter.objectives for a, _ in course.assessed_by(o.id)})
         rows.append(f"| {number} · {_doc(chapter.docname)} | {minutes[0]} + {minutes[1]} min | "
