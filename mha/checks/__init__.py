@@ -16,7 +16,8 @@ book's order:
 - ``self_attention``: check_softmax, check_attention, check_causal_mask, check_dot_variance,
   check_window_mask, check_padding_mask;
   questions: check_score_shift
-- ``attention_up_close``: questions: check_telescope_query
+- ``attention_up_close``: check_running_mean;
+  questions: check_hard_lookup, check_same_dog, check_telescope_query
 - ``multi_head``: check_multi_head, check_einsum_layer, check_parameter_formula;
   questions: check_head_swap
 - ``shapes``: check_split_heads, check_merge_heads, check_head_shapes;
@@ -60,7 +61,12 @@ fails there.
 """
 
 from mha.checks._core import CheckFailed, strict
-from mha.checks.attention_up_close import check_telescope_query
+from mha.checks.attention_up_close import (
+    check_hard_lookup,
+    check_running_mean,
+    check_same_dog,
+    check_telescope_query,
+)
 from mha.checks.cost import check_block_size, check_crossover, check_kv_budget
 from mha.checks.cross_attention import (
     check_cross_attention_shapes,
@@ -150,6 +156,7 @@ __all__ = [
     "check_sinusoid_direction",
     "check_target_padding",
     "check_telescope_query",
+    "check_running_mean", "check_hard_lookup", "check_same_dog",
     "check_torch_mask_rows",
     "check_trophy_head",
     "check_untied_readout",
