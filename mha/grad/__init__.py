@@ -10,12 +10,12 @@ shape) and the cache, and returns the gradients of the weights (a dict named lik
 
 By concept:
 
-``linear``     :func:`linear_backward`, the affine map every projection is
-``attention``  :func:`softmax_backward`, :func:`attention_backward`, :func:`multi_head_backward` (and
-               :func:`attention_step_backward`: a :class:`mha.ModernAttention`'s step)
-``normalization``  :func:`rms_norm_backward`
-``block``      layer norm, activations, the feed-forward network, whole blocks
-``loss``       :func:`cross_entropy` and :func:`embedding_backward`
+- ``linear``: :func:`linear_backward`, the affine map every projection is;
+- ``attention``: :func:`softmax_backward`, :func:`attention_backward`, :func:`multi_head_backward` (and
+  :func:`attention_step_backward`: a :class:`mha.ModernAttention`'s step);
+- ``normalization``: :func:`rms_norm_backward`;
+- ``block``: layer norm, activations, the feed-forward network, whole blocks;
+- ``loss``: :func:`cross_entropy` and :func:`embedding_backward`.
 """
 
 from mha.grad.attention import (

@@ -276,7 +276,7 @@ def cache_growth(layer: MultiHeadAttention, n_tokens: int, *, window: int, sinks
 
 # ------------------------------------------------------------------------------------------ QK-norm
 def largest_logit(model: TinyGPT, tokens: ArrayLike) -> float:
-    """The largest |score| any head of ``model`` gives a visible key on ``tokens`` (batch, seq).
+    """The largest absolute score any head of ``model`` gives a visible key on ``tokens`` (batch, seq).
 
     The scores are those the softmax sees (after QK-norm and soft-capping when the layers have them).
     """
@@ -304,7 +304,7 @@ def logit_ranges(layer: MultiHeadAttention, scales: Sequence[float], *, seq: int
     Returns
     -------
     dict step name -> {"largest": [...], "entropy": [...]}
-        The largest |score| and the mean entropy (nats) of the causal rows, one per scale.
+        The largest absolute score and the mean entropy (nats) of the causal rows, one per scale.
     """
     rng = as_generator(rng)
     x = rng.standard_normal((1, seq, layer.d_model))
