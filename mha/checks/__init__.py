@@ -28,7 +28,8 @@ book's order:
 - ``positions``: check_rotate_new_keys;
   questions: check_first_token_two_back, check_sinusoid_direction, check_alibi_far_bias
 - ``heads_that_learn``: check_uniform_entropy;
-  questions: check_blinded_induction, check_greedy_evaluations, check_narrow_heads_longer
+  questions: check_blinded_induction, check_greedy_evaluations, check_narrow_heads_longer,
+  check_two_jobs_margin
 - ``efficient_attention``: check_query_chunks, check_merge_states, check_cache_tokens;
   questions: check_distilled_pool
 - ``modern_attention``: check_streaming_mask, check_latent_cache, check_absorbed_scores
@@ -41,7 +42,7 @@ book's order:
 - ``frameworks``: check_from_state_dict, check_keras_output_kernel;
   questions: check_torch_mask_rows, check_average_tells
 - ``real_heads``: check_previous_token_share;
-  questions: check_trophy_head, check_ablation_order
+  questions: check_trophy_head, check_ablation_order, check_modifier_nouns
 
 A predict-or-explain exercise has a question instead (``mha.checks.questions``): its check takes
 the letter, number or order you chose, and ``mha.explorers.quiz(check)`` asks the same question in the
@@ -90,6 +91,7 @@ from mha.checks.heads_that_learn import (
     check_blinded_induction,
     check_greedy_evaluations,
     check_narrow_heads_longer,
+    check_two_jobs_margin,
     check_uniform_entropy,
 )
 from mha.checks.integrity import package_forbidden
@@ -106,7 +108,12 @@ from mha.checks.positions import (
     check_rotate_new_keys,
     check_sinusoid_direction,
 )
-from mha.checks.real_heads import check_ablation_order, check_previous_token_share, check_trophy_head
+from mha.checks.real_heads import (
+    check_ablation_order,
+    check_modifier_nouns,
+    check_previous_token_share,
+    check_trophy_head,
+)
 from mha.checks.self_attention import (
     check_attention,
     check_causal_mask,
@@ -147,6 +154,7 @@ __all__ = [
     "check_flat_mask",
     "check_greedy_evaluations",
     "check_head_swap",
+    "check_modifier_nouns",
     "check_narrow_heads_longer",
     "check_post_norm_final",
     "check_reverse_blocks",
@@ -159,5 +167,6 @@ __all__ = [
     "check_running_mean", "check_hard_lookup", "check_same_dog",
     "check_torch_mask_rows",
     "check_trophy_head",
+    "check_two_jobs_margin",
     "check_untied_readout",
 ]

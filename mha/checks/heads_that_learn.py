@@ -2,7 +2,9 @@
 
 What a learner finds here: :func:`check_uniform_entropy`, the chapter's exercise on the mean entropy
 of a causal head that spreads its weight evenly, and the wrong answers it recognises (bits instead of
-nats, the sum instead of the mean, the last query only).
+nats, the sum instead of the mean, the last query only). Its questions, answered before the solutions:
+the blinded induction heads, a greedy pruner's evaluations, narrow heads trained longer, and the margin one
+head keeps while it does two jobs.
 """
 
 from __future__ import annotations
@@ -80,3 +82,29 @@ NARROW_HEADS_LONGER = Choice("check_narrow_heads_longer", (
 
 check_narrow_heads_longer = check_function(NARROW_HEADS_LONGER, __name__,
                                            "Grade your answer to “Width or time?”: a letter.")
+
+TWO_JOBS_MARGIN = Number("check_two_jobs_margin", (
+    "The trained one-head model puts 0.61 of its weight on the previous card and 0.32 on the first card. "
+    "With one-hot values over the 4 numbers, what margin does that split keep, on the scale where one "
+    "relation with all the weight keeps 1?"),
+    Range(0.28, 0.30), wrong=[
+    Range(0.315, 0.325, "0.32 is the gap when only the first card's number changes. Swapping the two "
+                        "numbers moves the blend less, by the difference of the shares."),
+    Range(0.30, 0.315, "about 0.31 is the best the same total weight (0.93) could keep, split 2 : 1; the "
+                       "trained head's split is not exactly that."),
+    Range(0.33, 0.34, "1/3 is the best split of the whole unit of weight (2/3 and 1/3), not this head's "
+                      "0.61 and 0.32."),
+    Range(0.60, 0.62, "0.61 is the gap when only the previous card's number changes; the margin is the "
+                      "smallest gap between two different answers."),
+    Range(0.92, 0.94, "0.93 is the weight on both cards together, what one card that is both the previous "
+                      "and the first card gets; it says nothing about telling two answers apart."),
+    Range(0.0, 0.005, "zero is the margin of equal shares, where (a, b) and (b, a) give the same blend; "
+                      "these shares are unequal."),
+], otherwise="compare the blends of two different answers: change only the previous card's number, only "
+             "the first card's, or swap the two numbers. The margin is the smallest of those gaps.",
+    explanation="swapping the two numbers is the closest call: the blend moves by 0.61 \u2212 0.32 = 0.29, "
+                "a little under the best third. Both jobs get done, at under a third of the margin one "
+                "relation alone would keep.")
+
+check_two_jobs_margin = check_function(
+    TWO_JOBS_MARGIN, __name__, "Grade your answer to \u201cThe price of a second job\u201d: a number.")

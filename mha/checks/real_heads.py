@@ -2,7 +2,8 @@
 
 What a learner finds here: :func:`check_previous_token_share`, the chapter's exercise that measures
 how much of each head's weight goes to the previous token, and the mistakes it recognises (the next
-token, query 0 included, the heads averaged together, the diagonal).
+token, query 0 included, the heads averaged together, the diagonal). Its questions, answered before the
+solutions: the trophy head, the order of ablations, and the grammar head read from modifiers and backwards.
 """
 
 from __future__ import annotations
@@ -81,3 +82,32 @@ ABLATION_ORDER = Order("check_ablation_order", (
 
 check_ablation_order = check_function(ABLATION_ORDER, __name__,
                                       "Grade your answer to “Switch off the parking heads”: letters.")
+
+MODIFIER_NOUNS = Order("check_modifier_nouns", (
+    "Layer 3 head 1 finds the noun of 55 determiners in 58. Order these scores on the same sentences, "
+    "highest first (each a share of pairs whose most-attended word is the labelled one)."), [
+    "a random head, from each modifier to its noun",
+    "layer 3 head 1, from each noun back to its determiner",
+    "layer 3 head 1, from each modifier (an adjective between a determiner and its noun) to its noun",
+    "the best fixed offset, from each modifier to its noun",
+], "cdba", mistakes=[
+    Before("d", "c", "\u201cthe next word\u201d is a strong rule for modifiers, since the last one stands "
+                     "just before its noun, but it misses the first of two or three. The head finds the "
+                     "noun past them, as it did from the determiner: it follows the noun, not a distance."),
+    Before("b", "c", "attention has a direction: a head that sends the determiner to its noun need not send "
+                     "the noun back. Read from the noun, the same head has other work to do."),
+    Before("b", "d", "attention has a direction: a head that sends the determiner to its noun need not send "
+                     "the noun back, and the reversed pairs are not what it does best."),
+    Before("a", "c", "a random head picks one of about ten other words: about one pair in ten."),
+    Before("a", "d", "a random head picks one of about ten other words; a rule of position that is right "
+                     "for every last modifier does far better."),
+    Before("a", "b", "a random head picks one of about ten other words. Even read the wrong way, the head "
+                     "lands on the determiner more often than that: a noun's determiner is often the word "
+                     "just before it."),
+], otherwise="ask of each score whether it follows the relation, a position, or nothing.",
+    explanation="from a modifier the head finds the noun nearly as well as from a determiner, well above "
+                "\u201cthe next word\u201d; read the other way, from the noun, it falls below that rule "
+                "(though above chance). Its job looks like \u201cfind my noun\u201d, in one direction.")
+
+check_modifier_nouns = check_function(MODIFIER_NOUNS, __name__,
+                                      "Grade your answer to \u201cModifiers and their noun\u201d: letters.")
