@@ -32,7 +32,9 @@ book's order:
   check_two_jobs_margin
 - ``efficient_attention``: check_query_chunks, check_merge_states, check_cache_tokens;
   questions: check_distilled_pool
-- ``modern_attention``: check_streaming_mask, check_latent_cache, check_absorbed_scores
+- ``modern_attention``: check_streaming_mask, check_latent_cache, check_absorbed_scores,
+  check_linear_state;
+  questions: check_softcap_weight, check_rope_pair_order
 - ``transformer_block``: check_ffn_share, check_rms_norm;
   questions: check_post_norm_final
 - ``tiny_gpt``: check_temperature;
@@ -95,7 +97,14 @@ from mha.checks.heads_that_learn import (
     check_uniform_entropy,
 )
 from mha.checks.integrity import package_forbidden
-from mha.checks.modern_attention import check_absorbed_scores, check_latent_cache, check_streaming_mask
+from mha.checks.modern_attention import (
+    check_absorbed_scores,
+    check_latent_cache,
+    check_linear_state,
+    check_rope_pair_order,
+    check_softcap_weight,
+    check_streaming_mask,
+)
 from mha.checks.multi_head import (
     check_einsum_layer,
     check_head_swap,
@@ -142,7 +151,8 @@ __all__ = [
     "check_previous_token_share", "check_query_chunks", "check_rms_norm", "check_rotate_new_keys",
     "check_softmax", "check_split_heads", "check_temperature", "check_uniform_entropy",
     "check_uniform_match", "check_window_mask", "check_padding_mask", "strict", "package_forbidden",
-    "check_streaming_mask", "check_latent_cache", "check_absorbed_scores",
+    "check_streaming_mask", "check_latent_cache", "check_absorbed_scores", "check_linear_state",
+    "check_softcap_weight", "check_rope_pair_order",
     "check_ablation_order",
     "check_alibi_far_bias",
     "check_average_tells",

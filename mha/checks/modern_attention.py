@@ -1,8 +1,11 @@
 """Checks for the chapter "Attention as it is built today" (``chapters/modern_attention.md``).
 
-What a learner finds here: the chapter's three exercises: :func:`check_streaming_mask` (a sliding window
+What a learner finds here: the chapter's code exercises: :func:`check_streaming_mask` (a sliding window
 with sink tokens), :func:`check_latent_cache` (bytes per token of DeepSeek-V2's cache under four kinds of
-attention) and :func:`check_absorbed_scores` (multi-head latent attention's scores from the latents alone).
+attention), :func:`check_absorbed_scores` (multi-head latent attention's scores from the latents alone) and
+:func:`check_linear_state` (linear attention's fixed state against a KV cache); and the questions asked
+before two solutions: :func:`check_softcap_weight` (the largest weight of soft-capped scores) and
+:func:`check_rope_pair_order` (one rotary pair's speed under each RoPE scaling).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 from mha import cost, masks
 from mha.checks._core import Checker, Mistake, learner_check
 from mha.checks._shared import expect_values, input_rng
+from mha.checks.questions import Before, Number, Order, Range, check_function
 
 
 @learner_check
@@ -103,3 +107,91 @@ def check_absorbed_scores(fn: Callable[..., Any], *, rng: np.random.Generator | 
                 lambda: q_nope @ wrong_split.transpose(0, 2, 1)),
     ])
     check.passed("the same scores as the keys c W_uk would give, from the latents alone.", quiet)
+
+
+def _linear_state_bytes() -> list[int]:
+    """One layer of 32 heads of width 128, 16-bit: the linear-attention state, the KV cache of 8,192
+    tokens, and the shortest length whose KV cache holds more bytes than the state."""
+    state = cost.linear_attention_cost(1, 128, n_heads=32, dtype=np.float16).score_bytes
+    per_token = cost.attention_cache_bytes(1, n_kv_heads=32, d_head=128, dtype=np.float16)
+    return [state, 8192 * per_token, state // per_token + 1]
+
+
+@learner_check
+def check_linear_state(values: object, *, quiet: bool = False) -> None:
+    """Check three numbers for one layer of 32 heads of width 128 (``d_v`` = 128, 16-bit): the bytes of
+    linear attention's state (``S`` and ``z`` of every head), the bytes of a KV cache of 8,192 tokens, and
+    the shortest length at which the KV cache holds more bytes than the state."""
+    check = Checker("check_linear_state", lambda: None, "answer")
+    expected = _linear_state_bytes()
+    state, cache, crossover = expected
+    per_token = cache // 8192
+    expect_values(check, values, expected, "state bytes, cache bytes at 8,192 tokens, crossover length", {
+        (32 * 128 * 128 * 2, cache, crossover): "the state is S and z: beside the d_head × d_v matrix S, "
+                                                "each head keeps the d_head numbers of the normaliser z.",
+        (state, cache // 2, 2 * state // per_token + 1): "a KV cache keeps two vectors a token and "
+                                                         "head, a key and a value.",
+        (2 * state, 2 * cache, crossover): "16-bit numbers take 2 bytes each, not 4.",
+        (state // 32, cache // 32, crossover): "that is one head; the layer has 32, each with its own state "
+                                               "and its own keys and values.",
+        (state, cache, crossover - 1): f"at {crossover - 1} tokens the cache holds "
+                                       f"{(crossover - 1) * per_token:,} bytes, still fewer than the "
+                                       f"state's {state:,}: the first length at which it is larger is "
+                                       f"{crossover}.",
+    })
+    check.passed(f"{expected}: the state is the size of a {state / per_token:.1f}-token KV cache, and "
+                 f"stays that size; at 8,192 tokens the cache is {cache / state:.0f} times larger.", quiet)
+
+
+# ------------------------------------------------------------ questions answered before the solutions
+SOFTCAP_WEIGHT = Number("check_softcap_weight", (
+    "One query's scores are (12, 4, 0). Soft-cap them with a cap of 5, s ↦ 5 · tanh(s / 5), then take the "
+    "softmax. What weight does the first key get? (Two decimals.)"),
+    Range(0.815, 0.84), unit="of the row's weight", wrong=[
+    Range(0.99, 1.001, "that is the softmax of the raw scores: a lead of 8 makes the row one-hot. The cap "
+                       "squashes 12 to about 4.92 and 4 to about 3.32, so the lead shrinks to 1.6."),
+    Range(0.715, 0.74, "that clips the scores at 5 (a hard cap: 5, 4, 0). tanh bends before the cap: 4 "
+                       "becomes 5 · tanh(0.8) ≈ 3.32, not 4, so the first key keeps a larger lead."),
+    Range(0.49, 0.505, "that is 5 · tanh(s), without dividing by the cap inside: both 12 and 4 saturate at "
+                       "5 and tie. Dividing by c keeps small scores almost unchanged."),
+    Range(0.465, 0.49, "that is tanh(s / 5) without multiplying back by 5: every score lands in (−1, 1) "
+                       "and the row flattens. The cap multiplies tanh, so scores can reach ±5."),
+    Range(0.76, 0.785, "that divides the scores by 5, a temperature, not a cap: soft-capping hardly "
+                       "changes a score well below the cap (4 becomes 3.32, not 0.8)."),
+], otherwise="cap each score with 5 · tanh(s / 5) first (about 4.92, 3.32, 0), then the softmax of those.",
+    explanation="5 · tanh(12 / 5) ≈ 4.92 and 5 · tanh(4 / 5) ≈ 3.32: the lead of 8 shrinks to 1.6, and the "
+                "first key gets about 0.83 of the weight instead of 0.9997. A capped row can never be "
+                "one-hot: its lead is at most 2c.")
+
+check_softcap_weight = check_function(SOFTCAP_WEIGHT, __name__,
+                                      "Grade your answer to “A capped row”: a number.")
+
+ROPE_PAIR_ORDER = Order("check_rope_pair_order", (
+    "The tiny GPT's heads have 16 dimensions, 8 rotary pairs, trained on 32 positions. Rescaled for 4 times "
+    "the context (s = 4), how fast does the second-fastest pair (i = 1, θ = 10000^(−2/16) ≈ 0.32 radians "
+    "a position) turn under each table? Order them fastest first."), [
+    "position interpolation", "no scaling", "YaRN (α = 1, β = 32)", "NTK-aware scaling"], "bdca",
+    mistakes=[
+    Before("d", "b", "NTK-aware scaling never speeds a pair up: it raises the base, which slows every pair "
+                     "but the fastest (the second by s^(2/14) ≈ 1.22)."),
+    Before("c", "b", "YaRN never speeds a pair up: it interpolates the pairs that turn few times and "
+                     "leaves the fastest alone at best."),
+    Before("a", "b", "position interpolation divides every speed by s = 4; nothing is faster than the "
+                     "unscaled table."),
+    Before("a", "d", "interpolation slows every pair by the full s = 4; NTK-aware scaling slows pair i by "
+                     "s^(2i/(d − 2)), only the slowest by the full 4, so this fast pair keeps most of "
+                     "its speed."),
+    Before("c", "d", "YaRN keeps a pair's speed only if it turns more than β = 32 times over the training "
+                     "context; over 32 positions this pair turns 1.6 times, so YaRN's ramp interpolates it "
+                     "almost fully, while NTK-aware scaling slows it by only 1.22."),
+    Before("a", "c", "YaRN interpolates a pair at most as much as position interpolation does; in its "
+                     "ramp (between α and β turns) it keeps part of the speed, so it is never slower."),
+], otherwise="compare each table's speed of pair 1 with θ₁ ≈ 0.32: interpolation divides by 4, NTK-aware "
+             "scaling by 4^(1/7), YaRN by a ramp between the two extremes.",
+    explanation="no scaling (0.316), NTK-aware (0.259: slowed by 4^(1/7) ≈ 1.22), YaRN (0.084: this pair "
+                "turns 1.6 times over 32 positions, near α, so it is almost fully interpolated), "
+                "interpolation (0.079: divided by 4). NTK-aware scaling is the one that keeps fast pairs "
+                "fast, which is why it read furthest without training.")
+
+check_rope_pair_order = check_function(
+    ROPE_PAIR_ORDER, __name__, "Grade your answer to “One pair, four tables”: letters, fastest first.")

@@ -20,11 +20,14 @@ def absorbed_scores(q_nope, W_uk, c):
 
 # bytes per token, by hand: 60 layers, 16-bit; k and v of 128, 8, 1 heads of 128; MLA's 512 + 64 once
 CACHE = [60 * 2 * 2 * n * 128 for n in (128, 8, 1)] + [60 * (512 + 64) * 2]
+# one layer, 32 heads of 128, 16-bit: S and z of each head; k and v of 8,192 tokens; 64.5 tokens' cache
+STATE = [32 * (128 * 128 + 128) * 2, 8192 * 2 * 32 * 128 * 2, 65]
 
 RIGHT = {
     checks.check_streaming_mask: streaming_mask,
     checks.check_latent_cache: CACHE,
     checks.check_absorbed_scores: absorbed_scores,
+    checks.check_linear_state: STATE,
 }
 
 WRONG = [
@@ -37,6 +40,12 @@ WRONG = [
     (checks.check_absorbed_scores,
      lambda q, W, c: q @ ((c @ W).reshape(len(c), q.shape[2], q.shape[0]).transpose(2, 1, 0)),
      "wrong order"),
+    (checks.check_linear_state, [32 * 128 * 128 * 2, STATE[1], 65], "normaliser z"),
+    (checks.check_linear_state, [STATE[0], STATE[1] // 2, 130], "a key and a value"),
+    (checks.check_linear_state, [2 * STATE[0], 2 * STATE[1], 65], "2 bytes each"),
+    (checks.check_linear_state, [STATE[0] // 32, STATE[1] // 32, 65], "that is one head"),
+    (checks.check_linear_state, [STATE[0], STATE[1], 64], "1,048,576 bytes, still fewer"),
+    (checks.check_linear_state, [STATE[0], STATE[1], 64.5], "expected whole numbers"),
 ]
 
 
