@@ -12,6 +12,7 @@ import pytest
 
 from book.assessment import WRITTEN_HEADER, WRITTEN_STUB, problems, read_course
 from book.objectives_map import GUIDE, main, regions, render, update
+from book.reading_time import minutes_for, page_time, round_minutes
 from tests.chapters.harness import ROOT
 
 pytest.importorskip("jupytext")
@@ -26,7 +27,7 @@ mha:
 ---
 # {title}
 
-- **Time:** about 20 minutes to read and run, and about 15 more for the exercises.
+- **Time:** off the core path (an optional chapter); about 30 min with everything in it.
 
 By the end of this chapter you will be able to:
 
@@ -35,13 +36,13 @@ By the end of this chapter you will be able to:
 ```{{exercise}} {title} first
 :label: ex-{name}-one
 
-Do it.
+**★☆☆ · 15 min.** Do it.
 ```
 
 ````{{exercise}} {title} second
 :label: ex-{name}-two
 
-Do it again.
+**★☆☆ · 10 min.** Do it again.
 ````
 """
 ASSIGNMENT = """\
@@ -154,8 +155,9 @@ def test_the_guides_tables_are_drawn_from_the_metadata_as_it_is():
 
 def test_the_real_course_maps_every_chapter_and_five_assignments():
     course = read_course(ROOT)
-    assert [c.docname for c in course.chapters][:2] == ["chapters/self_attention", "chapters/multi_head"]
-    assert len(course.chapters) == 13 and len(course.assignments) == 5
+    assert [c.docname for c in course.chapters][:3] == ["chapters/self_attention",
+                                                         "chapters/attention_up_close", "chapters/multi_head"]
+    assert len(course.chapters) == 15 and len(course.assignments) == 5
     assert all(c.minutes for c in course.chapters)
     fifth = {o.chapter for o in course.objectives.values()
              if any(a.short == "A5" for a, _ in course.assessed_by(o.id))}
@@ -174,8 +176,12 @@ def test_a_clean_toy_book_has_no_problem_and_renders_its_numbers(tmp_path):
     assert "| 2 | Explain: why | 2, by hand | 2.1 |" in tables["assignments"]
     assert "| 1 | First | 1 | 1.1 |" in tables["assignments"]
     assert "2 points graded automatically, 2 by hand" in tables["assignments"]
-    assert "| 1 · {doc}`/chapters/a` | 20 + 15 min | A1 |" in tables["chapters"]
-    assert "| **All 2 chapters, 3 objectives** | **0.7 h + 0.5 h** | |" in tables["chapters"]
+    # exercises: the 15 and 10 minutes their statements give; reading: the reading-time model's count
+    page = page_time(root / "chapters" / "a.md", "chapters/a")
+    read = round_minutes(minutes_for(page.all_words, page.all_code_lines))
+    assert f"| 1 · {{doc}}`/chapters/a` | {read} + 25 min | A1 |" in tables["chapters"]
+    total = f"**{2 * read / 60:.1f} h + {2 * 25 / 60:.1f} h**"
+    assert f"| **All 2 chapters, 3 objectives** | {total} | |" in tables["chapters"]
 
 
 @pytest.mark.parametrize(("change", "expected"), [
