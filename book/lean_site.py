@@ -70,6 +70,23 @@ def widget_state_after_text(app, pagename, templatename, context, doctree) -> No
     context["body"] += tags
 
 
+DESIGN_CSS = "sphinx-design.min.css"
+DESIGN_CLASS = re.compile(r'class="(?:[^"]*\s)?sd-')
+
+
+def design_css_where_used(app, pagename, templatename, context, doctree) -> None:
+    """sphinx-design's stylesheet (7 kB gzip, and it blocks the first paint) only on a page that uses it.
+
+    Jupyter Book loads the extension on every page; the course's pages use none of its components
+    (cards, tabs, grids: classes ``sd-...``), so a page gets the stylesheet only if its body has one.
+    """
+    css = context.get("css_files")
+    if not css or DESIGN_CLASS.search(context.get("body", "")):
+        return
+    css[:] = [sheet for sheet in css
+              if not str(getattr(sheet, "filename", sheet)).split("?")[0].endswith(DESIGN_CSS)]
+
+
 def add_templates(app, config) -> None:
     config.templates_path = [*config.templates_path, str(TEMPLATES)]
 
@@ -91,4 +108,5 @@ def setup(app):
     app.connect("builder-inited", register_filter)
     # After myst-nb has put the page's scripts in the context.
     app.connect("html-page-context", widget_state_after_text, priority=900)
+    app.connect("html-page-context", design_css_where_used, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

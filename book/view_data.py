@@ -8,10 +8,11 @@ text in "Real heads" before its first paragraph could paint. Every such JSON lar
 a ``data-src`` that names the file; ``attention_view.js`` fetches it when the view comes within two
 screens (``mount``).
 
-The views' script (``attention_view.js``, 28 kB) comes inlined in every output, so that an output runs
-anywhere; a page with three views carried it three times. On the site each copy becomes a reference to
-one file, ``_images/views/attention_view-<hash>.js``, fetched once and cached, followed by the output's
-own one-line call to ``mount``.
+A view's script (``attention_view.js``, 28 kB; ``view_base.js`` and the quiz, softmax or query-key
+view's own) comes inlined in every output, so that an output runs anywhere; a page with three views
+carried it three times. On the site each copy becomes a reference to one file per script,
+``_images/views/view-<hash>.js``, fetched once and cached, followed by the output's own one-line call
+to ``mount``.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from pathlib import Path
 VIEWS = "_images/views"
 INLINE_LIMIT = 8_000  # characters: small views stay inline (one request fewer)
 DATA = re.compile(r'<script type="application/json" class="mha-av-data">(.*?)</script>', re.S)
-# The script attention_view.py inlines: the library, then the call that draws this output's views.
-LIBRARY = re.compile(r"<script>(/\* The course's attention views.*?)\n"
-                     r"(window\.mhaAttentionView\.mount\(document\.getElementById\(\"[\w-]+\"\)\);)</script>",
+# The scripts the views inline (attention_view.py; browser.view_html for the softmax, query-key and quiz
+# views): the library, then the call that draws this output.
+LIBRARY = re.compile(r"<script>(/\* (?:The course's attention views"
+                     r"|What the course's browser views share).*?)\n"
+                     r"(window\.[\w.]+\(document\.getElementById\(\"[\w-]+\"\)\);)</script>",
                      re.S)
 
 
@@ -59,7 +62,7 @@ def library_to_file(body: str, outdir: Path, url_of) -> tuple[str, int]:
     def move(match: re.Match) -> str:
         nonlocal moved
         library, call = match.group(1), match.group(2)
-        name = f"attention_view-{hashlib.sha256(library.encode('utf8')).hexdigest()[:12]}.js"
+        name = f"view-{hashlib.sha256(library.encode('utf8')).hexdigest()[:16]}.js"
         path = outdir / VIEWS / name
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,7 +76,7 @@ def library_to_file(body: str, outdir: Path, url_of) -> tuple[str, int]:
 
 def move_view_data(app, pagename, templatename, context, doctree) -> None:
     body = context.get("body")
-    if body and "mha-av-data" in body:
+    if body and ("mha-av" in body or "What the course's browser views share" in body):
         def url_of(rel):
             return context["pathto"](rel, 1)
 

@@ -24,7 +24,7 @@ def test_every_copy_of_the_views_script_becomes_one_file_and_each_output_keeps_i
     assert page.count(library) == 3
     body, moved = library_to_file(page, tmp_path, _url)
     assert moved == 3 and library not in body
-    files = list((tmp_path / VIEWS).glob("attention_view-*.js"))
+    files = list((tmp_path / VIEWS).glob("view-*.js"))
     assert len(files) == 1 and files[0].read_text("utf8") == library
     src = f'<script src="../{VIEWS}/{files[0].name}"></script>'
     assert body.count(src) == 3
@@ -46,3 +46,18 @@ def test_only_large_view_data_moves_to_a_file(tmp_path):
     assert 'data-src="' not in small
     large, moved = data_to_files(_page(tmp_path, 1, data_chars=INLINE_LIMIT), tmp_path, _url)
     assert moved == 1 and 'data-src="../_images/views/' in large and "x" * 100 not in large
+
+
+def test_the_browser_views_scripts_move_too_one_file_per_kind_of_view(tmp_path):
+    from mha.explorers.browser import view_html
+
+    quiz = [view_html({"n": i}, prefix="mha-quiz", script="quiz.js", mount="mhaQuiz.mount",
+                      element_id=f"q{i}") for i in range(2)]
+    plane = view_html({"n": 9}, prefix="mha-gv", script="geometry_view.js", mount="mhaGeometryView.mount",
+                      element_id="g0")
+    body, moved = library_to_file("".join(quiz) + plane, tmp_path, _url)
+    assert moved == 3 and "What the course's browser views share" not in body
+    assert len(list((tmp_path / VIEWS).glob("view-*.js"))) == 2  # the quiz's and the plane's
+    calls = (("q0", "mhaQuiz.mount"), ("q1", "mhaQuiz.mount"), ("g0", "mhaGeometryView.mount"))
+    for element_id, mount in calls:
+        assert f'<script>window.{mount}(document.getElementById("{element_id}"));</script>' in body
