@@ -240,8 +240,30 @@ def _ancestors(node):
         parent = parent.parent
 
 
+# A signature longer than maximum_signature_line_length puts one parameter a line, as a <dl> of <dd>s
+# inside the <dt>: a definition list without terms, which screen readers announce wrongly (axe's
+# "definition-list" rule). The same lines as <div>s read and look the same (mha-site.css indents them).
+SIGNATURE = re.compile(r'(<dt class="sig sig-object[^>]*>)(.*?)(</dt>)', re.S)
+
+
+def _signature_lines_as_divs(body: str) -> str:
+    def rewrite(match: re.Match) -> str:
+        inner = (match.group(2).replace("<dl>", '<div class="mha-sig-params">').replace("</dl>", "</div>")
+                 .replace("<dd>", '<div class="mha-sig-param">').replace("</dd>", "</div>"))
+        return match.group(1) + inner + match.group(3)
+
+    return SIGNATURE.sub(rewrite, body)
+
+
+def _on_page_context(app, pagename, templatename, context, doctree) -> None:
+    body = context.get("body")
+    if body and 'class="sig sig-object' in body:
+        context["body"] = _signature_lines_as_divs(body)
+
+
 def setup(app):
     app.connect("builder-inited", _on_builder_inited)
+    app.connect("html-page-context", _on_page_context)
     # After napoleon (priority 500) has turned the numpydoc sections into reST.
     app.connect("autodoc-process-docstring", _on_docstring, priority=600)
     app.connect("autodoc-skip-member", _skip_foreign_members)

@@ -110,3 +110,16 @@ def test_a_constant_s_own_doc_comment_is_kept():
     lines = ["What ``rng=`` accepts."]
     api_links._on_docstring(_App(), "data", "mha.example.Seed", "np.random.Generator | int", None, lines)
     assert lines == ["What ``rng=`` accepts."]
+
+
+def test_a_long_signature_keeps_its_lines_but_not_a_definition_list_without_terms():
+    from book.api_links import _signature_lines_as_divs
+
+    body = ('<dl class="py function"><dt class="sig sig-object py" id="f"><span>f</span>(<dl>'
+            '<dd><em>x</em>,</dd><dd><em>y</em></dd></dl>)</dt><dd><p>Doc.</p><dl class="field-list">'
+            '<dt>x</dt><dd>a</dd></dl></dd></dl>')
+    out = _signature_lines_as_divs(body)
+    signature = out[out.index("<dt class"):out.index("</dt>")]
+    assert "<dl>" not in signature and "<dd>" not in signature
+    assert signature.count('<div class="mha-sig-param">') == 2
+    assert out.endswith('<dd><p>Doc.</p><dl class="field-list"><dt>x</dt><dd>a</dd></dl></dd></dl>')
