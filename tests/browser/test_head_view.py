@@ -7,8 +7,6 @@ embedded in it, decoded independently in Python.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -43,7 +41,12 @@ def view_page(request, browser):  # noqa: F811 - the imported fixture
         site_url = request.getfixturevalue("site_url")
         page, visit = open_page(browser, f"{site_url}/chapters/real_heads.html")
         errors = visit.console_errors
-        page.locator(HEAD_VIEW).first.evaluate("v => v.scrollIntoView()")  # its data loads near the screen
+        views = page.locator(".mha-av")
+        for i in range(views.count()):  # each view's data loads as it nears the screen: visit them all
+            views.nth(i).evaluate("v => v.scrollIntoView()")
+            page.wait_for_function("i => document.querySelectorAll('.mha-av')[i].dataset.mounted === 'true'",
+                                   arg=i)
+        page.locator(HEAD_VIEW).first.evaluate("v => v.scrollIntoView()")
     page.wait_for_selector(f"{HEAD_VIEW} .mha-av-head svg line", state="attached")
     yield page
     page.close()
@@ -51,7 +54,10 @@ def view_page(request, browser):  # noqa: F811 - the imported fixture
 
 
 def payload(root) -> dict:
-    return json.loads(root.locator("script.mha-av-data").text_content())
+    """The view's data: inline, or (on the site, when large) in the file book/view_data.py wrote."""
+    return root.locator("script.mha-av-data").first.evaluate(
+        "s => s.dataset.src ? fetch(new URL(s.dataset.src, document.baseURI)).then(r => r.json())"
+        " : JSON.parse(s.textContent)")
 
 
 def drawn(root) -> list[dict]:
@@ -301,6 +307,8 @@ def test_the_query_key_view_shows_every_digit_in_dark_mode(browser, site_url):  
         page = context.new_page()
         try:
             page.goto(f"{site_url}/chapters/real_heads.html", wait_until="load")
+            view = page.locator(".mha-av[data-views~='query-key']").first
+            view.evaluate("v => v.scrollIntoView()")  # its data loads as it nears the screen
             page.wait_for_selector(".mha-av-query-key svg text", state="attached")
             boxes = page.locator(".mha-av-query-key .mha-av-scroll").evaluate_all(
                 "bs => bs.map(b => [b.scrollWidth, b.clientWidth,"
