@@ -120,7 +120,9 @@ def test_widget_frames_are_image_files_loaded_when_shown(site, site_pages):
                 attributes = dict(re.findall(r'(\w+)="([^"]*)"', img[1]))
                 assert attributes["loading"] == "lazy" and attributes["alt"], (docname, attributes)
                 assert int(attributes["width"]) > 0 and int(attributes["height"]) > 0
-                for url in [attributes["src"], *[c.split()[0] for c in attributes["srcset"].split(",")]]:
+                # a frame drawn at its shown size has no sharper copy, hence no srcset (figures.one_x_copy)
+                srcset = attributes.get("srcset", "")
+                for url in [attributes["src"], *[c.split()[0] for c in srcset.split(",") if c.strip()]]:
                     assert (page.parent / unquote(url)).is_file(), (docname, url)
     assert frames > 100
 
@@ -264,8 +266,9 @@ def test_lite_has_every_live_chapter_notebook_with_the_pyodide_kernel(lite):
     from tests.chapters.harness import toc_notebooks
 
     live = _live_docnames()
-    assert "chapters/real_heads" not in live  # opts out: its model cannot load in the browser
-    assert len(live) == len(toc_notebooks()) - 1
+    opted_out = {"chapters/real_heads", "chapters/modern_attention"}  # they load the pretrained model
+    assert not opted_out & set(live)
+    assert len(live) == len(toc_notebooks()) - len(opted_out)
     for docname in live:
         notebook = nbformat.read(lite / "files" / f"{docname}.ipynb", as_version=4)
         assert notebook.metadata.kernelspec.name == "python", docname  # no kernel dialog
@@ -420,7 +423,9 @@ def test_citations_read_author_year_in_round_brackets_in_text_and_list(site_page
     references = site_pages["references"].read_text(encoding="utf8")
     labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>(.*?)<span', references)
     assert len(labels) > 20, labels
-    assert all(re.fullmatch(rf"{author} \d{{4}}[a-z]?", label) for label in labels), labels
+    # a team ("Gemma Team", "Team OLMo") or a handle ("bloc97") is an author too
+    named = rf"(?:{author}|[A-Z][\w-]+ [A-Z][\w-]+|[a-z][\w-]*)"
+    assert all(re.fullmatch(rf"{named} \d{{4}}[a-z]?", label) for label in labels), labels
     assert 'role="list"' not in references and "doc-biblioentry" not in references
 
 

@@ -110,11 +110,12 @@ def test_shown_figure_text_is_readable(browser, site_url, site_pages, docname, p
 
 
 def test_text_size_arithmetic():
-    """A 10-pt label of a 5.5-in figure at 200 dpi: 13.9 px at its own size, 9.04 px in 358 px."""
+    """A 10-pt label of a figure as wide as the column allows: 13.9 px at its own size, and its share of
+    that in the phone's column."""
     assert PHONE_FIGURE_PX <= PHONE_COLUMN_PX
-    from mha.plotting.style import new_figure
+    from mha.plotting.style import MAX_WIDTH_IN, new_figure
 
-    fig = new_figure(5.5, 2.0)
+    fig = new_figure(MAX_WIDTH_IN, 2.0)
     fig.text(0.5, 0.5, "label", fontsize=10)
     data = fig.to_png()
     path = Path(__file__).parent / "_text_size_probe.png"
@@ -122,7 +123,7 @@ def test_text_size_arithmetic():
         path.write_bytes(data)
         assert json.loads(json.dumps(png_facts(data)["text"]))["MinFontSize"] == "10"
         assert text_px(path, css_width(path)) == pytest.approx(10 / 72 * 100, rel=1e-3)
-        shown = 10 / 72 * 100 * PHONE_COLUMN_PX / 550
+        shown = 10 / 72 * 100 * PHONE_COLUMN_PX / (MAX_WIDTH_IN * 100)  # 100 CSS px an inch
         assert text_px(path, PHONE_COLUMN_PX) == pytest.approx(shown, rel=1e-3)
     finally:
         path.unlink(missing_ok=True)

@@ -206,7 +206,12 @@ def test_jupyterlite_explains_when_its_python_cannot_load(browser, site_url, sit
     if way == "click":
         page, _ = _load(browser, site_url, site_pages, CHAPTER, "desktop")
         link = page.locator('a[href*="lite/notebooks/"]').first
-        link.evaluate("a => a.click()")  # the entry sits in the launch menu
+        if link.get_attribute("target") == "_blank":  # the launch menu opens it in a new tab
+            with page.context.expect_page() as opened:
+                link.evaluate("a => a.click()")
+            page = opened.value
+        else:
+            link.evaluate("a => a.click()")  # the entry sits in the launch menu
     else:
         page, _ = open_page(browser, f"{site_url}/lite/notebooks/index.html?path={CHAPTER}.ipynb")
     try:
