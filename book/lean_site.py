@@ -70,21 +70,30 @@ def widget_state_after_text(app, pagename, templatename, context, doctree) -> No
     context["body"] += tags
 
 
-DESIGN_CSS = "sphinx-design.min.css"
-DESIGN_CLASS = re.compile(r'class="(?:[^"]*\s)?sd-')
+# Extensions Jupyter Book loads on every page, whose files block the first paint, and the class a page's
+# body carries when it uses them: sphinx-design's components (cards, tabs, grids: ``sd-...``) and
+# jupyterlite-sphinx's embedded notebooks (``jupyterlite_sphinx_...``, ``try_examples...``). The
+# course's chapters use neither (their JupyterLite link is the launch menu's plain link).
+UNUSED_UNLESS = {
+    "sphinx-design.min.css": re.compile(r'class="(?:[^"]*\s)?sd-'),
+    "design-tabs.js": re.compile(r'class="(?:[^"]*\s)?sd-tab'),
+    "jupyterlite_sphinx.css": re.compile(r'class="(?:[^"]*\s)?(?:jupyterlite_sphinx|try_examples)'),
+    "jupyterlite_sphinx.js": re.compile(r'class="(?:[^"]*\s)?(?:jupyterlite_sphinx|try_examples)'),
+}
 
 
-def design_css_where_used(app, pagename, templatename, context, doctree) -> None:
-    """sphinx-design's stylesheet (7 kB gzip, and it blocks the first paint) only on a page that uses it.
+def _file_name(asset) -> str:
+    return str(getattr(asset, "filename", asset)).split("?")[0].rsplit("/", 1)[-1]
 
-    Jupyter Book loads the extension on every page; the course's pages use none of its components
-    (cards, tabs, grids: classes ``sd-...``), so a page gets the stylesheet only if its body has one.
-    """
-    css = context.get("css_files")
-    if not css or DESIGN_CLASS.search(context.get("body", "")):
-        return
-    css[:] = [sheet for sheet in css
-              if not str(getattr(sheet, "filename", sheet)).split("?")[0].endswith(DESIGN_CSS)]
+
+def assets_where_used(app, pagename, templatename, context, doctree) -> None:
+    """Leave out the stylesheets and scripts of an extension the page does not use (see UNUSED_UNLESS)."""
+    body = context.get("body", "")
+    for key in ("css_files", "script_files"):
+        assets = context.get(key)
+        if assets:
+            assets[:] = [asset for asset in assets if _file_name(asset) not in UNUSED_UNLESS
+                         or UNUSED_UNLESS[_file_name(asset)].search(body)]
 
 
 def add_templates(app, config) -> None:
@@ -108,5 +117,5 @@ def setup(app):
     app.connect("builder-inited", register_filter)
     # After myst-nb has put the page's scripts in the context.
     app.connect("html-page-context", widget_state_after_text, priority=900)
-    app.connect("html-page-context", design_css_where_used, priority=900)
+    app.connect("html-page-context", assets_where_used, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

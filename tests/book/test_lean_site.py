@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from book.lean_site import design_css_where_used
+from book.lean_site import assets_where_used
 
 
 class _Sheet:
@@ -14,7 +14,13 @@ class _Sheet:
 
 def _context(body: str) -> dict:
     names = ["_static/pygments.css", "_static/sphinx-design.min.css?v=6a604523", "_static/mha-site.css"]
-    return {"body": body, "css_files": [_Sheet(name) for name in names]}
+    scripts = ["_static/doctools.js", "_static/design-tabs.js?v=1", "_static/jupyterlite_sphinx.js"]
+    return {"body": body, "css_files": [_Sheet(name) for name in names],
+            "script_files": [_Sheet(name) for name in scripts]}
+
+
+def _scripts(context: dict) -> list[str]:
+    return [sheet.filename.split("?")[0].rsplit("/", 1)[-1] for sheet in context["script_files"]]
 
 
 def _names(context: dict) -> list[str]:
@@ -23,13 +29,20 @@ def _names(context: dict) -> list[str]:
 
 def test_a_page_without_design_components_does_not_load_their_stylesheet():
     context = _context('<p class="lead">text</p><div class="cell_output">sd-card in prose</div>')
-    design_css_where_used(None, "chapters/x", "page.html", context, None)
+    assets_where_used(None, "chapters/x", "page.html", context, None)
     assert _names(context) == ["pygments.css", "mha-site.css"]
+    assert _scripts(context) == ["doctools.js"]
 
 
 def test_a_page_that_uses_a_design_component_keeps_it():
     for body in ('<div class="sd-card">', '<div class="sd-container-fluid sd-mb-4">',
                  '<div class="docutils sd-tab-set">'):
         context = _context(body)
-        design_css_where_used(None, "chapters/x", "page.html", context, None)
+        assets_where_used(None, "chapters/x", "page.html", context, None)
         assert "sphinx-design.min.css" in _names(context), body
+
+
+def test_a_page_with_tabs_or_an_embedded_notebook_keeps_their_scripts():
+    context = _context('<div class="sd-tab-set"><div class="jupyterlite_sphinx_iframe_container">')
+    assets_where_used(None, "chapters/x", "page.html", context, None)
+    assert _scripts(context) == ["doctools.js", "design-tabs.js", "jupyterlite_sphinx.js"]
