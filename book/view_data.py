@@ -33,6 +33,16 @@ LIBRARY = re.compile(r"<script>(/\* (?:The course's attention views"
                      re.S)
 
 
+def _stored(text: str, name: str, outdir: Path, url_of) -> str:
+    """Write ``text`` once to ``_images/views/<name>`` (named by its hash: same text, same file) and
+    return its URL from the page, escaped for an attribute."""
+    path = outdir / VIEWS / name
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf8")
+    return html.escape(url_of(f"{VIEWS}/{name}"))
+
+
 def data_to_files(body: str, outdir: Path, url_of) -> tuple[str, int]:
     """``body`` with every large view-data script moved to a file; and how many were moved."""
     moved = 0
@@ -44,13 +54,9 @@ def data_to_files(body: str, outdir: Path, url_of) -> tuple[str, int]:
             return match.group(0)
         data = text.replace("<\\/", "</")  # the output escaped "</" for the script element
         name = hashlib.sha256(data.encode("utf8")).hexdigest()[:20] + ".json"
-        path = outdir / VIEWS / name
-        if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(data, encoding="utf8")
+        url = _stored(data, name, outdir, url_of)
         moved += 1
-        return (f'<script type="application/json" class="mha-av-data" '
-                f'data-src="{html.escape(url_of(f"{VIEWS}/{name}"))}"></script>')
+        return f'<script type="application/json" class="mha-av-data" data-src="{url}"></script>'
 
     return DATA.sub(move, body), moved
 
@@ -63,13 +69,10 @@ def library_to_file(body: str, outdir: Path, url_of) -> tuple[str, int]:
         nonlocal moved
         library, call = match.group(1), match.group(2)
         name = f"view-{hashlib.sha256(library.encode('utf8')).hexdigest()[:16]}.js"
-        path = outdir / VIEWS / name
-        if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(library, encoding="utf8")
+        url = _stored(library, name, outdir, url_of)
         moved += 1
         # A script in the body without async runs before the next one: mount exists when it is called.
-        return f'<script src="{html.escape(url_of(f"{VIEWS}/{name}"))}"></script><script>{call}</script>'
+        return f'<script src="{url}"></script><script>{call}</script>'
 
     return LIBRARY.sub(move, body), moved
 
