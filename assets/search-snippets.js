@@ -82,16 +82,26 @@
     article.querySelectorAll(SKIP).forEach(function (el) { el.remove(); });
     var section = anchor ? article.querySelector(anchor) : null;
     var wanted = terms(keywords);
-    var found = (section && firstMatch(section.querySelectorAll(PROSE), wanted))
+    var found = null;
+    if (section && section.tagName === "DT" && section.nextElementSibling) {
+      // A glossary term: its definition, from the match or else from its start.
+      var definition = section.nextElementSibling;
+      found = firstMatch([definition], wanted) || { block: definition, at: 0 };
+    }
+    found = found || (section && firstMatch(section.querySelectorAll(PROSE), wanted))
       || firstMatch(article.querySelectorAll(PROSE), wanted);
-    if (!found) {
-      var first = article.querySelector("p");
+    if (!found) {  // the words are only in code or headings: the page's first paragraph of prose
+      var first = Array.prototype.find.call(article.querySelectorAll("p"), function (p) {
+        return !p.matches(".admonition-title, .rubric, .caption") && p.textContent.trim().length > 40;
+      });
       if (!first) return null;
       found = { block: first, at: 0 };
     }
     return snippet(found);
   }
 
-  if (window.Search) window.Search.makeSearchSummary = makeSearchSummary;
+  // searchtools.js declares `const Search`: a global binding of the page's scripts, but not a
+  // property of `window`.
+  if (typeof Search !== "undefined") Search.makeSearchSummary = makeSearchSummary;
   window.mhaSearchSnippet = makeSearchSummary;  // for the tests
 })();

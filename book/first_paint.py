@@ -1,0 +1,236 @@
+"""Sphinx extension: a page needs one stylesheet, and no script, before it can paint its text.
+
+Loaded through ``sphinx.local_extensions`` in ``_config.yml``. Jupyter Book's pages ask, in
+``<head>``, for twelve stylesheets (one of them ``@import``-ing a thirteenth) and seven synchronous
+scripts. A browser paints nothing before it has all of them, and a phone on Slow 4G (562.5 ms a
+request, six at a time over HTTP/1.1) spends four round trips on them: the text showed 3.3-3.5 s
+after the click, whatever the page weighed (``benchmarks/bench_site.py``).
+
+When the HTML build is done, this rewrites every page Sphinx wrote:
+
+- its stylesheets, in their order, become one file, ``_static/styles/page-<hash>.css`` (``@import``
+  inlined, ``url(...)`` rebased on the new file; pages with the same list share it, so a reader
+  downloads it once), without the rules no page can match: a selector naming a class or id that no
+  page and no script of the site contains is dropped (most of Bootstrap's utilities, Font Awesome's
+  two thousand icons): 89 kB gzip became 44 kB;
+- its synchronous scripts in ``<head>`` (the files and the inline snippets between them, which set
+  variables the files read) move, in their order, to the end of ``<body>``: they still run before
+  the deferred scripts and before ``DOMContentLoaded``, as they did, but after the text has painted.
+  The theme's snippet that picks light or dark stays: it must run before the first paint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+
+STYLESHEET = re.compile(r'[ \t]*<link\b(?=[^>]*\brel="stylesheet")[^>]*>\n?')
+HREF = re.compile(r'\bhref="([^"]+)"')
+SCRIPT = re.compile(r"[ \t]*<script\b([^>]*)>(.*?)</script>\n?", re.S)
+#: pydata-sphinx-theme's light/dark snippet: runs before the first paint, or the page flashes.
+PAINT_SCRIPT = 'data-cfasync="false"'
+IMPORT = re.compile(r'@import\s+(?:url\()?\s*["\']?([^"\')\s;]+)["\']?\s*\)?\s*;')
+URL = re.compile(r'url\(\s*(["\']?)([^"\')]+)\1\s*\)')
+SOURCE_MAP = re.compile(r"/\*#\s*sourceMappingURL=[^*]*\*/")
+CHARSET = re.compile(r'@charset\s+"[^"]*";')
+BUNDLE_DIR = "_static/styles"
+#: Selectors a page may match: classes and ids outside ``:not(...)``-like parentheses and ``[...]``.
+NAME = re.compile(r"[.#](-?[A-Za-z_][\w-]*)")
+NESTED = re.compile(r"\([^()]*\)|\[[^\]]*\]")
+#: Rules that hold rules (pruned inside), and the others (kept whole: fonts, keyframes, ...).
+GROUPING = {"media", "supports", "layer", "container", "document"}
+
+
+def _is_blocking(attributes: str) -> bool:
+    """A classic script without ``defer``/``async`` (inline or not): it stops the parser where it is."""
+    kind = re.search(r'\btype="([^"]*)"', attributes)
+    if kind and kind.group(1) not in ("text/javascript", "application/javascript"):
+        return False  # data (widget state, JSON) or a module, which is deferred already
+    return not re.search(r"\b(defer|async)\b", attributes) and PAINT_SCRIPT not in attributes
+
+
+def flat_css(path: Path, bundle_dir: Path, seen: frozenset[Path] = frozenset()) -> str:
+    """The stylesheet at ``path``, ``@import``s inlined, ``url()``s made relative to ``bundle_dir``."""
+    if path in seen:
+        raise ValueError(f"{path}: @import loops back to itself")
+    css = SOURCE_MAP.sub("", CHARSET.sub("", path.read_text(encoding="utf8")))
+
+    def rebase(match: re.Match) -> str:
+        quote, url = match.groups()
+        if re.match(r"(?:[a-z]+:|/|#)", url):  # data:, https:, absolute, or a fragment: as it is
+            return match.group(0)
+        target = (path.parent / url).resolve()
+        return f"url({quote}{os.path.relpath(target, bundle_dir)}{quote})"
+
+    # Imports first (their own urls are rebased from their own folder), then this file's urls.
+    parts = IMPORT.split(css)
+    out = []
+    for index, part in enumerate(parts):
+        if index % 2:
+            target = (path.parent / unquote(part.split("?")[0])).resolve()
+            out.append(flat_css(target, bundle_dir, seen | {path}))
+        else:
+            out.append(URL.sub(rebase, part))
+    return "".join(out)
+
+
+def names_in_use(outdir: Path, pages: list[Path]) -> tuple[set[str], tuple[str, ...]]:
+    """Every word of the built pages and scripts, and the class prefixes scripts complete at run time.
+
+    A class a script puts together (``"bs-popover-" + placement``) is not a word of any file: a
+    selector naming a class that starts with such a quoted prefix (``"bs-"``) is kept. Icons are
+    the exception: the icon fonts hold only the icons named in full (``book.icon_fonts``), so an
+    icon rule is kept only for those too.
+    """
+    words: set[str] = set()
+    prefixes: set[str] = set()
+    word = re.compile(r"[A-Za-z_][\w-]*")
+    for page in pages:
+        words |= set(word.findall(page.read_text(encoding="utf8")))
+    for script in [*outdir.glob("_static/**/*.js"), *outdir.glob("_images/**/*.js")]:
+        text = script.read_text(encoding="utf8", errors="replace")
+        words |= set(word.findall(text))
+        prefixes |= set(re.findall(r"[\"'`]([A-Za-z_][\w-]*-)[\"'`$]", text))
+    return words, tuple(sorted(prefixes - {"fa-"}))
+
+
+def _selectors(prelude: str) -> list[str]:
+    """A selector list split at its top-level commas."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(prelude):
+        depth += char in "(["
+        depth -= char in ")]"
+        if char == "," and depth == 0:
+            parts.append(prelude[start:index].strip())
+            start = index + 1
+    parts.append(prelude[start:].strip())
+    return parts
+
+
+def prune_css(css: str, words: set[str], prefixes: tuple[str, ...]) -> str:
+    """``css`` without the selectors that name a class or id no page or script has (see names_in_use)."""
+    import tinycss2
+
+    def can_match(selector: str) -> bool:
+        outer = selector
+        while NESTED.search(outer):  # the names inside :not(...), :is(...) and [...] decide nothing
+            outer = NESTED.sub("", outer)
+        return "\\" in selector or all(name in words or name.startswith(prefixes)
+                                         for name in NAME.findall(outer))
+
+    def prune(rules) -> list[str]:
+        out = []
+        for rule in rules:
+            if rule.type == "qualified-rule":
+                kept = [sel for sel in _selectors(tinycss2.serialize(rule.prelude)) if can_match(sel)]
+                if kept:
+                    out.append(f"{','.join(kept)}{{{tinycss2.serialize(rule.content).strip()}}}")
+            elif rule.type == "at-rule" and rule.lower_at_keyword in GROUPING and rule.content is not None:
+                children = tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True)
+                inner = prune(children)
+                if inner:
+                    out.append(f"@{rule.at_keyword}{tinycss2.serialize(rule.prelude)}{{{''.join(inner)}}}")
+            elif rule.type == "at-rule":
+                out.append(tinycss2.serialize([rule]))
+        return out
+
+    return "\n".join(prune(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True)))
+
+
+def _href(link: str) -> str:
+    found = HREF.search(link)
+    if found is None:
+        raise ValueError(f"a stylesheet link without href: {link}")
+    return found.group(1)
+
+
+def one_stylesheet(html: str, page: Path, outdir: Path, bundles: dict[tuple[Path, ...], str],
+                   prune=lambda css: css) -> str:
+    """``html`` with its head's stylesheet links replaced by one link to their concatenation.
+
+    ``bundles`` maps the lists of stylesheets already joined to their file; ``prune`` is applied to
+    the joined text before it is written.
+    """
+    head, sep, rest = html.partition("</head>")
+    links = STYLESHEET.findall(head)
+    if len(links) < 2:
+        return html
+    files = tuple((page.parent / unquote(_href(link).split("?")[0])).resolve() for link in links)
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{page}: stylesheets not in the build: {missing}")
+    if files not in bundles:
+        bundle_dir = (outdir / BUNDLE_DIR).resolve()
+        css = prune("\n".join(flat_css(f, bundle_dir) for f in files))
+        name = f"page-{hashlib.sha256(css.encode('utf8')).hexdigest()[:16]}.css"
+        bundle_dir.mkdir(parents=True, exist_ok=True)
+        (bundle_dir / name).write_text(css, encoding="utf8")
+        bundles[files] = (bundle_dir / name).as_posix()
+    href = os.path.relpath(bundles[files], page.parent.resolve())
+    first = True
+
+    def replace(match: re.Match) -> str:
+        nonlocal first
+        if first:
+            first = False
+            return f'<link rel="stylesheet" href="{href}" />\n'
+        return ""
+
+    return STYLESHEET.sub(replace, head) + sep + rest
+
+
+def scripts_after_text(html: str) -> str:
+    """``html`` with the head's parser-blocking scripts moved, in order, to the end of the body."""
+    head, sep, rest = html.partition("</head>")
+    if not sep or "</body>" not in rest:
+        return html
+    moved = []
+
+    def take(match: re.Match) -> str:
+        if _is_blocking(match.group(1)):
+            moved.append(match.group(0).strip())
+            return ""
+        return match.group(0)
+
+    head = SCRIPT.sub(take, head)
+    if not moved:
+        return html
+    body, end, tail = rest.rpartition("</body>")
+    return head + sep + body + "\n".join(moved) + "\n" + end + tail
+
+
+def sphinx_pages(app) -> list[Path]:
+    """The HTML files Sphinx wrote: every document, the index and the search page."""
+    outdir = Path(app.outdir)
+    names = sorted(app.env.found_docs | {"genindex", "search", "py-modindex"})
+    pages = [outdir / f"{name}{app.builder.out_suffix}" for name in names]
+    return [page for page in pages if page.is_file()]
+
+
+def rewrite_pages(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    bundles: dict[tuple[Path, ...], str] = {}
+    pages = sphinx_pages(app)
+    words, prefixes = names_in_use(outdir, pages)
+    for page in pages:
+        html = page.read_text(encoding="utf8")
+        one_sheet = one_stylesheet(html, page, outdir, bundles, lambda css: prune_css(css, words, prefixes))
+        new = scripts_after_text(one_sheet)
+        if new != html:
+            page.write_text(new, encoding="utf8")
+    LOGGER.info(f"first paint: {len(pages)} pages, {len(bundles)} stylesheet bundle(s)")
+
+
+def setup(app):
+    # After the other build-finished steps that rewrite the theme's files (icon_fonts: 650).
+    app.connect("build-finished", rewrite_pages, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,126 @@
+"""One stylesheet and no script before the first paint (book/first_paint.py), on small built sites."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from book.first_paint import flat_css, names_in_use, one_stylesheet, prune_css, scripts_after_text
+
+HEAD = """<!DOCTYPE html><html><head>
+<script data-cfasync="false">document.documentElement.dataset.mode = "auto";</script>
+<link href="{up}_static/styles/theme.css?digest=1" rel="stylesheet" />
+<link rel="stylesheet" type="text/css" href="{up}_static/katex.css?v=2" />
+<script src="{up}_static/documentation_options.js?v=3"></script>
+<script>let hint = 'Click to show';</script>
+<script src="{up}_static/toggle.js"></script>
+<script defer="defer" src="{up}_static/site.js"></script>
+<script>DOCUMENTATION_OPTIONS.pagename = '{name}';</script>
+</head><body><p class="lead">Text</p>
+<script type="application/vnd.jupyter.widget-state+json">{{"state": {{}}}}</script>
+</body></html>"""
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    static = tmp_path / "_static"
+    (static / "styles").mkdir(parents=True)
+    (static / "fonts").mkdir()
+    (static / "fonts" / "Main.woff2").write_bytes(b"font")
+    (static / "basic.css").write_text("div.body { min-width: 360px; }\n.unused-widget { color: red; }\n")
+    (static / "styles" / "theme.css").write_text('@import "../basic.css";\n')
+    (static / "katex.css").write_text(
+        '@charset "utf-8";@font-face{font-family:KaTeX_Main;src:url(fonts/Main.woff2) format("woff2")}'
+        ".katex{font:normal 1.21em KaTeX_Main}\n/*# sourceMappingURL=katex.css.map */")
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "intro.html").write_text(HEAD.format(up="", name="intro"))
+    (tmp_path / "chapters" / "one.html").write_text(HEAD.format(up="../", name="chapters/one"))
+    return tmp_path
+
+
+def test_imports_are_inlined_and_urls_point_from_the_bundle_to_the_same_files(site):
+    bundle_dir = site / "_static" / "styles"
+    css = flat_css(site / "_static" / "styles" / "theme.css", bundle_dir) + flat_css(
+        site / "_static" / "katex.css", bundle_dir)
+    assert "@import" not in css and "min-width: 360px" in css
+    assert "@charset" not in css and "sourceMappingURL" not in css
+    (url,) = re.findall(r"url\(([^)]+)\)", css)
+    assert (bundle_dir / url).resolve() == (site / "_static" / "fonts" / "Main.woff2").resolve()
+
+
+def test_an_import_loop_is_an_error_not_a_hang(tmp_path):
+    (tmp_path / "a.css").write_text('@import "b.css";')
+    (tmp_path / "b.css").write_text('@import "a.css";')
+    with pytest.raises(ValueError, match="loops"):
+        flat_css(tmp_path / "a.css", tmp_path)
+
+
+def test_every_page_links_one_shared_stylesheet_with_all_the_rules(site):
+    bundles: dict = {}
+    pages = [site / "intro.html", site / "chapters" / "one.html"]
+    links = []
+    for page in pages:
+        html = one_stylesheet(page.read_text(), page, site, bundles)
+        head = html.split("</head>")[0]
+        (href,) = re.findall(r'<link [^>]*rel="stylesheet"[^>]*href="([^"]+)"', head)
+        links.append((page.parent / href).resolve())
+    assert len(bundles) == 1 and links[0] == links[1]
+    css = links[0].read_text()
+    assert css.index("min-width") < css.index("KaTeX_Main")  # in the pages' order
+
+
+def test_a_missing_stylesheet_is_named(site):
+    (site / "_static" / "katex.css").unlink()
+    page = site / "intro.html"
+    with pytest.raises(FileNotFoundError, match="katex.css"):
+        one_stylesheet(page.read_text(), page, site, {})
+
+
+def test_blocking_scripts_move_after_the_text_in_their_order():
+    html = HEAD.format(up="", name="intro")
+    moved = scripts_after_text(html)
+    head, body = moved.split("</head>")
+    assert 'data-cfasync="false"' in head  # light or dark, chosen before the first paint
+    assert 'defer="defer" src="_static/site.js"' in head
+    assert "documentation_options" not in head and "let hint" not in head
+    order = [body.index(part) for part in ("widget-state", "documentation_options.js", "let hint",
+                                           "toggle.js", "pagename = 'intro'", "</body>")]
+    assert order == sorted(order)
+    assert scripts_after_text(moved) == moved  # nothing left to move
+
+
+def test_a_page_without_blocking_scripts_is_unchanged():
+    html = ('<html><head><script defer src="a.js"></script><script type="module">x</script></head>'
+            "<body></body></html>")
+    assert scripts_after_text(html) == html
+
+
+WORDS = {"lead", "body", "katex", "mord", "bd-sidebar", "searchbox", "show"}
+
+
+def test_rules_no_page_can_match_are_dropped_and_the_others_kept():
+    css = """.lead{color:red}.unused{color:blue}.lead,.unused-too{margin:0}
+    #searchbox input{width:1px}#nowhere{width:2px}
+    @media (max-width: 500px){.bd-sidebar{display:none}.gone{display:none}}
+    @media print{.gone{display:none}}
+    @font-face{font-family:X;src:url(x.woff2)}@keyframes spin{from{opacity:0}to{opacity:1}}
+    div:not(.unused) p{line-height:2}.bs-popover-top{top:0}[data-x=".unused"]{color:green}
+    .katex .mord{font-style:italic}a:hover{color:teal}"""
+    out = prune_css(css, WORDS, ("bs-",))
+    for kept in (".lead{color:red}", ".lead{margin:0}", "#searchbox input", ".bd-sidebar{display:none}",
+                 "@font-face", "@keyframes spin", "div:not(.unused) p", ".bs-popover-top",
+                 '[data-x=".unused"]', ".katex .mord", "a:hover"):
+        assert kept.replace(" ", "") in out.replace(" ", ""), kept
+    for dropped in (".unused{", ".unused-too", "#nowhere", ".gone", "@media print"):
+        assert dropped not in out, dropped
+
+
+def test_names_in_use_come_from_pages_and_scripts(site):
+    script = site / "_static" / "toggle.js"
+    script.write_text('el.classList.add("toggle-hidden"); tip.className = "bs-tip-" + where; x = "fa-" + i')
+    words, prefixes = names_in_use(site, [site / "intro.html"])
+    assert {"lead", "toggle-hidden", "dataset"} <= words
+    assert "bs-tip-" in prefixes
+    assert "fa-" not in prefixes  # icon fonts keep only icons named in full (book/icon_fonts.py)
