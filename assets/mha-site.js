@@ -92,31 +92,36 @@
   // the column, as a focusable, named region with a shade on the edge that has more.
   var MIN_EQUATION_SCALE = 0.8;
 
-  function fitEquations() {
-    document.querySelectorAll(".bd-article .katex-display").forEach(function (container) {
-      var math = container.firstElementChild;
-      if (!math) return;
-      math.style.fontSize = "";
-      var available = container.clientWidth;
-      var needed = container.scrollWidth;
-      if (available > 0 && needed > available + 1) {
+  // Reads and writes are batched (every width read, then every size set): one layout for all the
+  // equations given, not one per equation.
+  function fitEquations(containers) {
+    var maths = containers.map(function (container) { return container.firstElementChild; });
+    maths.forEach(function (math) { if (math) math.style.fontSize = ""; });
+    var widths = containers.map(function (container) {
+      return [container.clientWidth, container.scrollWidth];
+    });
+    maths.forEach(function (math, i) {
+      var available = widths[i][0], needed = widths[i][1];
+      if (math && available > 0 && needed > available + 1) {
         var scale = Math.max(MIN_EQUATION_SCALE, Math.floor((available / needed) * 100) / 100);
         math.style.fontSize = scale * 100 + "%";
       }
-      var scrolls = container.scrollWidth > container.clientWidth + 1;
-      container.classList.toggle("mha-scrolls", scrolls);
-      scrollRegion(container, scrolls, "Equation (scrolls sideways)");
+    });
+    var scrolls = containers.map(function (container) {
+      return container.scrollWidth > container.clientWidth + 1;
+    });
+    containers.forEach(function (container, i) {
+      if (maths[i]) scrollRegion(container, scrolls[i], "Equation (scrolls sideways)");
     });
   }
 
   function fitEquationsWhenLaidOut() {
-    fitEquations();
     var pending = null;
     window.addEventListener("resize", function () {
       window.clearTimeout(pending);
-      pending = window.setTimeout(function () { fitEquations(); markScrollers(); }, 150);
+      pending = window.setTimeout(measureEquationsAndScrollers, 150);
     });
-    if (document.fonts && document.fonts.ready) document.fonts.ready.then(fitEquations);
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(measureEquationsAndScrollers);
   }
 
   /* 10. Scrolling regions take focus; names match visible labels -------------------------- */
@@ -140,13 +145,23 @@
     return "Table" + (text ? ": " + text : "") + " (scrolls sideways)";
   }
 
+  var SCROLLERS = ".bd-article table, .mha-av-scroll, .mha-av-panel, .cell_output .output, .widget-container";
+
   function markScrollers() {
-    var scrollers = ".bd-article table, .mha-av-scroll, .mha-av-panel, .cell_output .output, .widget-container";
-    document.querySelectorAll(scrollers).forEach(function (el) {
-      if (el.getBoundingClientRect().width === 0) return;
-      var scrolls = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
-      scrollRegion(el, scrolls, el.tagName === "TABLE" ? tableName(el) : "Output (scrolls sideways)");
+    var list = Array.prototype.slice.call(document.querySelectorAll(SCROLLERS));
+    var scrolls = list.map(function (el) {  // every read first, then every write: one layout
+      if (el.getBoundingClientRect().width === 0) return null;
+      return el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
     });
+    list.forEach(function (el, i) {
+      if (scrolls[i] === null) return;
+      scrollRegion(el, scrolls[i], el.tagName === "TABLE" ? tableName(el) : "Output (scrolls sideways)");
+    });
+  }
+
+  function measureEquationsAndScrollers() {
+    fitEquations(Array.prototype.slice.call(document.querySelectorAll(".bd-article .katex-display")));
+    markScrollers();
   }
 
   var pendingScrollers = null;
@@ -453,14 +468,15 @@
     document.addEventListener("click", closeDrawerOnLink);
     document.addEventListener("click", enlargeOnTap);
     document.addEventListener("keydown", enlargeOnKey);
+    // What only writes the page first; then what measures it (layout happens once, per section).
     markFigures();
     fixControls(document.body);
     watchWidgets();
-    fitEquationsWhenLaidOut();
-    markScrollers();
     nameByVisibleText();
     breakLongCode();
     if (WIDE && WIDE.addEventListener) WIDE.addEventListener("change", breakLongCode);
     markProseTables();
+    fitEquationsWhenLaidOut();
+    measureEquationsAndScrollers();
   });
 })();

@@ -5,8 +5,9 @@ first widget, three runs). What the site controls is what a browser must fetch, 
 trips; with Chrome's Slow 4G (``book.site_weight.PHONE_NETWORK``: 562.5 ms a request, 1.44 Mbit/s)
 that sets a floor under each time, which these tests hold within the targets of issue 38:
 
-- first text: the page, then its render-blocking files (stylesheets, synchronous scripts in
-  ``<head>``) in parallel: two round trips and their gzip bytes, within 2 s;
+- first text: the page, then its render-blocking files: two round trips and their gzip bytes,
+  within 2 s. A browser asks for six files at a time, so the model holds only while the page
+  blocks on one file: its one stylesheet, and no script (``book/first_paint.py``), as tested here;
 - first widget: that, then one more round trip for the widget manager (the deferred loader comes
   with the stylesheets and asks for it once the page is parsed) and its bytes: within 5 s, a second
   short of the 6-s target for the script's run on a slow phone (measured, not modelled);
@@ -62,6 +63,13 @@ def test_first_text_can_paint_within_2_s_on_slow_4g(site_pages, docname):
     floor = first_text_floor(page)
     sizes = {p.name: gzip_bytes(p) // 1000 for p in [page, *blocking_files(page)]}
     assert floor <= FIRST_TEXT_S, f"{docname}: {floor:.2f} s before the first text; gzip kB {sizes}"
+
+
+def test_every_page_waits_for_one_stylesheet_and_no_script(site_pages):
+    """Twelve stylesheets and seven scripts cost four round trips before the text (3.3-3.5 s)."""
+    for docname, page in site_pages.items():
+        blocking = blocking_files(page)
+        assert [p.suffix for p in blocking] == [".css"], f"{docname} waits for {[p.name for p in blocking]}"
 
 
 @pytest.mark.parametrize("docname", toc_docnames())
