@@ -38,27 +38,45 @@ def softmax(x, axis=-1):
 
 
 def processes_holding(count: int, mib: int) -> str:
-    """Code that forks ``count`` processes, each trying to hold ``mib`` MiB at the same time, and
-    sets ``HELD`` to how many managed (the children go first when memory runs out)."""
+    """Code that forks ``count`` processes, each trying to hold ``mib`` MiB, and sets ``HELD`` to how
+    many hold theirs at the same moment (the children go first when memory runs out).
+
+    A child that got its memory and was killed later, to make room for the next, does not count:
+    on a busy machine the children can take turns, and "each managed once" would count them all.
+    Each child reports, then holds its memory until the parent has counted the living reporters.
+    """
     return f"""
-import os, time
-r, w = os.pipe()
-for _ in range({count}):
-    if os.fork() == 0:
+import os, select, time
+reports, report = os.pipe()
+go, release = os.pipe()
+children = []
+for index in range({count}):
+    pid = os.fork()
+    if pid == 0:
+        os.close(release)
         with open("/proc/self/oom_score_adj", "w") as own:
             own.write("1000")  # the children go first: the parent lives to tell
         try:
             block = bytearray({mib} * 2**20)
             for i in range(0, len(block), 4096):
                 block[i] = 1
-            os.write(w, b"y")
+            os.write(report, bytes([index]))
+            os.read(go, 1)  # hold it until the parent has counted
         except MemoryError:
             pass
-        time.sleep(1.0)
         os._exit(0)
-os.close(w)
-time.sleep(0.8)
-HELD = os.read(r, 100).count(b"y")
+    children.append(pid)
+os.close(report)
+reported, gone = set(), set()
+deadline = time.monotonic() + 10
+while len(reported | gone) < {count} and time.monotonic() < deadline:
+    if select.select([reports], [], [], 0.05)[0]:
+        reported.update(os.read(reports, 100))
+    for index, pid in enumerate(children):
+        if index not in gone and os.waitpid(pid, os.WNOHANG)[0]:
+            gone.add(index)
+HELD = len(reported - gone)
+os.close(release)
 """
 
 
