@@ -86,7 +86,7 @@ def grouped(sandbox):
     return sandbox
 
 
-HOGS = processes_holding(6, 200) + "print(HELD)\n"
+HOGS = processes_holding(6, 200, wait=8) + "print(HELD)\n"
 
 
 def test_six_processes_share_one_memory_budget(grouped):

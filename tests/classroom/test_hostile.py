@@ -112,7 +112,7 @@ def test_a_submissions_processes_share_one_memory_budget(hostile_batch):
     if held:
         assert int(held[1]) * 300 <= 768
     else:
-        assert any("cell 4" in text and ("Timeout" in text or "memory" in text)
+        assert any(("Timeout" in text or "memory" in text)
                    for text in result.cell_errors + result.notes), result
     if hostile_batch.budget_kind == "rlimit":
         assert held is None or int(held[1]) == 0
