@@ -9,10 +9,10 @@ tag through the ``drop_icon_script`` filter registered here.
 
 It also moves each page's widget state (myst-nb puts it in ``<head>``: every pre-rendered frame,
 up to 2.8 MB) to the end of ``<body>``, so the browser paints the text before reading the frames.
-html-manager finds the state anywhere in the document when the page has loaded.
+The site's widget script (``assets/static-widgets.js``) reads it there once the page is parsed.
 
-The widget manager is loaded only on pages with widgets (myst-nb), and there only when a widget
-nears the screen (``assets/widgets-loader.js``, ``_config.yml``).
+Widgets are drawn only on pages with widgets (myst-nb adds the script there), and only when one
+nears the screen (``assets/static-widgets.js``, ``_config.yml``).
 
 pydata-sphinx-theme also loads Sphinx's three search scripts (``searchtools.js``,
 ``language_data.js`` and the 0.1 MB ``searchindex.js``) on every page, in ``<head>`` and not

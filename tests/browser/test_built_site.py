@@ -60,16 +60,16 @@ def _source(tag: str) -> str:
     return re.search(r'src="([^"?]+)', tag)[1].rsplit("_static/", 1)[-1]
 
 
-def test_widget_pages_load_only_the_deferred_loader(site_pages):
-    """The manager (1.8 MB) is fetched by the loader when a widget nears the screen: no page names it."""
+def test_widget_pages_load_only_the_deferred_widget_script(site_pages):
+    """The site's widget script draws the widgets; html-manager (1.8 MB) is never named by a page."""
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
         sources = [_source(tag) for tag in _script_tags(html)]
         assert not any("fontawesome.js" in src for src in sources), f"{docname} loads the icon script"
         assert not any("html-manager" in src for src in sources), f"{docname} loads the manager eagerly"
-        loaders = [tag for tag in _script_tags(html) if _source(tag) == "widgets-loader.js"]
+        loaders = [tag for tag in _script_tags(html) if _source(tag) == "static-widgets.js"]
         if WIDGET_STATE not in html:
-            assert loaders == [], f"{docname} has no widget but loads the loader"
+            assert loaders == [], f"{docname} has no widget but loads the widget script"
             continue
         assert len(loaders) == 1 and "defer" in loaders[0], (docname, loaders)
 

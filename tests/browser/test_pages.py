@@ -86,8 +86,8 @@ def wait_for_math(page, html: str) -> None:
 
 
 def wait_for_widgets(page, html: str) -> int:
-    """Draw every widget of the page (the loader fetches the manager when a widget nears the
-    screen; ``mhaWidgets.load()`` does it at once) and wait until they are all shown."""
+    """Draw every widget of the page (the widget script draws them when one nears the screen;
+    ``mhaWidgets.load()`` does it at once) and wait until they are all shown."""
     views = html.count('type="application/vnd.jupyter.widget-view+json"')
     if views:
         page.evaluate("window.mhaWidgets.load()")
