@@ -39,7 +39,8 @@ def _page(views: list[widgets.Widget], links: list[widgets.Widget]) -> str:
             f'<link rel="icon" href="data:,">'
             f'<link rel="stylesheet" href="_static/static-widgets.css">'
             f'<script defer src="_static/static-widgets.js"></script></head>'
-            f'<body style="width: 600px">{outputs}<script type="{STATE}">{state}</script></body></html>')  # fmt: skip
+            f'<body style="width: 600px">{outputs}'
+            f'<script type="{STATE}">{state}</script></body></html>')  # fmt: skip
 
 
 @pytest.fixture
@@ -200,7 +201,8 @@ def test_layout_labels_and_hidden_boxes_follow_the_state(open_widgets):
     menu = widgets.Dropdown(options=["a", "b"], description="pick", style={"description_width": "initial"})
     slider = widgets.IntSlider(description="heads", layout=widgets.Layout(width="100%", max_width="480px"))
     page = open_widgets(widgets.VBox([slider, menu, hidden]))
-    assert page.locator(".widget-slider").evaluate("e => [e.style.width, e.style.maxWidth]") == ["100%", "480px"]
+    sizes = page.locator(".widget-slider").evaluate("e => [e.style.width, e.style.maxWidth]")
+    assert sizes == ["100%", "480px"]
     assert page.locator(".widget-text input").is_hidden()
     label = page.locator(".widget-dropdown label")
     assert label.evaluate("l => l.control === l.parentElement.querySelector('select')")
