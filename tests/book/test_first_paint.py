@@ -1,4 +1,4 @@
-"""One stylesheet and no script before the first paint (book/first_paint.py), on small built sites."""
+"""No stylesheet file and no script before the first paint (book/first_paint.py), on small built sites."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from book.first_paint import flat_css, names_in_use, one_stylesheet, prune_css, scripts_after_text
+from book.first_paint import flat_css, inline_stylesheets, names_in_use, prune_css, scripts_after_text
 
 HEAD = """<!DOCTYPE html><html><head>
 <script data-cfasync="false">document.documentElement.dataset.mode = "auto";</script>
@@ -57,25 +57,32 @@ def test_an_import_loop_is_an_error_not_a_hang(tmp_path):
         flat_css(tmp_path / "a.css", tmp_path)
 
 
-def test_every_page_links_one_shared_stylesheet_with_all_the_rules(site):
-    bundles: dict = {}
-    pages = [site / "intro.html", site / "chapters" / "one.html"]
-    links = []
-    for page in pages:
-        html = one_stylesheet(page.read_text(), page, site, bundles)
+def test_every_page_holds_all_its_rules_inline_with_urls_from_its_own_folder(site):
+    joined: dict = {}
+    for page in [site / "intro.html", site / "chapters" / "one.html"]:
+        html = inline_stylesheets(page.read_text(), page, site, joined)
         head = html.split("</head>")[0]
-        (href,) = re.findall(r'<link [^>]*rel="stylesheet"[^>]*href="([^"]+)"', head)
-        links.append((page.parent / href).resolve())
-    assert len(bundles) == 1 and links[0] == links[1]
-    css = links[0].read_text()
-    assert css.index("min-width") < css.index("KaTeX_Main")  # in the pages' order
+        assert 'rel="stylesheet"' not in head
+        (css,) = re.findall(r"<style>(.*?)</style>", head, re.S)
+        assert css.index("min-width") < css.index("KaTeX_Main")  # in the pages' order
+        assert head.index("<style>") < head.index("documentation_options")  # where the links were
+        (url,) = re.findall(r"url\(([^)]+)\)", css)
+        assert (page.parent / url).resolve() == (site / "_static" / "fonts" / "Main.woff2").resolve()
+    assert len(joined) == 1  # joined and pruned once for the two pages
 
 
 def test_a_missing_stylesheet_is_named(site):
     (site / "_static" / "katex.css").unlink()
     page = site / "intro.html"
     with pytest.raises(FileNotFoundError, match="katex.css"):
-        one_stylesheet(page.read_text(), page, site, {})
+        inline_stylesheets(page.read_text(), page, site, {})
+
+
+def test_a_stylesheet_that_would_end_the_style_element_is_refused(site):
+    (site / "_static" / "katex.css").write_text('.katex::after { content: "</style>"; }')
+    page = site / "intro.html"
+    with pytest.raises(ValueError, match="</style"):
+        inline_stylesheets(page.read_text(), page, site, {})
 
 
 def test_blocking_scripts_move_after_the_text_in_their_order():
@@ -124,3 +131,11 @@ def test_names_in_use_come_from_pages_and_scripts(site):
     assert {"lead", "toggle-hidden", "dataset"} <= words
     assert "bs-tip-" in prefixes
     assert "fa-" not in prefixes  # icon fonts keep only icons named in full (book/icon_fonts.py)
+
+
+def test_the_icon_script_no_page_loads_keeps_no_icon_rule(site):
+    (site / "_static" / "scripts").mkdir()
+    (site / "_static" / "scripts" / "fontawesome.js").write_text('icons = {"fa-500px": 1, "fa-bars": 2}')
+    words, _ = names_in_use(site, [site / "intro.html"])
+    assert "fa-500px" not in words
+    assert prune_css(".fa-500px:before{content:'x'}.lead{color:red}", words, ()) == ".lead{color:red}"

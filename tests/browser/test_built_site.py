@@ -46,10 +46,11 @@ def test_vendored_files_are_served_by_the_site(site):
 
 
 def stylesheet_text(page: Path) -> str:
-    """All the CSS the page links to (one file since ``book.first_paint``)."""
+    """All the CSS of the page: inside it since ``book.first_paint``, and any file it links."""
     head = page.read_text(encoding="utf8").split("</head>", 1)[0]
     hrefs = re.findall(r'<link [^>]*rel="stylesheet"[^>]*href="([^"?]+)', head)
-    return "".join((page.parent / href).read_text(encoding="utf8") for href in hrefs)
+    inline = re.findall(r"<style>(.*?)</style>", head, re.S)
+    return "".join(inline + [(page.parent / href).read_text(encoding="utf8") for href in hrefs])
 
 
 def _script_tags(html: str) -> list[str]:
@@ -448,5 +449,6 @@ def test_every_icon_the_pages_name_is_in_the_cut_icon_fonts(site, site_pages):
         assert font.stat().st_size < 10_000, f"{font.name} was not cut ({font.stat().st_size} bytes)"
         glyphs |= set(TTFont(font).getBestCmap())
     for docname, page in site_pages.items():
-        names = {name for name in ICON_CLASS.findall(page.read_text(encoding="utf8")) if name in points}
+        markup = re.sub(r"<style>.*?</style>", "", page.read_text(encoding="utf8"), flags=re.S)
+        names = {name for name in ICON_CLASS.findall(markup) if name in points}
         assert names and all(points[name] in glyphs for name in names), (docname, sorted(names))
