@@ -30,8 +30,7 @@
   var REF = "IPY_MODEL_";
 
   /* 1. Models: state, change listeners, links ---------------------------------------------- */
-  function Model(id, name, state) {
-    this.id = id;
+  function Model(name, state) {
     this.name = name;
     this.state = state;
     this.listeners = {};
@@ -73,7 +72,7 @@
     document.querySelectorAll(STATE).forEach(function (tag) {
       var saved = JSON.parse(tag.textContent).state;
       Object.keys(saved).forEach(function (id) {
-        models[id] = new Model(id, saved[id].model_name, saved[id].state);
+        models[id] = new Model(saved[id].model_name, saved[id].state);
       });
     });
     return models;
