@@ -20,6 +20,9 @@ When the HTML build is done, this rewrites every page Sphinx wrote:
   variables the files read) move, in their order, to the end of ``<body>``: they still run before
   the deferred scripts and before ``DOMContentLoaded``, as they did, but after the text has painted.
   The theme's snippet that picks light or dark stays: it must run before the first paint.
+- its code blocks lose the Pygments spans that draw nothing (names and punctuation, coloured as the
+  block already is in both schemes, read from the page's own stylesheet): a third of a chapter's
+  elements, each styled and laid out again at every layout of a phone's slow CPU.
 """
 
 from __future__ import annotations
@@ -217,6 +220,67 @@ def scripts_after_text(html: str) -> str:
     return head + sep + body + "\n".join(moved) + "\n" + end + tail
 
 
+#: ``.highlight`` and ``.highlight .n``, alone or under a colour scheme (``html[data-theme="dark"] ...``).
+CODE_BASE = re.compile(r'^((?:html\[data-theme=(?:"\w+"|\w+)\]\s+)?)\.highlight$')
+CODE_TOKEN = re.compile(r'^((?:html\[data-theme=(?:"\w+"|\w+)\]\s+)?)\.highlight\s+\.([\w-]+)$')
+HIGHLIGHTED = re.compile(r'(<div class="highlight"><pre>)(.*?)(</pre>)', re.S)
+
+
+def plain_token_classes(css: str) -> set[str]:
+    """Pygments' token classes that draw nothing of their own: in every colour scheme their only rule
+    gives the colour the code block already has (``.highlight .n{color:#080808}`` beside
+    ``.highlight{color:#080808}``), and no other selector could match them (``.sig-param.n`` needs
+    a second class, which a token's span never has)."""
+    import tinycss2
+
+    base: dict[str, str] = {}
+    tokens: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    named_elsewhere: set[str] = set()
+
+    def visit(rules) -> None:
+        for rule in rules:
+            if rule.type == "at-rule" and rule.content is not None and rule.lower_at_keyword in GROUPING:
+                visit(tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True))
+                continue
+            if rule.type != "qualified-rule":
+                continue
+            declarations = [(d.lower_name, tinycss2.serialize(d.value).strip())
+                            for d in tinycss2.parse_declaration_list(rule.content, skip_comments=True,
+                                                                     skip_whitespace=True)
+                            if d.type == "declaration"]  # fmt: skip
+            for selector in _selectors(tinycss2.serialize(rule.prelude)):
+                if (found := CODE_BASE.match(selector)) is not None:
+                    colour = dict(declarations).get("color")
+                    if colour:
+                        base[found.group(1)] = colour.lower()
+                elif (found := CODE_TOKEN.match(selector)) is not None:
+                    tokens.setdefault(found.group(2), {}).setdefault(found.group(1), []).extend(declarations)
+                else:  # a token span has one class: only a compound naming one class alone can match it
+                    for compound in re.split(r"\s*[\s>+~]\s*", NESTED.sub("", selector)):
+                        names = NAME.findall(compound)
+                        if len(names) == 1:
+                            named_elsewhere.add(names[0])
+
+    visit(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True))
+    return {name for name, schemes in tokens.items()
+            if name not in named_elsewhere and schemes
+            and all(scheme in base and [(k, v.lower()) for k, v in rules] == [("color", base[scheme])]
+                    for scheme, rules in schemes.items())}  # fmt: skip
+
+
+def plain_code(html: str, plain: set[str]) -> str:
+    """``html`` whose code blocks hold the text of ``plain`` token spans without the spans.
+
+    Code cells are most of a chapter's elements (3,455 of multi-head's 7,300, nearly two thirds
+    names and punctuation drawn in the block's own colour); each is styled and laid out by a phone
+    at every layout."""
+    if not plain:
+        return html
+    classes = "|".join(map(re.escape, sorted(plain)))
+    token = re.compile(rf'<span class="(?:{classes})">([^<]*)</span>')
+    return HIGHLIGHTED.sub(lambda m: m.group(1) + token.sub(r"\1", m.group(2)) + m.group(3), html)
+
+
 def sphinx_pages(app) -> list[Path]:
     """The HTML files Sphinx wrote: every document, the index and the search page."""
     outdir = Path(app.outdir)
@@ -232,10 +296,14 @@ def rewrite_pages(app, exception) -> None:
     joined: dict[tuple[Path, ...], str] = {}
     pages = sphinx_pages(app)
     words, prefixes = names_in_use(outdir, pages)
+    plain: dict[str, set[str]] = {}  # joined stylesheet -> its plain token classes
     for page in pages:
         html = page.read_text(encoding="utf8")
         styled = inline_stylesheets(html, page, outdir, joined, lambda css: prune_css(css, words, prefixes))
-        new = scripts_after_text(styled)
+        css = "".join(re.findall(r"<style>(.*?)</style>", styled.partition("</head>")[0], re.S))
+        if css not in plain:
+            plain[css] = plain_token_classes(css)
+        new = scripts_after_text(plain_code(styled, plain[css]))
         if new != html:
             page.write_text(new, encoding="utf8")
     sizes = ", ".join(f"{len(css.encode('utf8')) // 1000} kB" for css in joined.values())

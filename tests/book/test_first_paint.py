@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from book.first_paint import flat_css, inline_stylesheets, names_in_use, prune_css, scripts_after_text
+from book.first_paint import (
+    flat_css,
+    inline_stylesheets,
+    names_in_use,
+    plain_code,
+    plain_token_classes,
+    prune_css,
+    scripts_after_text,
+)
 
 HEAD = """<!DOCTYPE html><html><head>
 <script data-cfasync="false">document.documentElement.dataset.mode = "auto";</script>
@@ -139,3 +147,35 @@ def test_the_icon_script_no_page_loads_keeps_no_icon_rule(site):
     words, _ = names_in_use(site, [site / "intro.html"])
     assert "fa-500px" not in words
     assert prune_css(".fa-500px:before{content:'x'}.lead{color:red}", words, ()) == ".lead{color:red}"
+
+
+CODE_CSS = """html[data-theme="light"] .highlight{background:#fefefe;color:#080808}
+html[data-theme="dark"] .highlight{background:#2b2b2b;color:#F8F8F2}
+.highlight{position:relative}
+html[data-theme="light"] .highlight .n{color:#080808}html[data-theme="dark"] .highlight .n{color:#f8f8f2}
+html[data-theme="light"] .highlight .p{color:#080808}html[data-theme="dark"] .highlight .p{color:#F8F8F2}
+html[data-theme="light"] .highlight .k{color:#0000aa}html[data-theme="dark"] .highlight .k{color:#ff79c6}
+html[data-theme="light"] .highlight .o{color:#080808}html[data-theme="dark"] .highlight .o{color:#ff0000}
+html[data-theme="light"] .highlight .nb{color:#080808;font-weight:bold}
+html[data-theme="light"] .highlight .x{color:#080808}.bd-article .x{margin:0}
+.sig-param.n{font-style:italic}
+@media print{html[data-theme="light"] .highlight .w{color:#080808}}"""
+
+
+def test_plain_token_classes_are_those_that_draw_nothing_in_any_scheme():
+    # n and p: the block's own colour in both schemes (case aside); w: the same, inside @media;
+    # .sig-param.n needs a second class, which a token's span never has.
+    # k: its own colours; o: plain in light only; nb: bold; x: another rule can reach it.
+    assert plain_token_classes(CODE_CSS) == {"n", "p", "w"}
+
+
+def test_plain_code_unwraps_those_spans_in_code_blocks_only():
+    html = ('<p><span class="n">prose</span></p><div class="highlight"><pre><span></span>'
+            '<span class="n">x</span><span class="w"> </span><span class="o">=</span> '
+            '<span class="n">f</span><span class="p">(</span><span class="s2">&quot;a&lt;b&quot;</span>'
+            '<span class="p">)</span>\n</pre></div>')
+    out = plain_code(html, {"n", "p", "w"})
+    assert out == ('<p><span class="n">prose</span></p><div class="highlight"><pre><span></span>'
+                   'x <span class="o">=</span> f(<span class="s2">&quot;a&lt;b&quot;</span>)\n</pre></div>')
+    assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", html)  # the same text, for copy too
+    assert plain_code(html, set()) == html
