@@ -20,9 +20,9 @@ When the HTML build is done, this rewrites every page Sphinx wrote:
   variables the files read) move, in their order, to the end of ``<body>``: they still run before
   the deferred scripts and before ``DOMContentLoaded``, as they did, but after the text has painted.
   The theme's snippet that picks light or dark stays: it must run before the first paint.
-- its code blocks lose the Pygments spans that draw nothing (names and punctuation, coloured as the
-  block already is in both schemes, read from the page's own stylesheet): a third of a chapter's
-  elements, each styled and laid out again at every layout of a phone's slow CPU.
+- in its code blocks, each run of Pygments tokens drawn alike (names and punctuation: one colour in
+  each scheme, the block's, read from the page's own stylesheet) is one span instead of one per
+  token: a quarter of a chapter's elements, each styled and laid out at every layout of a phone.
 """
 
 from __future__ import annotations
@@ -224,13 +224,15 @@ def scripts_after_text(html: str) -> str:
 CODE_BASE = re.compile(r'^((?:html\[data-theme=(?:"\w+"|\w+)\]\s+)?)\.highlight$')
 CODE_TOKEN = re.compile(r'^((?:html\[data-theme=(?:"\w+"|\w+)\]\s+)?)\.highlight\s+\.([\w-]+)$')
 HIGHLIGHTED = re.compile(r'(<div class="highlight"><pre>)(.*?)(</pre>)', re.S)
+#: In a code block: a token's span and its text, text between tags, or any other tag.
+CODE_ITEM = re.compile(r'<span class="([\w-]+)">([^<]*)</span>|([^<]+)|<[^>]*>')
 
 
 def plain_token_classes(css: str) -> set[str]:
-    """Pygments' token classes that draw nothing of their own: in every colour scheme their only rule
-    gives the colour the code block already has (``.highlight .n{color:#080808}`` beside
-    ``.highlight{color:#080808}``), and no other selector could match them (``.sig-param.n`` needs
-    a second class, which a token's span never has)."""
+    """Pygments' token classes drawn alike: in every colour scheme their only rule gives the code
+    block's own colour (``.highlight .n{color:#080808}`` beside ``.highlight{color:#080808}``), and no
+    other selector could match them (``.sig-param.n`` needs a second class, which a token's span
+    never has). Text outside any span is not drawn so: the theme colours ``pre`` itself."""
     import tinycss2
 
     base: dict[str, str] = {}
@@ -269,16 +271,34 @@ def plain_token_classes(css: str) -> set[str]:
 
 
 def plain_code(html: str, plain: set[str]) -> str:
-    """``html`` whose code blocks hold the text of ``plain`` token spans without the spans.
+    """``html`` whose code blocks hold each run of ``plain`` tokens in one span instead of one each.
 
-    Code cells are most of a chapter's elements (3,455 of multi-head's 7,300, nearly two thirds
-    names and punctuation drawn in the block's own colour); each is styled and laid out by a phone
-    at every layout."""
+    Code cells are most of a chapter's elements (3,455 of multi-head's 7,300 are token spans, nearly
+    two thirds of them names and punctuation drawn alike), each styled and laid out by a phone at
+    every layout. The plain tokens of a run, and the blanks between them, share one span of the
+    first token's class: the same colour as before (a blank has none to show)."""
     if not plain:
         return html
-    classes = "|".join(map(re.escape, sorted(plain)))
-    token = re.compile(rf'<span class="(?:{classes})">([^<]*)</span>')
-    return HIGHLIGHTED.sub(lambda m: m.group(1) + token.sub(r"\1", m.group(2)) + m.group(3), html)
+
+    def merge(code: str) -> str:
+        out: list[str] = []
+        run: list[str] = []  # the texts of the current run: plain tokens and the blanks between them
+        first = ""  # the class of its first token
+        for found in CODE_ITEM.finditer(code):
+            name, text, raw = found.group(1), found.group(2), found.group(3)
+            if name in plain or (raw is not None and not raw.strip() and run):
+                first = first or name
+                run.append(text if name else raw)
+                continue
+            if run:
+                out.append(f'<span class="{first}">{"".join(run)}</span>')
+                run, first = [], ""
+            out.append(found.group(0))
+        if run:
+            out.append(f'<span class="{first}">{"".join(run)}</span>')
+        return "".join(out)
+
+    return HIGHLIGHTED.sub(lambda m: m.group(1) + merge(m.group(2)) + m.group(3), html)
 
 
 def sphinx_pages(app) -> list[Path]:

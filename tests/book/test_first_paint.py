@@ -169,13 +169,15 @@ def test_plain_token_classes_are_those_that_draw_nothing_in_any_scheme():
     assert plain_token_classes(CODE_CSS) == {"n", "p", "w"}
 
 
-def test_plain_code_unwraps_those_spans_in_code_blocks_only():
-    html = ('<p><span class="n">prose</span></p><div class="highlight"><pre><span></span>'
+def test_plain_code_joins_each_run_of_plain_tokens_in_code_blocks_only():
+    html = ('<p><span class="n">prose</span> <span class="p">.</span></p><div class="highlight"><pre><span></span>'
             '<span class="n">x</span><span class="w"> </span><span class="o">=</span> '
             '<span class="n">f</span><span class="p">(</span><span class="s2">&quot;a&lt;b&quot;</span>'
-            '<span class="p">)</span>\n</pre></div>')
+            '<span class="p">)</span>\n    <span class="p">.</span><span class="n">y</span>\n</pre></div>')
     out = plain_code(html, {"n", "p", "w"})
-    assert out == ('<p><span class="n">prose</span></p><div class="highlight"><pre><span></span>'
-                   'x <span class="o">=</span> f(<span class="s2">&quot;a&lt;b&quot;</span>)\n</pre></div>')
+    # Blanks join a run (they show no colour); a blank before any plain token stays outside.
+    assert out == ('<p><span class="n">prose</span> <span class="p">.</span></p><div class="highlight"><pre>'
+                   '<span></span><span class="n">x </span><span class="o">=</span> <span class="n">f(</span>'
+                   '<span class="s2">&quot;a&lt;b&quot;</span><span class="p">)\n    .y\n</span></pre></div>')
     assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", html)  # the same text, for copy too
     assert plain_code(html, set()) == html
