@@ -171,7 +171,8 @@ def test_plain_token_classes_are_those_that_draw_nothing_in_any_scheme():
 
 def test_plain_code_joins_each_run_of_plain_tokens_in_code_blocks_only():
     html = ('<p><span class="n">prose</span> <span class="p">.</span></p>'
-            '<div class="highlight"><pre><span></span><span class="n">x</span><span class="w"> </span><span class="o">=</span> '
+            '<div class="highlight"><pre><span></span><span class="n">x</span>'
+            '<span class="w"> </span><span class="o">=</span> '
             '<span class="n">f</span><span class="p">(</span><span class="s2">&quot;a&lt;b&quot;</span>'
             '<span class="p">)</span>\n    <span class="p">.</span><span class="n">y</span>\n</pre></div>')
     out = plain_code(html, {"n", "p", "w"})
