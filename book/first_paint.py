@@ -11,18 +11,19 @@ When the HTML build is done, this rewrites every page Sphinx wrote:
 - its stylesheets, in their order, are joined (``@import`` inlined, ``url(...)`` rebased on the
   page's folder), without the rules no page can match: a selector naming a class or id that no page
   and no script of the site contains is dropped (most of Bootstrap's utilities, Font Awesome's two
-  thousand icons): 89 kB gzip became 45 kB. The result goes **inside** the page, in one ``<style>``
+  thousand icons): 89 kB gzip became 29 kB. The result goes **inside** the page, in one ``<style>``
   in its ``<head>``: the browser paints as soon as the start of the page has arrived, one round trip
-  after the click instead of two (first text on Slow 4G 1.9-2.7 s as one linked file, 1.0-1.3 s
-  inline). Each page carries the 45 kB again (0.25 s on Slow 4G when the reader turns the page),
-  where a linked file would come from the cache; a first visit is what most readers make.
+  after the click instead of two (first text on Slow 4G with a 4x slower CPU: 1.9-2.5 s as one
+  linked file, 0.86-0.98 s inline). Each page carries the 29 kB again (0.16 s on Slow 4G when the
+  reader turns the page), where a linked file would come from the cache; a first visit is what most
+  readers make.
 - its synchronous scripts in ``<head>`` (the files and the inline snippets between them, which set
   variables the files read) move, in their order, to the end of ``<body>``: they still run before
   the deferred scripts and before ``DOMContentLoaded``, as they did, but after the text has painted.
   The theme's snippet that picks light or dark stays: it must run before the first paint.
 - in its code blocks, each run of Pygments tokens drawn alike (names and punctuation: one colour in
   each scheme, the block's, read from the page's own stylesheet) is one span instead of one per
-  token: a quarter of a chapter's elements, each styled and laid out at every layout of a phone.
+  token: a sixth of a chapter's elements, each styled and laid out at every layout of a phone.
 """
 
 from __future__ import annotations
