@@ -266,7 +266,7 @@ def plain_token_classes(css: str) -> set[str]:
 
     visit(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True))
     return {name for name, schemes in tokens.items()
-            if name not in named_elsewhere and schemes
+            if name not in named_elsewhere
             and all(scheme in base and [(k, v.lower()) for k, v in rules] == [("color", base[scheme])]
                     for scheme, rules in schemes.items())}  # fmt: skip
 

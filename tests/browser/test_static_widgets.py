@@ -53,18 +53,18 @@ def open_widgets(tmp_path, browser):
     url, server = serve(tmp_path)
     contexts = []
 
-    def open_page(*views, links=(), name="page.html", manager: Path | None = None):
+    def open_page(*views, links=(), manager: Path | None = None):
         if manager is not None:
             (static / "vendored" / "html-manager").mkdir(parents=True, exist_ok=True)
             shutil.copy(manager, static / "vendored" / "html-manager" / "embed.js")
-        (tmp_path / name).write_text(_page(list(views), list(links)), encoding="utf8")
+        (tmp_path / "page.html").write_text(_page(list(views), list(links)), encoding="utf8")
         context = browser.new_context(viewport={"width": 800, "height": 900})
         contexts.append(context)
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-        page.goto(f"{url}/{name}")
+        page.goto(f"{url}/page.html")
         page.wait_for_function("document.documentElement.dataset.mhaWidgets", timeout=60_000)
         assert page.evaluate(DRAWN) and errors == [], errors
         return page
