@@ -37,8 +37,10 @@
  *    scroll. Such a table is marked; on a narrow screen mha-site.css sets each row as a block: the
  *    first cell as its title, the others under it, each after its column's name when there are
  *    more than two columns. ARIA roles keep it a table to a screen reader.
- * 10. Tables, outputs and views that scroll sideways take keyboard focus and are named; buttons
+ * 10. Tables, outputs, views and code blocks that scroll take keyboard focus and are named; buttons
  *    whose aria-label differs from their visible words are named by those words.
+ * 11. The article is drawn and measured a section per task while the page loads (equations
+ *    fitted, scrolling regions marked), never the whole page in one long task.
  */
 (function () {
   "use strict";
@@ -115,15 +117,6 @@
     });
   }
 
-  function fitEquationsWhenLaidOut() {
-    var pending = null;
-    window.addEventListener("resize", function () {
-      window.clearTimeout(pending);
-      pending = window.setTimeout(measureEquationsAndScrollers, 150);
-    });
-    if (document.fonts && document.fonts.ready) document.fonts.ready.then(measureEquationsAndScrollers);
-  }
-
   /* 10. Scrolling regions take focus; names match visible labels -------------------------- */
   // A region that scrolls sideways must be reachable by the keyboard (arrow keys scroll it) and
   // say what it is; it is no Tab stop when it fits.
@@ -145,29 +138,93 @@
     return "Table" + (text ? ": " + text : "") + " (scrolls sideways)";
   }
 
-  var SCROLLERS = ".bd-article table, .mha-av-scroll, .mha-av-panel, .cell_output .output, .widget-container";
+  // Scrolling regions: tables (and the theme's wrapper around them), outputs, views, widgets and
+  // code blocks. The theme's own pass over them is switched off (book/lean_site.py): it read the
+  // whole page at once when it loaded, and again after every change a widget made.
+  var SCROLLERS = ".bd-article table, .pst-scrollable-table-container, .mha-av-scroll, .mha-av-panel," +
+    " .cell_output .output, .widget-container, .bd-article pre";
 
-  function markScrollers() {
-    var list = Array.prototype.slice.call(document.querySelectorAll(SCROLLERS));
+  function scrollerName(el) {
+    if (el.tagName === "TABLE") return tableName(el);
+    if (el.tagName === "PRE") return "Code (scrolls sideways)";
+    var table = el.querySelector(":scope > table");
+    return table ? tableName(table) : "Output (scrolls sideways)";
+  }
+
+  function markScrollers(list) {
     var scrolls = list.map(function (el) {  // every read first, then every write: one layout
       if (el.getBoundingClientRect().width === 0) return null;
-      return el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible";
+      var style = getComputedStyle(el);
+      return (el.scrollWidth > el.clientWidth + 1 && style.overflowX !== "visible") ||
+        (el.scrollHeight > el.clientHeight + 1 && /auto|scroll/.test(style.overflowY));
     });
     list.forEach(function (el, i) {
-      if (scrolls[i] === null) return;
-      scrollRegion(el, scrolls[i], el.tagName === "TABLE" ? tableName(el) : "Output (scrolls sideways)");
+      if (scrolls[i] !== null) scrollRegion(el, scrolls[i], scrollerName(el));
     });
   }
 
-  function measureEquationsAndScrollers() {
-    fitEquations(Array.prototype.slice.call(document.querySelectorAll(".bd-article .katex-display")));
-    markScrollers();
+  /* 11. Drawing and measuring, a section at a time ------------------------------------- */
+  // Fitting equations and marking scrolling regions read the layout. Done for the whole page at
+  // once, that was one long task while the page loaded (every element of a chapter laid out:
+  // 170 ms on a phone's slower CPU, the reader's first taps waiting behind it). Here each of the
+  // article's sections takes a task of its own, in order: it is drawn (until then the browser
+  // skips the sections the reader is not looking at: content-visibility in mha-site.css), then
+  // measured. After the last turn the page is whole, as a reader's tools (find, a screen reader,
+  // an accessibility checker) expect; <html> then carries data-mha-measured="done" (until fonts
+  // arriving, a widget drawing or the window resizing queues more turns).
+  var SECTIONS = ".bd-article > section > section";
+  var queued = [];  // sections (or null: the rest of the page) waiting for their turn
+  var turn = null;
+
+  function sectionOf(el) {
+    return el.closest(SECTIONS);
   }
 
-  var pendingScrollers = null;
-  function markScrollersSoon() {
-    window.clearTimeout(pendingScrollers);
-    pendingScrollers = window.setTimeout(markScrollers, 200);
+  function measureSection(section) {
+    if (section) section.classList.add("mha-drawn");
+    var inside = function (el) { return sectionOf(el) === section; };
+    var all = function (selector) {
+      var scope = section || document;
+      return Array.prototype.filter.call(scope.querySelectorAll(selector), inside);
+    };
+    fitEquations(all(".bd-article .katex-display"));
+    markScrollers(all(SCROLLERS));
+  }
+
+  function nextTurn() {
+    turn = null;
+    if (!queued.length) {
+      document.documentElement.dataset.mhaMeasured = "done";
+      return;
+    }
+    measureSection(queued.shift());
+    turn = window.setTimeout(nextTurn, 0);
+  }
+
+  function measureSoon(sections) {
+    sections.forEach(function (section) {
+      if (queued.indexOf(section) < 0) queued.push(section);
+    });
+    document.documentElement.dataset.mhaMeasured = "pending";
+    if (turn === null) turn = window.setTimeout(nextTurn, 0);
+  }
+
+  function measureAll() {
+    var sections = Array.prototype.slice.call(document.querySelectorAll(SECTIONS));
+    measureSoon([null].concat(sections));
+  }
+
+  function measureWhenLaidOut() {
+    var pending = null;
+    window.addEventListener("resize", function () {
+      window.clearTimeout(pending);
+      pending = window.setTimeout(measureAll, 150);
+    });
+    // Equation widths change when their fonts arrive: measure again then.
+    if (document.fonts && document.fonts.addEventListener) {
+      document.fonts.addEventListener("loadingdone", measureAll);
+    }
+    measureAll();
   }
 
   // Buttons whose aria-label hides their visible words (the theme's "Search Ctrl+K" named "Search",
@@ -235,8 +292,11 @@
   var SMALL_SCALE = 0.6;
   var TOUCH = window.matchMedia ? window.matchMedia("(pointer: coarse)") : null;
 
+  // Checked when a figure is laid out, resized or redrawn (a ResizeObserver reports once the
+  // layout is done, so reading sizes there costs nothing): every figure's size read first, then
+  // every hint written, or each hint inserted would have the next figure's read lay out the page.
   var SIZES = window.ResizeObserver ? new ResizeObserver(function (entries) {
-    entries.forEach(function (entry) { hintIfSmall(entry.target); });
+    hintIfSmall(entries.map(function (entry) { return entry.target; }));
   }) : null;
 
   function isSmall(image) {
@@ -244,39 +304,49 @@
     return shown > 0 && image.naturalWidth * SMALL_SCALE > shown;
   }
 
-  function hintIfSmall(image) {
+  function hintIfSmall(images) {
     // A widget's frames sit in a row that scrolls: its line goes at the end of the widget instead,
     // shown while any of its frames is small (the hidden ones are 0 px wide).
-    var widget = image.closest(".widget-subarea");
-    var images = widget ? widget.querySelectorAll("img.widget-image") : [image];
-    var small = TOUCH && TOUCH.matches && Array.prototype.some.call(images, isSmall);
-    var hint = widget ? widget.querySelector(":scope > .mha-enlarge-hint") : image.nextElementSibling;
-    if (hint && hint.classList.contains("mha-enlarge-hint")) {
-      hint.hidden = !small;
-    } else if (small) {
-      hint = document.createElement("p");
-      hint.className = "mha-enlarge-hint";
-      hint.setAttribute("aria-hidden", "true");
-      hint.textContent = "Tap the figure to see it full size.";
-      if (widget) widget.appendChild(hint);
-      else image.insertAdjacentElement("afterend", hint);
-    }
+    var touch = TOUCH && TOUCH.matches;
+    var checks = images.map(function (image) {
+      var widget = image.closest(".widget-subarea");
+      var frames = widget ? widget.querySelectorAll("img.widget-image") : [image];
+      return {image: image, widget: widget, small: touch && Array.prototype.some.call(frames, isSmall)};
+    });
+    checks.forEach(function (check) {
+      var widget = check.widget, image = check.image;
+      var hint = widget ? widget.querySelector(":scope > .mha-enlarge-hint") : image.nextElementSibling;
+      if (hint && hint.classList.contains("mha-enlarge-hint")) {
+        hint.hidden = !check.small;
+      } else if (check.small) {
+        hint = document.createElement("p");
+        hint.className = "mha-enlarge-hint";
+        hint.setAttribute("aria-hidden", "true");
+        hint.textContent = "Tap the figure to see it full size.";
+        if (widget) widget.appendChild(hint);
+        else image.insertAdjacentElement("afterend", hint);
+      }
+    });
   }
 
   function markFigures(root) {
+    var unsized = [];
     (root || document).querySelectorAll(FIGURES).forEach(function (image) {
       if (image.closest("a")) return;  // a linked image opens its link, not the viewer
       if (image.tabIndex < 0) image.tabIndex = 0;
       image.classList.add("mha-enlargeable");
       if (image.getAttribute("role") !== "button") image.setAttribute("role", "button");
       nameFigure(image);
-      if (!image.hasAttribute("data-mha-sized")) {  // checked again when laid out, resized or redrawn
+      if (!image.hasAttribute("data-mha-sized")) {
         image.setAttribute("data-mha-sized", "");
         if (SIZES) SIZES.observe(image);
-        image.addEventListener("load", function () { hintIfSmall(image); });
+        image.addEventListener("load", function () { hintIfSmall([image]); });
+        if (!SIZES) unsized.push(image);
+      } else {
+        unsized.push(image);  // already observed: a redrawn widget may have changed its frames
       }
-      hintIfSmall(image);
     });
+    if (unsized.length) hintIfSmall(unsized);
   }
 
   /* 5. Widgets: readable slider values and frame alt text -------------------------------- */
@@ -386,7 +456,7 @@
             fixControls(root);
             root.querySelectorAll("img.widget-image").forEach(describeFrame);
             markFigures(root);
-            markScrollersSoon();  // widgets and views drawn later may scroll too
+            measureSoon([sectionOf(root)]);  // widgets and views drawn later may scroll too
           }
         }
       });
@@ -476,7 +546,6 @@
     breakLongCode();
     if (WIDE && WIDE.addEventListener) WIDE.addEventListener("change", breakLongCode);
     markProseTables();
-    fitEquationsWhenLaidOut();
-    measureEquationsAndScrollers();
+    measureWhenLaidOut();
   });
 })();

@@ -20,6 +20,13 @@ deferred: they held back the first paint of every page, for a search-as-you-type
 does not use (the header's search box opens a form that goes to ``search.html``, which loads
 them itself). ``templates/layout.html`` drops them through the ``drop_search_scripts`` filter.
 
+pydata-sphinx-theme's script, once the page has loaded, reads every code block's and output's
+scroll size to make the ones that scroll Tab stops, and again 300 ms after any change under
+``<main>`` (a widget drawing a frame): each time the whole page laid out in one task (on a chapter
+and a phone's slower CPU, 100-150 ms during which a tap waits). ``no_whole_page_tab_stop_pass``
+takes that one call out of the built ``pydata-sphinx-theme.js``; ``assets/mha-site.js`` does the
+same job a section at a time, and names the regions too.
+
 Notebooks run during the build with ``TQDM_DISABLE=1``: a progress bar is a widget that shows the
 build machine's speed ("161.38it/s") and was wider than a phone's column; readers running the
 notebook still get theirs.
@@ -96,6 +103,25 @@ def assets_where_used(app, pagename, templatename, context, doctree) -> None:
                          or UNUSED_UNLESS[_file_name(asset)].search(body)]
 
 
+THEME_SCRIPT = Path("_static") / "scripts" / "pydata-sphinx-theme.js"
+#: The theme's last statement (0.17, minified): run its tab-stop pass now or when the page loads.
+TAB_STOP_PASS = re.compile(
+    r'"complete"===document\.readyState\?(\w+)\(\):window\.addEventListener\("load",\1\)')
+
+
+def no_whole_page_tab_stop_pass(app, exception) -> None:
+    """Take the call of the theme's whole-page tab-stop pass out of its built script (see above)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    script = Path(app.outdir) / THEME_SCRIPT
+    text = script.read_text(encoding="utf8")
+    text, found = TAB_STOP_PASS.subn("void 0", text)
+    if found != 1:
+        raise RuntimeError(f"{script}: expected the theme's tab-stop call once, found it {found} times "
+                           "(pydata-sphinx-theme changed: see book/lean_site.py)")
+    script.write_text(text, encoding="utf8")
+
+
 def add_templates(app, config) -> None:
     config.templates_path = [*config.templates_path, str(TEMPLATES)]
 
@@ -118,4 +144,5 @@ def setup(app):
     # After myst-nb has put the page's scripts in the context.
     app.connect("html-page-context", widget_state_after_text, priority=900)
     app.connect("html-page-context", assets_where_used, priority=900)
+    app.connect("build-finished", no_whole_page_tab_stop_pass)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from book.lean_site import assets_where_used
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from book.lean_site import THEME_SCRIPT, assets_where_used, no_whole_page_tab_stop_pass
 
 
 class _Sheet:
@@ -46,3 +51,35 @@ def test_a_page_with_tabs_or_an_embedded_notebook_keeps_their_scripts():
     context = _context('<div class="sd-tab-set"><div class="jupyterlite_sphinx_iframe_container">')
     assets_where_used(None, "chapters/x", "page.html", context, None)
     assert _scripts(context) == ["doctools.js", "design-tabs.js", "jupyterlite_sphinx.js"]
+
+
+def _theme_script() -> str:
+    """The pinned pydata-sphinx-theme's built script, as Sphinx copies it into ``_static``."""
+    import pydata_sphinx_theme
+
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
+    return (theme / "scripts" / THEME_SCRIPT.name).read_text(encoding="utf8")
+
+
+def _built(tmp_path: Path, text: str) -> SimpleNamespace:
+    script = tmp_path / THEME_SCRIPT
+    script.parent.mkdir(parents=True)
+    script.write_text(text, encoding="utf8")
+    return SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"))
+
+
+def test_the_theme_script_loses_only_its_whole_page_tab_stop_call(tmp_path):
+    original = _theme_script()
+    app = _built(tmp_path, original)
+    no_whole_page_tab_stop_pass(app, None)
+    patched = (tmp_path / THEME_SCRIPT).read_text(encoding="utf8")
+    assert 'addEventListener("load"' in original and 'addEventListener("load"' not in patched
+    assert 'scrollWidth>e.clientWidth' in patched  # the pass itself is left, only never called
+    assert len(original) - len(patched) < 80  # nothing else of the theme went
+    assert patched.count("addEventListener(") == original.count("addEventListener(") - 1
+
+
+def test_a_theme_script_without_that_call_stops_the_build(tmp_path):
+    app = _built(tmp_path, "(()=>{console.log('another version')})();")
+    with pytest.raises(RuntimeError, match="tab-stop call once, found it 0 times"):
+        no_whole_page_tab_stop_pass(app, None)

@@ -68,7 +68,18 @@ def open_page(browser, url: str, *, color_scheme: str = "light", profile: str = 
     page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
     response = page.goto(url, wait_until="load")
     assert response is not None and response.ok, f"{url}: {response and response.status}"
+    wait_until_measured(page)
     return page, visit
+
+
+#: mha-site.js measures the page (fits equations, marks what scrolls) a section per task, and again
+#: when fonts arrive or a widget draws; <html data-mha-measured="done"> once its last turn has run.
+MEASURED_JS = """() => !document.querySelector('script[src*="mha-site.js"]')
+  || (document.fonts.status === 'loaded' && document.documentElement.dataset.mhaMeasured === 'done')"""
+
+
+def wait_until_measured(page) -> None:
+    page.wait_for_function(MEASURED_JS, timeout=TIMEOUT_MS)
 
 
 def unexpected(errors: list[str]) -> list[str]:
@@ -83,6 +94,7 @@ def wait_for_math(page, html: str) -> None:
         typeset = page.evaluate("document.querySelectorAll('.math .katex').length")
         assert typeset >= expected, f"{typeset} of {expected} formulas typeset"
         page.evaluate("document.fonts.ready.then(() => true)")
+        wait_until_measured(page)
 
 
 def wait_for_widgets(page, html: str) -> int:
@@ -95,6 +107,7 @@ def wait_for_widgets(page, html: str) -> int:
             f"document.querySelectorAll('.widget-subarea').length >= {views}", timeout=TIMEOUT_MS
         )
         page.wait_for_timeout(300)  # let nested views finish
+        wait_until_measured(page)
     return views
 
 

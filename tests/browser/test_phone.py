@@ -32,8 +32,7 @@ def _load(browser, site_url, site_pages, docname, profile, mode="light"):
     html = site_pages[docname].read_text(encoding="utf8")
     page, visit = open_page(browser, f"{site_url}/{docname}.html", profile=profile, color_scheme=mode)
     wait_for_math(page, html)
-    wait_for_widgets(page, html)
-    page.wait_for_timeout(300)  # equations are fitted once MathJax is done
+    wait_for_widgets(page, html)  # and mha-site.js has fitted the equations (wait_until_measured)
     return page, visit
 
 

@@ -12,7 +12,12 @@ that sets a floor under each time, which these tests hold within the targets of 
   for as the head is read, counted here as one more round trip) and its bytes: within 3 s, leaving
   3 s of the 6-s target for drawing on a slow phone (measured, not modelled). ipywidgets' own
   renderer (0.45 MB gzip, 2.5 s more) is never fetched: the script draws every model the book uses;
-- a first visit that does not scroll fetches no figure below the first screens.
+- a first visit that does not scroll fetches no figure below the first screens;
+- the text first paints in the reader's colour scheme, as the finished page shows it (no restyling
+  of the whole page when the theme's script runs: it was the longest task of a chapter's load);
+- a chapter's sections are drawn one per task (the browser skips those out of sight until then), and
+  all of them once the page has loaded, shifting nothing; the theme's whole-page pass over code
+  blocks is replaced by one a section at a time.
 """
 
 from __future__ import annotations
@@ -118,3 +123,111 @@ def test_a_first_visit_draws_widgets_without_the_manager_and_fetches_only_near_f
             assert [url for url in requested if url.endswith(MANAGER)] == [], docname
     finally:
         page.context.close()
+
+
+#: What the reader's first paint shows: only the page's inline scripts have run (every script file
+#: is deferred, so none has arrived yet).
+FIRST_PAINT_JS = """() => ({
+  theme: document.documentElement.dataset.theme,
+  background: getComputedStyle(document.body).backgroundColor,
+  text: getComputedStyle(document.querySelector('main') || document.body).color,
+})"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_first_visit_paints_in_the_readers_colours_before_any_script_file(browser, site_url, scheme):
+    """On a first visit (empty storage) the theme's head script leaves data-theme="auto", which no
+    rule matches: the text painted uncoloured and turned light or dark only when the theme's
+    deferred script ran, restyling the whole page in its longest task. The colours the finished
+    page shows must be the first paint's."""
+    pages = ["intro", "chapters/multi_head", "chapters/real_heads", "glossary", "search", "genindex"]
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme=scheme)
+    try:
+        for name in pages:
+            page = context.new_page()
+            page.goto(f"{site_url}/{name}.html", wait_until="load")
+            finished = page.evaluate(FIRST_PAINT_JS)
+            page.close()
+            bare = context.new_page()  # no script file, no storage: the state the text first paints in
+            bare.route("**/*.js*", lambda route: route.abort())
+            bare.add_init_script("localStorage.clear()")
+            bare.goto(f"{site_url}/{name}.html", wait_until="domcontentloaded")
+            first = bare.evaluate(FIRST_PAINT_JS)
+            bare.close()
+            assert finished["theme"] == scheme, f"{name}: the finished page is {finished['theme']}"
+            assert first == finished, f"{name}: first paint {first}, finished page {finished}"
+    finally:
+        context.close()
+
+
+#: The article's sections: how many are drawn, is the last one's text skipped (content-visibility)
+#: or shown, and the layout shifts recorded while the page loaded (buffered from its start).
+SECTIONS_JS = """() => new Promise((resolve) => {
+  const sections = [...document.querySelectorAll('.bd-article > section > section')];
+  const last = sections[sections.length - 1];
+  let shifted = 0;
+  new PerformanceObserver((list) => list.getEntries().forEach((e) => { shifted += e.value; }))
+    .observe({type: 'layout-shift', buffered: true});
+  setTimeout(() => resolve({
+    count: sections.length,
+    drawn: sections.filter((s) => s.classList.contains('mha-drawn')).length,
+    lastShown: last.firstElementChild.checkVisibility({contentVisibilityAuto: true}),
+    shifted,
+  }), 50);
+})"""
+
+
+@pytest.mark.parametrize("profile", ["desktop", "phone"])
+def test_a_chapter_is_drawn_a_section_at_a_time_and_whole_once_loaded(browser, site_url, profile):
+    """The browser skips a section the reader is not looking at until the site's script draws it,
+    one section per task; once the page has loaded every section is drawn (find, screen readers
+    and checkers see the whole page) and drawing them shifted nothing on the screen."""
+    from tests.browser.test_pages import PROFILES, open_page
+
+    url = f"{site_url}/chapters/multi_head.html"
+    context = browser.new_context(**PROFILES[profile])
+    try:
+        bare = context.new_page()
+        bare.route("**/mha-site.js*", lambda route: route.abort())
+        bare.goto(url, wait_until="load")
+        undrawn = bare.evaluate(SECTIONS_JS)
+        assert undrawn["count"] >= 8 and undrawn["drawn"] == 0
+        assert undrawn["lastShown"] is False, "a section far below the screen was drawn at once"
+    finally:
+        context.close()
+    page, _ = open_page(browser, url, profile=profile)  # waits for mha-site.js' last turn
+    try:
+        drawn = page.evaluate(SECTIONS_JS)
+        assert drawn["drawn"] == drawn["count"] == undrawn["count"]
+        assert drawn["lastShown"] is True
+        assert drawn["shifted"] < 0.01, f"drawing the sections shifted the screen ({drawn['shifted']:.3f})"
+    finally:
+        page.context.close()
+
+
+#: Code blocks: [scrolls sideways, tabindex attribute, accessible name] for each one.
+CODE_BLOCKS_JS = """() => [...document.querySelectorAll('.bd-article pre')]
+  .filter((pre) => pre.getBoundingClientRect().width > 0)
+  .map((pre) => [pre.scrollWidth > pre.clientWidth + 1, pre.getAttribute('tabindex'),
+                 pre.getAttribute('aria-label')])"""
+
+
+@pytest.mark.parametrize("profile", ["desktop", "phone"])
+def test_a_code_block_that_scrolls_is_a_named_tab_stop_and_one_that_fits_is_none(
+        browser, site_url, profile):
+    """The theme's own pass (every code block read at once, on load and after every widget
+    change) is off (book/lean_site.py); mha-site.js marks code blocks a section at a time."""
+    from tests.browser.test_pages import open_page
+
+    page, _ = open_page(browser, f"{site_url}/chapters/multi_head.html", profile=profile)
+    try:
+        blocks = page.evaluate(CODE_BLOCKS_JS)
+    finally:
+        page.context.close()
+    scrolling = [b for b in blocks if b[0]]
+    fitting = [b for b in blocks if not b[0]]
+    assert fitting, "every code block scrolls?"
+    if profile == "phone":
+        assert scrolling, "no code block scrolls sideways on a phone?"
+    assert all(b[1:] == ["0", "Code (scrolls sideways)"] for b in scrolling), scrolling[:3]
+    assert all(b[1] is None for b in fitting), fitting[:3]  # the theme set -1: no Tab stop either way
