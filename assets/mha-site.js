@@ -214,7 +214,16 @@
     measureSoon([null].concat(sections));
   }
 
+  // Until its turn, a region that may scroll is a Tab stop: a keyboard reader can reach it at
+  // once (its turn takes the stop away again if it fits).
+  function reachableUntilMeasured() {
+    document.querySelectorAll(SCROLLERS).forEach(function (el) {
+      if (!el.hasAttribute("tabindex")) el.tabIndex = 0;
+    });
+  }
+
   function measureWhenLaidOut() {
+    reachableUntilMeasured();
     var pending = null;
     window.addEventListener("resize", function () {
       window.clearTimeout(pending);

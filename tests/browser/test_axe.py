@@ -2,7 +2,8 @@
 
 - axe-core (npm, pinned in ``package.json``; ``make book`` installs it) reports no serious and no
   critical violation on any page, on a desktop (1280 px) and a phone (390 px, touch), light and dark,
-  once the page's widgets are drawn.
+  once the page's widgets are drawn; and already as the page loads, before the site's script has
+  drawn every section (a phone's slower CPU).
 - Tabbing through a page never stops on a formula, and every stop shows where it is: an outline or
   a ring that was not there before the element took focus.
 """
@@ -81,3 +82,25 @@ def test_tab_never_stops_on_a_formula_and_every_stop_is_visible(browser, site_ur
         assert unseen == [], f"{docname}: Tab stops with no visible focus: {unseen[:5]}"
     finally:
         page.context.close()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("docname", ["api/lab", "chapters/multi_head"])
+def test_a_checker_run_as_soon_as_the_page_loads_finds_nothing(browser, site_url, axe_source, docname,
+                                                              profile):
+    """mha-site.js draws and measures a chapter a section per task after the page is read. A check
+    run before its last turn (a phone's slower CPU, here 4x) sees the page half drawn: the sections
+    not yet drawn must not read as failing contrast (their text laid over another section's code
+    background), and a region that may scroll must already be a Tab stop."""
+    context = browser.new_context(**PROFILES[profile])
+    page = context.new_page()
+    try:
+        cdp = context.new_cdp_session(page)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+        page.goto(f"{site_url}/{docname}.html", wait_until="load")
+        undrawn = page.evaluate(
+            "document.querySelectorAll('.bd-article > section > section:not(.mha-drawn)').length")
+        assert undrawn > 0, "every section was drawn before the check: nothing was tested"
+        assert _violations(page, axe_source) == [], f"{docname} ({profile}), {undrawn} sections undrawn"
+    finally:
+        context.close()
