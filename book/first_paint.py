@@ -168,6 +168,13 @@ def _href(link: str) -> str:
     return found.group(1)
 
 
+def linked_stylesheets(html: str, page: Path) -> tuple[Path, ...]:
+    """The stylesheet files ``html``'s head links to, in order (the key of ``inline_stylesheets``)."""
+    head = html.partition("</head>")[0]
+    return tuple((page.parent / unquote(_href(link).split("?")[0])).resolve()
+                 for link in STYLESHEET.findall(head))  # fmt: skip
+
+
 def inline_stylesheets(html: str, page: Path, outdir: Path, joined: dict[tuple[Path, ...], str],
                        prune=lambda css: css) -> str:
     """``html`` with its head's stylesheet links replaced by one ``<style>`` holding them all.
@@ -175,11 +182,10 @@ def inline_stylesheets(html: str, page: Path, outdir: Path, joined: dict[tuple[P
     ``joined`` maps the lists of stylesheets already joined (and ``prune``-d) to their text, its
     urls relative to ``outdir``; each page gets them relative to its own folder.
     """
-    head, sep, rest = html.partition("</head>")
-    links = STYLESHEET.findall(head)
-    if not links:
+    files = linked_stylesheets(html, page)
+    if not files:
         return html
-    files = tuple((page.parent / unquote(_href(link).split("?")[0])).resolve() for link in links)
+    head, sep, rest = html.partition("</head>")
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise FileNotFoundError(f"{page}: stylesheets not in the build: {missing}")
@@ -317,14 +323,14 @@ def rewrite_pages(app, exception) -> None:
     joined: dict[tuple[Path, ...], str] = {}
     pages = sphinx_pages(app)
     words, prefixes = names_in_use(outdir, pages)
-    plain: dict[str, set[str]] = {}  # joined stylesheet -> its plain token classes
+    plain: dict[tuple[Path, ...], set[str]] = {}  # a page's stylesheets -> their plain token classes
     for page in pages:
         html = page.read_text(encoding="utf8")
         styled = inline_stylesheets(html, page, outdir, joined, lambda css: prune_css(css, words, prefixes))
-        css = "".join(re.findall(r"<style>(.*?)</style>", styled.partition("</head>")[0], re.S))
-        if css not in plain:
-            plain[css] = plain_token_classes(css)
-        new = scripts_after_text(plain_code(styled, plain[css]))
+        files = linked_stylesheets(html, page)
+        if files not in plain:  # once per set of stylesheets, not per folder its urls are written from
+            plain[files] = plain_token_classes(joined[files]) if files else set()
+        new = scripts_after_text(plain_code(styled, plain[files]))
         if new != html:
             page.write_text(new, encoding="utf8")
     sizes = ", ".join(f"{len(css.encode('utf8')) // 1000} kB" for css in joined.values())

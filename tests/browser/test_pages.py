@@ -94,7 +94,6 @@ def wait_for_math(page, html: str) -> None:
         typeset = page.evaluate("document.querySelectorAll('.math .katex').length")
         assert typeset >= expected, f"{typeset} of {expected} formulas typeset"
         page.evaluate("document.fonts.ready.then(() => true)")
-        wait_until_measured(page)
 
 
 def wait_for_widgets(page, html: str) -> int:
