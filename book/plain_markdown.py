@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["plain_markdown", "citation_labels", "fenced_body", "notebook_as_plain_markdown"]
+__all__ = ["plain_markdown", "citation_labels", "fenced_body", "glued_values", "notebook_as_plain_markdown"]
 
 ROLE = re.compile(r"\{([a-z][a-z:-]*)\}`([^`]*)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
@@ -68,8 +68,20 @@ def _cite(role: str, keys: str, citations: Mapping[str, tuple[str, str]]) -> str
     return f"({inner})"
 
 
-def _role(match: re.Match, citations: Mapping[str, tuple[str, str]]) -> str:
+def _glued(content: str, glued: Mapping[str, str]) -> str:
+    """A ``{glue:text}`key:format``` role as the build's value, formatted as the book shows it."""
+    key, _, spec = content.rpartition(":") if ":" in content else (content, "", "")
+    if key not in glued:
+        return f"*({key}: computed by the code)*"
+    from myst_nb.core.variables import format_plain_text
+
+    return format_plain_text(glued[key], spec)
+
+
+def _role(match: re.Match, citations: Mapping[str, tuple[str, str]], glued: Mapping[str, str]) -> str:
     role, content = match.group(1), match.group(2)
+    if role in ("glue", "glue:text", "glue:any"):
+        return _glued(content, glued)
     if role.startswith("cite"):
         return _cite(role, content, citations)
     if role == "math":
@@ -177,7 +189,7 @@ def _opens_directive(fence: str):
 
 
 def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = None, *,
-                   page: Path | None = None) -> str:
+                   page: Path | None = None, glued: Mapping[str, str] | None = None) -> str:
     """``text`` (MyST Markdown) with every MyST role, directive and target in plain Markdown.
 
     Parameters
@@ -188,6 +200,9 @@ def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = 
         ``key -> (authors, year)``, from :func:`citation_labels`; unknown keys are shown as keys.
     page : pathlib.Path, optional
         The page's file: ``{literalinclude}`` paths are relative to it.
+    glued : mapping of str to str, optional
+        ``key -> text/plain`` of the values the page's cells glued (:func:`glued_values`): a
+        ``{glue:text}`` role shows the value, formatted; without it, a note that the code computes it.
 
     Examples
     --------
@@ -199,7 +214,7 @@ def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = 
     >
     > Run **all** cells.
     """
-    citations = citations or {}
+    citations, glued = citations or {}, glued or {}
     lines = text.splitlines()
     out: list[str] = []
     i = 0
@@ -219,7 +234,7 @@ def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = 
                 in_code = plain_fence.group(1)
                 out.append(line)
             elif not TARGET.match(line) and not line.lstrip().startswith("% "):
-                out.append(ROLE.sub(lambda m: _role(m, citations), line))
+                out.append(ROLE.sub(lambda m: _role(m, citations, glued), line))
             i += 1
             continue
         fence, name = opening.group("fence"), opening.group("name")
@@ -237,10 +252,23 @@ def plain_markdown(text: str, citations: Mapping[str, tuple[str, str]] | None = 
     return re.sub(r"\n{3,}", "\n\n", result).strip("\n") + ("\n" if text.endswith("\n") else "")
 
 
+def glued_values(nb) -> dict[str, str]:
+    """``key -> text/plain`` of every value an executed notebook's cells glued (myst-nb's ``glue``)."""
+    from myst_nb.ext.glue import extract_glue_data_cell
+
+    return {key: data.data["text/plain"]
+            for cell in nb.cells if cell.cell_type == "code"
+            for key, data in extract_glue_data_cell(cell) if "text/plain" in data.data}
+
+
 def notebook_as_plain_markdown(nb, citations: Mapping[str, tuple[str, str]] | None = None, *,
                                page: Path | None = None):
-    """Rewrite every markdown cell of ``nb`` (an nbformat notebook) with :func:`plain_markdown`."""
+    """Rewrite every markdown cell of ``nb`` (an nbformat notebook) with :func:`plain_markdown`.
+
+    An executed notebook's glued values appear in its prose as the build computed them.
+    """
+    glued = glued_values(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = plain_markdown(cell.source, citations, page=page)
+            cell.source = plain_markdown(cell.source, citations, page=page, glued=glued)
     return nb

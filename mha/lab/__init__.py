@@ -20,7 +20,8 @@ modules *use* it. A module named after a chapter holds what that chapter alone r
 
 Shared: ``examples`` (the course's sentences and deterministic toy embeddings), ``tasks`` and ``training``
 (synthetic tasks and a small attention-only model trained with Adam), ``analysis`` (what trained heads
-attend to, and pruning them) and ``measure`` (timing and peak memory).
+attend to, and pruning them), ``measure`` (timing and peak memory) and ``prose`` (numbers a cell hands
+to the page's prose: :func:`glue`).
 
 Chapters import from here: ``from mha.lab import toy_embeddings, trace_shapes``.
 """
@@ -37,6 +38,7 @@ from mha.lab import (
     modern_attention,
     one_head,
     positions,
+    prose,
     real_heads,
     self_attention,
     seq2seq_tasks,
@@ -94,6 +96,7 @@ from mha.lab.one_head import (
     key_geometry,
 )
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
+from mha.lab.prose import glue
 from mha.lab.real_heads import (
     DETERMINER_NOUN,
     KINDS,
@@ -133,7 +136,7 @@ __all__ = [
     "self_attention", "shapes", "cross_attention", "positions", "heads_that_learn", "efficient_attention",
     "transformer_block", "tiny_gpt", "encoder_decoder", "real_heads", "examples", "tasks", "training",
     "modern_attention",
-    "analysis", "measure", "text", "seq2seq_tasks", "one_head", "circuits",
+    "analysis", "measure", "text", "seq2seq_tasks", "one_head", "circuits", "prose",
     # one head's arithmetic, queries and keys in two dimensions
     "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
     # a head's QK and OV circuits
@@ -157,8 +160,8 @@ __all__ = [
     "RELATIONS", "CardBatch", "card_relations", "card_vocab_size", "relation_accuracy", "HeadCountSweep",
     "head_count_sweep", "relation_margins", "blend_margin",
     "pool_kv_heads", "relative_error", "fit_to_teacher",
-    # measurement
-    "median_seconds", "interleaved_seconds", "peak_bytes", "blas_threads",
+    # measurement, and the numbers the prose quotes
+    "median_seconds", "interleaved_seconds", "peak_bytes", "blas_threads", "glue",
     # a tiny GPT that writes
     "extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows", "bigram_loss",
     "unigram_loss", "TinyGPT", "sample_next", "generate", "per_position_loss",

@@ -94,3 +94,25 @@ def test_a_deep_dive_says_where_the_optional_part_starts_and_ends():
                             "skip to the end of the deep dive.\n>\n> How it guards NaN.\n\nText.")
     assert plain.endswith("*End of the deep dive.*\n\nAfter.")
     assert not MYST.search(plain)
+
+
+def test_glued_numbers_show_the_build_value_formatted_or_say_the_code_computes_them():
+    glued = {"exact": "0.921875", "params": "49012"}
+    text = ("Solved {glue:text}`exact:.1%` of them with {glue:text}`params:,d` weights; "
+            "{glue:text}`later:.2f`.")
+    assert plain_markdown(text, glued=glued) == (
+        "Solved 92.2% of them with 49,012 weights; *(later: computed by the code)*.")
+
+
+def test_an_executed_notebook_shows_what_its_cells_glued():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("glue('share', 0.6133)")
+    cell.outputs = [nbformat.v4.new_output(
+        "display_data", data={"application/papermill.record/text/plain": "0.6133"},
+        metadata={"scrapbook": {"name": "share", "mime_prefix": "application/papermill.record/"}})]
+    nb.cells = [cell, nbformat.v4.new_markdown_cell("A share of {glue:text}`share:.2f`.")]
+    notebook_as_plain_markdown(nb)
+    assert nb.cells[1].source == "A share of 0.61."
+    assert MYST.search(nb.cells[1].source) is None
