@@ -51,10 +51,12 @@ ENCODER_ALIGNMENT = Choice("check_encoder_alignment", (
     Option("Both stay as they were.",
            hint="the encoder can move tokens around, so the decoder no longer has to read each token at its "
                 "own position: its map need not follow the alignment any more."),
-    Option("Exact matches stay near 100 %; the alignment match falls well below what it was.",
+    Option("Exact matches stay near 100 %; the alignment match is no longer held to the alignment: it "
+           "can fall far below what it was.",
            explains="the task is solved as well, but the encoder moves information between positions, "
-                    "so the cross-attention map no longer has to look like the alignment: a map that "
-                    "“explains” the output is not guaranteed."),
+                    "so the cross-attention map no longer has to look like the alignment: where it "
+                    "lands depends on the training run, and a map that “explains” the output is not "
+                    "guaranteed."),
     Option("Exact matches fall: the encoder scrambles the source.",
            hint="self-attention moves information, it does not lose it: the model still reverses the "
                 "sequence on (almost) every test case."),
