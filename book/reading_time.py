@@ -5,10 +5,18 @@ The model
 - prose is read at :data:`WORDS_PER_MINUTE` words a minute;
 - a line of code (a code cell's line, an included listing's line, a line of a ``$$`` equation) is read
   and run at :data:`CODE_LINES_PER_MINUTE` lines a minute;
+- a figure (a ``plot_*(...)`` call in a code cell) takes :data:`FIGURE_MINUTES` to read: its axes, its
+  legend, what it shows; a view the reader moves (``*_explorer(...)``, ``*_view(...)``) takes
+  :data:`VIEW_MINUTES`: a few settings tried and compared;
 - an exercise takes the minutes its box states (``**★★☆ · 20 min.**``), starter cell, questions
   and solution included: none of its lines is counted again.
 
-What the reader does not see costs nothing: cells tagged ``remove-cell`` or ``remove-input``.
+That is a fluent reader's time: someone who reads technical prose quickly and whose code runs the first
+time. A newcomer to the topic re-reads, reruns and gets stuck: every time is stated twice, the second
+:data:`NEWCOMER_FACTOR` times the first.
+
+What the reader does not see costs nothing: cells tagged ``remove-cell`` or ``remove-input`` (a
+figure or view a ``remove-input`` cell shows still counts).
 
 The core path
 -------------
@@ -40,6 +48,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 12
+FIGURE_MINUTES = 0.5
+VIEW_MINUTES = 2.0
+#: A newcomer's time against a fluent reader's, everywhere a time is stated.
+NEWCOMER_FACTOR = 1.5
 #: The longest the core path may take: 8 hours.
 CORE_LIMIT_MINUTES = 8 * 60
 
@@ -48,6 +60,8 @@ FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,}|:{3,})\s*"
 OPTION = re.compile(r"^\s*:[\w-]+:")
 EXERCISE_BOX = re.compile(r"\*\*(?P<core>core · )?[★☆]{3} · (?P<minutes>\d+) min\.\*\*")
 ROLE = re.compile(r"\{[a-z][\w:-]*\}`(?P<content>[^`]*)`")
+FIGURE_CALL = re.compile(r"\bplot_\w+\(")
+VIEW_CALL = re.compile(r"\b\w+_(?:explorer|view)\(")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$", re.S)
 WORD = re.compile(r"[^\W_]", re.UNICODE)
 TIME_LINE = re.compile(r"^- \*\*Time:\*\* (?P<text>.*?)(?=\n- \*\*|\n```|\Z)", re.M | re.S)
@@ -55,6 +69,9 @@ HIDDEN_TAGS = {"remove-cell", "remove-input"}
 FOLDED_TAGS = {"hide-input", "hide-cell"}
 INTRO_BEGIN = "% reading-time: begin (written by `python -m book.reading_time --write`)"
 INTRO_END = "% reading-time: end"
+GUIDE = Path("chapters/teaching_guide.md")
+GUIDE_BEGIN = "% reading-time-guide: begin (written by `python -m book.reading_time --write`)"
+GUIDE_END = "% reading-time-guide: end"
 
 
 @dataclass
@@ -79,15 +96,19 @@ class PageTime:
     on_core_path: bool
     core_words: int = 0
     core_code_lines: int = 0
+    core_figures: int = 0
+    core_views: int = 0
     all_words: int = 0
     all_code_lines: int = 0
+    all_figures: int = 0
+    all_views: int = 0
     deep_dives: list[str] = field(default_factory=list)
     deep_dive_minutes: list[float] = field(default_factory=list)
     exercises: list[Exercise] = field(default_factory=list)
 
     @property
     def core_reading_minutes(self) -> float:
-        return minutes_for(self.core_words, self.core_code_lines)
+        return minutes_for(self.core_words, self.core_code_lines, self.core_figures, self.core_views)
 
     @property
     def core_exercise_minutes(self) -> int:
@@ -99,18 +120,33 @@ class PageTime:
 
     @property
     def all_minutes(self) -> float:
-        return minutes_for(self.all_words, self.all_code_lines) + sum(e.minutes for e in self.exercises)
+        return (minutes_for(self.all_words, self.all_code_lines, self.all_figures, self.all_views)
+                + sum(e.minutes for e in self.exercises))
 
 
-def minutes_for(words: int, code_lines: int) -> float:
-    """The model: words at 200 a minute plus code lines at 12 a minute.
+def minutes_for(words: int, code_lines: int, figures: int = 0, views: int = 0) -> float:
+    """The model: words at 200 a minute, code lines at 12 a minute, half a minute a figure, two a view.
 
     Examples
     --------
     >>> minutes_for(2000, 120)
     20.0
+    >>> minutes_for(2000, 120, figures=4, views=1)
+    24.0
     """
-    return words / WORDS_PER_MINUTE + code_lines / CODE_LINES_PER_MINUTE
+    return (words / WORDS_PER_MINUTE + code_lines / CODE_LINES_PER_MINUTE + figures * FIGURE_MINUTES
+            + views * VIEW_MINUTES)
+
+
+def newcomer(minutes: float) -> float:
+    """A newcomer's time for what takes a fluent reader ``minutes``.
+
+    Examples
+    --------
+    >>> newcomer(40)
+    60.0
+    """
+    return minutes * NEWCOMER_FACTOR
 
 
 def count_words(text: str) -> int:
@@ -191,14 +227,20 @@ class _Walker:
         self.exercise: Exercise | None = None  # inside an exercise: its box pays for every line
         self.waiting_solution = False
 
-    def add(self, words: int = 0, code: int = 0, *, folded: bool = False) -> None:
+    def add(self, words: int = 0, code: int = 0, figures: int = 0, views: int = 0, *,
+            folded: bool = False) -> None:
         if self.exercise is not None:
             return
-        self.page.all_words += words
-        self.page.all_code_lines += code
-        if self.page.on_core_path and self.deep_dive is None and not folded:
-            self.page.core_words += words
-            self.page.core_code_lines += code
+        page = self.page
+        page.all_words += words
+        page.all_code_lines += code
+        page.all_figures += figures
+        page.all_views += views
+        if page.on_core_path and self.deep_dive is None and not folded:
+            page.core_words += words
+            page.core_code_lines += code
+            page.core_figures += figures
+            page.core_views += views
 
     def step(self, lines: list[str], i: int) -> int:
         line = lines[i]
@@ -244,16 +286,17 @@ class _Walker:
             if self.deep_dive is not None:
                 raise ValueError(f"{self.path.name}: deep dive {argument!r} starts inside {self.deep_dive!r}")
             self.deep_dive = argument.strip()
-            self.deep_dive_start = (page.all_words, page.all_code_lines)
+            self.deep_dive_start = (page.all_words, page.all_code_lines, page.all_figures, page.all_views)
             self.add(words=count_words(argument) + sum(count_words(b) for b in body))
             return
         if name == "deep-dive-end":
             if self.deep_dive is None:
                 raise ValueError(f"{self.path.name}: {{deep-dive-end}} without a {{deep-dive-start}}")
-            words = page.all_words - self.deep_dive_start[0]
-            code = page.all_code_lines - self.deep_dive_start[1]
+            start = self.deep_dive_start
             page.deep_dives.append(self.deep_dive)
-            page.deep_dive_minutes.append(minutes_for(words, code))
+            counts = (page.all_words, page.all_code_lines, page.all_figures, page.all_views)
+            page.deep_dive_minutes.append(minutes_for(*(now - then for now, then in zip(counts, start,
+                                                                                         strict=True))))
             self.deep_dive = None
             return
         if name == "exercise":
@@ -274,10 +317,12 @@ class _Walker:
             return
         if name == "code-cell":
             tags = _cell_tags(options, yaml)
-            if tags & HIDDEN_TAGS:
+            if "remove-cell" in tags or "remove-output" in tags and "remove-input" in tags:
                 return
-            code = sum(1 for line in body if line.strip())
-            self.add(code=code, folded=bool(tags & FOLDED_TAGS))
+            source = "\n".join(line for line in body if not line.lstrip().startswith(("from ", "import ")))
+            figures, views = len(FIGURE_CALL.findall(source)), len(VIEW_CALL.findall(source))
+            code = 0 if tags & HIDDEN_TAGS else sum(1 for line in body if line.strip())
+            self.add(code=code, figures=figures, views=views, folded=bool(tags & FOLDED_TAGS))
             return
         if name == "literalinclude":
             self.add(code=included_lines(argument, options, self.path))
@@ -354,18 +399,33 @@ def format_duration(minutes: float) -> str:
     return f"{hours} h" + (f" {rest} min" if rest else "")
 
 
+def both(minutes: int) -> str:
+    """A fluent reader's time and a newcomer's: ``"40 min (a newcomer: 1 h)"``.
+
+    Examples
+    --------
+    >>> both(40), both(95)
+    ('40 min (a newcomer: 1 h)', '1 h 35 min (a newcomer: 2 h 25 min)')
+    """
+    return f"{format_duration(minutes)} (a newcomer: {newcomer_duration(minutes)})"
+
+
+def newcomer_duration(minutes: int) -> str:
+    """A newcomer's time for a fluent reader's rounded ``minutes``, rounded and written out."""
+    return format_duration(round_minutes(newcomer(minutes)))
+
+
 def time_sentence(page: PageTime) -> str:
     """The ``**Time:**`` line a chapter's "Before you start" box must carry."""
-    everything = format_duration(round_minutes(page.all_minutes))
+    everything = both(round_minutes(page.all_minutes))
     if not page.on_core_path:
         return f"off the core path (an optional chapter); about {everything} with everything in it."
     reading = round_minutes(page.core_reading_minutes)
     exercises = page.core_exercise_minutes
-    core = format_duration(reading + exercises)
     parts = f"{format_duration(reading)} of reading and running" + (
         f", {exercises} min of core exercises" if exercises else "")
-    return (f"on the core path, about {core} ({parts}); about {everything} with everything in it (the deep "
-            "dives and every exercise).")
+    return (f"on the core path, about {both(reading + exercises)}: {parts}; about {everything} with "
+            "everything in it (the deep dives and every exercise).")
 
 
 def intro_block(course: CourseTime) -> str:
@@ -373,17 +433,39 @@ def intro_block(course: CourseTime) -> str:
     core_total, all_total = stated_totals(course)
     chapters = [p for p in course.pages if p.docname != "intro"]
     on_path = sum(p.on_core_path for p in chapters)
-    rows = [f"**The core path: about {format_duration(core_total)}, through {on_path} of the {len(chapters)} "
-            f"chapters. Everything: about {format_duration(all_total)}.**", "",
-            "| chapter | core path | everything |", "| --- | --- | --- |"]
+    rows = [f"**The core path: about {format_duration(core_total)} for a fluent reader, about "
+            f"{newcomer_duration(core_total)} for a newcomer, through {on_path} of the {len(chapters)} "
+            f"chapters. Everything: about {format_duration(all_total)} (a newcomer: "
+            f"{newcomer_duration(all_total)}).**", "",
+            "| chapter | core path | a newcomer | everything | a newcomer |",
+            "| --- | --- | --- | --- | --- |"]
     for page in course.pages:
         if page.docname == "intro":
             continue
-        core = format_duration(_core_rounded(page)) if page.on_core_path else "optional"
-        rows.append(f"| {{doc}}`{page.docname}` | {core} | "
-                    f"{format_duration(round_minutes(page.all_minutes))} |")
-    rows.append(f"| **total** | **{format_duration(core_total)}** | **{format_duration(all_total)}** |")
+        core = _core_rounded(page)
+        every = round_minutes(page.all_minutes)
+        shown = (format_duration(core), newcomer_duration(core)) if page.on_core_path else ("optional", "")
+        rows.append(f"| {{doc}}`{page.docname}` | {shown[0]} | {shown[1]} | {format_duration(every)} | "
+                    f"{newcomer_duration(every)} |")
+    rows.append(f"| **total** | **{format_duration(core_total)}** | **{newcomer_duration(core_total)}** | "
+                f"**{format_duration(all_total)}** | **{newcomer_duration(all_total)}** |")
     return "\n".join(rows)
+
+
+def guide_block(course: CourseTime) -> str:
+    """The teaching guide's sentence on time: the same totals as the intro, both readers."""
+    core_total, all_total = stated_totals(course)
+    chapters = [p for p in course.pages if p.docname != "intro"]
+    return (f"By that model the core path takes about {format_duration(core_total)} for a fluent reader and "
+            f"{newcomer_duration(core_total)} for a newcomer; all {len(chapters)} chapters with every deep "
+            f"dive and exercise, about {format_duration(all_total)} and {newcomer_duration(all_total)}.")
+
+
+def _replace_between(text: str, begin: str, end: str, block: str, name: str) -> str:
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise ValueError(f"{name} has no {begin!r} … {end!r} block")
+    return text[:start + len(begin)] + "\n\n" + block + "\n\n" + text[stop:]
 
 
 def _core_rounded(page: PageTime) -> int:
@@ -397,20 +479,20 @@ def stated_totals(course: CourseTime) -> tuple[int, int]:
 
 
 def write(root: Path = ROOT) -> list[Path]:
-    """Rewrite every chapter's ``**Time:**`` sentence and the intro's table; return the files changed."""
+    """Rewrite every chapter's ``**Time:**`` sentence, the intro's table and the teaching guide's totals;
+    return the files changed."""
     course = course_time(root)
     changed = []
-    for page, path in zip(course.pages, course_pages(root).values(), strict=True):
+    targets = [*zip(course.pages, course_pages(root).values(), strict=True), (None, Path(root) / GUIDE)]
+    for page, path in targets:
         text = path.read_text(encoding="utf8")
-        new = text
-        if page.docname == "intro":
-            begin, end = new.find(INTRO_BEGIN), new.find(INTRO_END)
-            if begin < 0 or end < begin:
-                raise ValueError(f"{path.name} has no {INTRO_BEGIN!r} … {INTRO_END!r} block")
-            new = new[:begin + len(INTRO_BEGIN)] + "\n\n" + intro_block(course) + "\n\n" + new[end:]
+        if page is None:
+            new = _replace_between(text, GUIDE_BEGIN, GUIDE_END, guide_block(course), path.name)
+        elif page.docname == "intro":
+            new = _replace_between(text, INTRO_BEGIN, INTRO_END, intro_block(course), path.name)
         else:
             sentence = "- **Time:** " + _wrap(time_sentence(page))
-            new = TIME_LINE.sub(sentence.replace("\\", "\\\\"), new, count=1)
+            new = TIME_LINE.sub(sentence.replace("\\", "\\\\"), text, count=1)
         if new != text:
             path.write_text(new, encoding="utf8")
             changed.append(path)

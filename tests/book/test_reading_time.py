@@ -11,12 +11,21 @@ from pathlib import Path
 import pytest
 
 from book.reading_time import (
+    CODE_LINES_PER_MINUTE,
     CORE_LIMIT_MINUTES,
+    FIGURE_MINUTES,
+    GUIDE,
+    GUIDE_BEGIN,
+    GUIDE_END,
     INTRO_BEGIN,
     INTRO_END,
+    NEWCOMER_FACTOR,
     TIME_LINE,
+    VIEW_MINUTES,
+    WORDS_PER_MINUTE,
     count_words,
     course_time,
+    guide_block,
     intro_block,
     page_time,
     stated_totals,
@@ -76,6 +85,36 @@ def test_deep_dives_and_folded_cells_cost_nothing_on_the_core_path_and_hidden_ce
     assert result.deep_dive_minutes == [pytest.approx((600 + title_and_teaser) / 200 + 36 / 12)]
 
 
+def test_figures_and_views_cost_their_minutes_where_the_reader_sees_them(tmp_path):
+    figures = ("```{code-cell} ipython3\nfrom mha.plotting import plot_heads\nplot_heads(w, tokens)\n```\n\n"
+               "```{code-cell} ipython3\n:tags: [remove-input]\nscaling_explorer(); plot_a(x)\n```\n\n"
+               "```{code-cell} ipython3\n:tags: [remove-cell]\nplot_b(x)\n```\n\n")
+    folded = ("```{deep-dive-start} Inside\n```\n\n```{code-cell} ipython3\nhead_view(m)\n```\n\n"
+              "```{deep-dive-end}\n```\n\n")
+    result = page_time(page(tmp_path, words(100) + figures + folded), "page")
+    plain = page_time(page(tmp_path, words(100)), "page")
+    assert (result.all_figures, result.all_views) == (2, 2)  # the removed cell shows nothing
+    assert (result.core_figures, result.core_views) == (2, 1)  # the deep dive's view is folded away
+    assert result.all_code_lines == plain.all_code_lines + 2 + 1  # a remove-input cell's code is not read
+    core_extra = result.core_minutes - plain.core_minutes - 2 / CODE_LINES_PER_MINUTE
+    assert core_extra == pytest.approx(2 * FIGURE_MINUTES + VIEW_MINUTES)
+
+
+def test_every_stated_time_comes_twice_a_newcomer_s_the_stated_factor_longer(tmp_path):
+    result = page_time(page(tmp_path, words(3800) + cell(120)), "page")  # 19 + 10 min, and the title
+    sentence = time_sentence(result)
+    assert "about 30 min (a newcomer: 45 min)" in sentence and NEWCOMER_FACTOR == 1.5
+
+
+def test_the_intro_states_the_model_s_rates_in_words():
+    text = " ".join((ROOT / "intro.md").read_text(encoding="utf8").split())
+    rates = f"prose at {WORDS_PER_MINUTE} words a minute, code at {CODE_LINES_PER_MINUTE} lines a minute"
+    assert rates in text
+    assert FIGURE_MINUTES == 0.5 and "half a minute for each figure" in text
+    assert VIEW_MINUTES == 2 and "two minutes for each view you move" in text
+    assert NEWCOMER_FACTOR == 1.5 and "one and a half times as long" in text
+
+
 def test_an_exercise_costs_its_box_and_only_core_exercises_count_on_the_core_path(tmp_path):
     body = exercise("ex-a", 20, core=True) + exercise("ex-b", 15, core=False) + words(100)
     result = page_time(page(tmp_path, body), "page")
@@ -126,6 +165,12 @@ def test_the_intro_states_what_the_model_computes(course):
     text = (ROOT / "intro.md").read_text(encoding="utf8")
     stated = text[text.index(INTRO_BEGIN) + len(INTRO_BEGIN):text.index(INTRO_END)].strip()
     assert stated == intro_block(course), "run `python -m book.reading_time --write` and commit the intro"
+
+
+def test_the_teaching_guide_states_the_same_totals(course):
+    text = (ROOT / GUIDE).read_text(encoding="utf8")
+    stated = text[text.index(GUIDE_BEGIN) + len(GUIDE_BEGIN):text.index(GUIDE_END)].strip()
+    assert stated == guide_block(course), "run `python -m book.reading_time --write` and commit the guide"
 
 
 def test_every_chapter_states_its_own_time_as_the_model_computes_it(course):
