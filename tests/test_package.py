@@ -35,14 +35,15 @@ def test_one_python_floor_is_stated_and_the_docs_name_it():
     floor = project["requires-python"]
     assert re.fullmatch(r">=3\.\d+", floor)
     version = floor.removeprefix(">=")
-    classified = [c.rsplit(" :: ", 1)[1] for c in project["classifiers"] if re.fullmatch(r".*Python :: 3\.\d+", c)]
+    classified = [c.rsplit(" :: ", 1)[1] for c in project["classifiers"]
+                  if re.fullmatch(r".*Python :: 3\.\d+", c)]
     tested = re.search(r"^PYTHONS_TESTED = (.*)$", (root / "Makefile").read_text(encoding="utf8"), re.M)
     assert tested and tested.group(1).split() == classified, "the classifiers name the Pythons CI tests"
     assert classified[0] == version, "the oldest Python tested is the floor"
     for doc in ("README.md", "chapters/run_locally.md"):
         text = (root / doc).read_text(encoding="utf8")
         named = re.findall(r"Python (3\.\d+)", text)
-        assert named[0] == version, f"{doc} names Python {named[0]} first, pyproject.toml's floor is {version}"
+        assert named[0] == version, f"{doc} names Python {named[0]} first; pyproject.toml's floor: {version}"
         assert set(named) <= set(classified), f"{doc} names a Python that is not tested: {sorted(set(named))}"
 
 
