@@ -97,17 +97,22 @@ def run_worker(names: list[str], seed: int, folder: Path) -> None:
     found = pages()
     for name in names:
         record = folder / f"{name.replace('/', '__')}.json"
-        nb, claims = instrumented_notebook(found[name], record, seed)
-        started = time.perf_counter()
-        client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT, allow_errors=True)
-        try:
-            client.execute()
-        except Exception as error:  # a dead kernel or a timeout: the page's claims count as failed
-            errors = [{"cell": None, "error": f"{type(error).__name__}: {error}"}]
-        else:
-            errors = [{"cell": index - 1, "error": f"{out['ename']}: {out['evalue']}"[:300]}
-                      for index, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
-                      if out.get("output_type") == "error"]
+        for attempt in range(2):  # a kernel that dies (killed from outside) gets one more try
+            nb, claims = instrumented_notebook(found[name], record, seed)
+            started = time.perf_counter()
+            client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT, allow_errors=True)
+            try:
+                client.execute()
+            except Exception as error:  # a dead kernel or a timeout: the page's claims count as failed
+                errors = [{"cell": None, "error": f"{type(error).__name__}: {error}"}]
+                if attempt == 0:
+                    print(f"  {name}: {errors[0]['error'][:200]}; once more", flush=True)
+                    continue
+            else:
+                errors = [{"cell": index - 1, "error": f"{out['ename']}: {out['evalue']}"[:300]}
+                          for index, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
+                          if out.get("output_type") == "error"]
+            break
         data = json.loads(record.read_text(encoding="utf8")) if record.is_file() else {}
         data.update(page=name, sources=claims, errors=errors, seconds=time.perf_counter() - started)
         record.write_text(json.dumps(data, indent=1), encoding="utf8")
@@ -180,7 +185,10 @@ def load_runs(raw: Path = RAW) -> list[dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf8"))
         if "page" not in data:  # a run that never finished its page
             continue
-        data["config"] = path.parent.name.rsplit("-seed", 1)[0].replace("-", "/")
+        config, seed = path.parent.name.rsplit("-seed", 1)
+        data["config"] = config.replace("-", "/")
+        data.setdefault("seed", int(seed))  # a page whose kernel died before its first cell recorded
+        data.setdefault("machine", {"kernel": config.split("-")[0]})
         records.append(data)
     return records
 
