@@ -166,7 +166,10 @@ class FeedForward(Module):
 
     def forward(self, x: ArrayLike) -> tuple[FloatArray, FeedForwardCache]:
         """The output, shape ``(..., d_model)``, and what the backward pass needs."""
-        x = promote(check_features(x, "x", self.d_model), self.dtype)
+        return self._forward(promote(check_features(x, "x", self.d_model), self.dtype))
+
+    def _forward(self, x: FloatArray) -> tuple[FloatArray, FeedForwardCache]:
+        """:meth:`forward` on checked input (the blocks check theirs once)."""
         hidden = linear(x, self.W_1, self.b_1)  # (..., d_ff)
         activated = ACTIVATIONS[self.activation](hidden)  # (..., d_ff)
         out = linear(activated, self.W_2, self.b_2)  # (..., d_model)

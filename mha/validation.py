@@ -133,6 +133,8 @@ def check_int(value: object, name: str) -> int:
 
 def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
+    if type(value) is int and value >= minimum:  # the usual case, settled without another call
+        return value
     value = check_int(value, name)
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")

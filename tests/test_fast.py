@@ -371,3 +371,18 @@ def test_a_large_layer_holds_all_scores_only_when_asked_for_the_weights(monkeypa
     assert top_weights >= all_scores and weights.nbytes == all_scores
     assert top_out < all_scores / 4  # a few tiles per thread, nowhere near the full score tensor
     np.testing.assert_allclose(out, out_w, rtol=1e-5, atol=1e-6)
+
+
+def test_a_pool_replaced_by_one_of_another_size_is_shut_down():
+    from mha.fast import threads
+
+    first = threads._thread_pool(2)
+    second = threads._thread_pool(3)
+    try:
+        assert first is not None and second is not None and second is not first
+        assert threads._thread_pool(3) is second  # the same size: kept
+        with pytest.raises(RuntimeError, match="shutdown"):
+            first.submit(int)  # a pool that was shut down refuses new work
+        assert second.submit(int, "7").result() == 7
+    finally:
+        threads._thread_pool(threads.worker_count())

@@ -10,7 +10,7 @@ from mha.lab.circuits import head_circuits
 from mha.plotting.circuits import plot_circuits
 
 if TYPE_CHECKING:  # names for the annotations only: not imported at run time
-    from mha.lab.training import AttentionOnlyModel
+    from mha.lab.models import AttentionOnlyModel
 
 __all__ = ["circuits_explorer"]
 

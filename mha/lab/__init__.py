@@ -73,6 +73,7 @@ from mha.lab.heads_that_learn import (
     relation_margins,
 )
 from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
+from mha.lab.models import AttentionOnlyModel, CausalLanguageModel, LanguageModel, ModelCache
 from mha.lab.modern_attention import (
     bos_batch,
     bos_windows,
@@ -125,7 +126,7 @@ from mha.lab.text import (
     unigram_loss,
 )
 from mha.lab.tiny_gpt import TinyGPT, generate, per_position_loss, sample_next
-from mha.lab.training import Adam, AttentionOnlyModel, TrainingHistory, evaluate, learning_rates, train
+from mha.lab.training import Adam, TrainingHistory, evaluate, learning_rates, train
 from mha.lab.transformer_block import build_stack, residual_statistics, residual_stream, stack_statistics
 
 __all__ = [
@@ -148,7 +149,8 @@ __all__ = [
     "build_stack", "residual_stream", "residual_statistics", "stack_statistics",
     # training and analysis
     "Batch", "repeated_tokens", "token_names",
-    "AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train",
+    "LanguageModel", "CausalLanguageModel", "ModelCache", "AttentionOnlyModel",
+    "Adam", "TrainingHistory", "evaluate", "learning_rates", "train",
     "head_entropy", "mean_attention_distance", "weight_on", "weight_at_offset", "strongest_connections",
     "head_importance", "PruningCurve", "pruning_curve",
     "PATTERN_SCORES", "KINDS", "HeadSurvey", "survey_heads",
