@@ -175,6 +175,99 @@ def test_no_private_module_is_imported_from_another_package():
     assert crossings == []
 
 
+def _private_names_imported(path: Path, importer: str) -> list[tuple[str, str]]:
+    """``(module, name)`` of every underscore name ``path`` imports from another module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level and node.module != importer:
+            found += [(node.module, a.name) for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+#: The grader's (classroom/, another distribution with its own owner): known, and not to grow.
+GRADER_PRIVATE_IMPORTS = {("mha_classroom.probes", "_grading"), ("mha_classroom.probes", "_run_cell")}
+
+
+def test_no_private_name_is_imported_from_another_module():
+    """What another module needs gets a public name: ``from x import _helper`` is a reach-in."""
+    crossings, grader = [], set()
+    for path in _source_files():
+        importer = next((name for name, p in MODULES.items() if p == path), "")
+        for imported in _private_names_imported(path, importer):
+            if importer.startswith("mha_classroom"):
+                grader.add(imported)
+            else:
+                crossings.append((str(path.relative_to(ROOT)), *imported))
+    assert crossings == []
+    assert grader <= GRADER_PRIVATE_IMPORTS, grader - GRADER_PRIVATE_IMPORTS
+
+
+def test_the_private_name_rule_sees_a_reach_in(tmp_path):
+    path = tmp_path / "user.py"
+    path.write_text("from mha.plotting.heads import _hidden, shown\nfrom .sibling import _ok\n")
+    assert _private_names_imported(path, "mha.plotting.real_heads") == [("mha.plotting.heads", "_hidden")]
+
+
+#: Course-layer modules that serve several chapters, and why they exist. Every other module of
+#: mha.lab, mha.plotting, mha.explorers and mha.checks is named after the chapter it serves
+#: (``chapters/<name>.md``), or starts with that name (``self_attention_one_head``).
+SHARED = {
+    "mha.lab": {
+        "models": "the three models' base (embedding, readout, loss) and the attention-only model",
+        "training": "Adam, the schedule and the loop every chapter that trains calls",
+        "tasks": "synthetic tasks with known answers (induction, repeated tokens)",
+        "text": "the course's prose as characters (tiny GPT, modern attention)",
+        "examples": "the course's sentences and deterministic toy embeddings",
+        "analysis": "what trained heads attend to, and pruning them (heads that learn, real heads)",
+        "measure": "timing and peak memory, as ratios in one run",
+    },
+    "mha.plotting": {
+        "style": "sizes, fonts, colours and the figure every plot starts from",
+        "charts": "line and bar charts of measured series",
+        "heads": "a grid of attention maps, one per head",
+        "diagrams": "box-and-arrow diagrams of a layer, labelled with the shapes",
+        "training": "training curves and pruning curves",
+    },
+    "mha.explorers": {
+        "frames": "the pre-rendered frame explorer every widget is built on",
+        "live": "controls that recompute in a running kernel",
+        "png": "figures as small PNG frames",
+        "browser": "views drawn by the page's own script, their shared payload",
+        "attention_view": "the head, model and query-key views of a real model",
+        "quiz": "the questions a reader answers before a solution",
+        "training": "a training run's curves and snapshots, step by step",
+    },
+    "mha.checks": {
+        "machinery": "what every check runs on: calling, comparing, naming the mistake",
+        "shared": "helpers several chapters' checks use",
+        "questions": "questions (choices, numbers, orders) and their grading",
+        "integrity": "what the grader needs to trust a check (the package refused inside answers)",
+    },
+}
+
+
+def _chapters() -> set[str]:
+    return {p.stem for p in (ROOT / "chapters").glob("*.md")}
+
+
+@pytest.mark.parametrize("package", sorted(SHARED))
+def test_every_course_module_is_named_after_its_chapter_or_shared(package):
+    chapters = _chapters()
+    modules = [name.rsplit(".", 1)[1] for name in MODULES if name.startswith(package + ".")]
+    unplaced = [m for m in modules if m not in SHARED[package] and m not in chapters
+                and not any(m.startswith(chapter + "_") for chapter in chapters)]
+    assert unplaced == [], f"{package}: name these after their chapter, or list them in SHARED with a reason"
+    assert set(SHARED[package]) <= set(modules), "SHARED lists modules that no longer exist"
+
+
+def test_the_chapter_map_names_no_module_twice():
+    """``diagram`` beside ``diagrams``: one name per concept across the course layers."""
+    stems = [name.rsplit(".", 1)[1] for name in MODULES if name.startswith(tuple(SHARED))]
+    near = {s for s in stems if s + "s" in stems or (s.endswith("s") and s[:-1] in stems)}
+    assert near == set()
+
+
 def test_the_core_has_no_private_modules():
     core = [p.name for p in (ROOT / "mha").glob("_*.py") if p.name != "__init__.py"]
     assert core == []

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mha import attention
-from mha.checks._core import Checker, NotDone, placeholder
+from mha.checks.machinery import Checker, NotDone, placeholder
 
 FLOAT32_ADVICE = (
     "Keep float32 as float32: under NumPy 2 (NEP 50) a float32 array combined with a float64 "
@@ -36,7 +36,7 @@ def input_rng(rng: np.random.Generator | None) -> np.random.Generator:
     return rng
 
 
-def output_and_weights(check: Checker, result, case: str) -> tuple[np.ndarray, np.ndarray | None]:
+def output_and_weights(check: Checker, result: Any, case: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Accept ``output`` or ``(output, weights)``."""
     if isinstance(result, tuple | list) and len(result) == 2:
         return check.as_array(result[0], case), check.as_array(result[1], case)
@@ -46,7 +46,7 @@ def output_and_weights(check: Checker, result, case: str) -> tuple[np.ndarray, n
 # ------------------------------------------------------------- answers that are numbers or shapes
 
 
-def number(check: Checker, got, what: str) -> float:
+def number(check: Checker, got: Any, what: str) -> float:
     """The learner's answer as a float, or a failure saying what type came instead."""
     if placeholder(got):
         raise NotDone(check.name)
@@ -58,7 +58,7 @@ def number(check: Checker, got, what: str) -> float:
         check.fail(f"{what} should be a number, got {type(got).__name__} {got!r}.")
 
 
-def expect_value(check: Checker, got, expected: float, what: str,
+def expect_value(check: Checker, got: Any, expected: float, what: str,
                  hints: Mapping[Any, str] | None = None, *, rel: float = 1e-3) -> None:
     """Fail unless ``got`` is ``expected`` (to ``rel``); add the hint of a known wrong value."""
     value = number(check, got, what)
@@ -72,7 +72,7 @@ def expect_value(check: Checker, got, expected: float, what: str,
     check.fail(message)
 
 
-def expect_values(check: Checker, got, expected: list[int], what: str,
+def expect_values(check: Checker, got: Any, expected: list[int], what: str,
                   hints: dict[tuple, str] | None = None) -> None:
     """Like :func:`expect_value` for a list of whole numbers (one per case)."""
     if placeholder(got) or (isinstance(got, list | tuple) and any(map(placeholder, got))):
@@ -93,7 +93,7 @@ def expect_values(check: Checker, got, expected: list[int], what: str,
     check.fail(message)
 
 
-def expect_shapes(check: Checker, predicted, expected: dict[str, tuple],
+def expect_shapes(check: Checker, predicted: Any, expected: dict[str, tuple],
                   why: dict[str, str]) -> None:
     """Compare a dict of predicted shapes with ``expected``, naming the first wrong one."""
     if placeholder(predicted):
@@ -118,7 +118,7 @@ D_MODEL = N_HEADS * D_HEAD
 NAMES = {BATCH: "batch", SEQ: "seq", N_HEADS: "n_heads", D_HEAD: "d_head", D_MODEL: "d_model"}
 
 
-def split_no_transpose(x, n_heads):
+def split_no_transpose(x: np.ndarray, n_heads: int) -> np.ndarray:
     """The split without the transpose: the sequence, not the features, cut into heads."""
     batch, seq, d_model = x.shape
     return x.reshape(batch, n_heads, seq, d_model // n_heads)  # (batch, n_heads, seq, d_head)?!
@@ -130,7 +130,7 @@ def _split_interleaved(x, n_heads):
     return x.reshape(batch, seq, d_model // n_heads, n_heads).transpose(0, 3, 1, 2)
 
 
-def merge_no_transpose(x):
+def merge_no_transpose(x: np.ndarray) -> np.ndarray:
     """The merge without the transpose: positions mixed."""
     batch, n_heads, seq, d_head = x.shape
     return x.reshape(batch, seq, n_heads * d_head)  # heads not moved back next to d_head
