@@ -255,10 +255,11 @@ def _check_scale(scale: float | None, d_head: int) -> float:
 
 def _overflow_error(dtype: np.dtype[Any]) -> ValueError:
     """Finite queries and keys whose products are not: float32 values of about 1e20, say."""
+    wider = ", or compute in float64" if np.dtype(dtype) != np.float64 else ""
     return ValueError(
         f"attention scores overflowed {dtype}: some q · k is inf or NaN, beyond the largest {dtype} "
         f"({np.finfo(dtype).max:.2e}). Scale the queries and keys down (or the inputs and weights that make "
-        "them), or compute in float64."
+        f"them){wider}."
     )
 
 

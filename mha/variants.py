@@ -119,6 +119,13 @@ class ModernAttention(MultiHeadAttention):
         >>> np.allclose(ModernAttention.like(plain)(x), plain(x))  # no option: the same layer
         True
         """
+        if not isinstance(layer, MultiHeadAttention):
+            raise TypeError(f"{cls.__name__}.like copies the sizes and weights of a MultiHeadAttention, got "
+                            f"{type(layer).__name__}: build one with {cls.__name__}(d_model, n_heads, ...)")
+        copied = {"n_kv_heads", "bias", "kdim", "vdim", "dtype", "rng"} & set(options)
+        if copied:
+            raise TypeError(f"{cls.__name__}.like copies {sorted(copied)} from the layer: pass only the "
+                            "step's options (rope, qk_norm, softcap)")
         twin = cls(layer.d_model, layer.n_heads, n_kv_heads=layer.n_kv_heads, bias=layer.bias,
                    kdim=layer.kdim, vdim=layer.vdim, dtype=layer.dtype, rng=0, **options)
         for name, array in layer.parameters().items():

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.plotting.shapes import text_color, head_colors
+from mha.plotting.shapes import head_colors, text_color
 from mha.plotting.style import MAX_WIDTH_IN, SIGNED_CMAP, TITLE_PT, WEIGHTS_CMAP, new_figure
 from mha.typing import ArrayLike
 
