@@ -228,12 +228,13 @@ class MultiHeadAttention(Module, FrameworkWeights):
         inputs, unbatched = self._checked(query, key, value, mask, causal, bias, head_mask)
         batch, seq_q = inputs.query.shape[:2]
         seq_k = seq_q if inputs.key is None else inputs.key.shape[1]
-        if not return_weights and fast.worth_it(batch * self.n_heads * seq_q * seq_k):
+        large = fast.worth_it(batch * self.n_heads * seq_q * seq_k)
+        if large and not return_weights:
             # Large, and no weights wanted: the annex runs this layer's own _forward on whole examples,
             # one thread each, with its attention step in cache-sized tiles (mha.fast): the same numbers.
             out, weights = fast.per_example(self._forward, inputs), None
-        else:
-            out, cache = self._forward(*inputs)
+        else:  # with weights, a large problem's attention step runs the same steps tile by tile
+            out, cache = self._forward(*inputs, attend=fast.weighted_heads if large else None)
             weights = cache.weights
         if unbatched:
             out = out[0]

@@ -313,7 +313,7 @@ def test_the_textbook_reaches_the_annex_through_one_door_per_module(module, door
     source = (ROOT / "mha" / f"{module}.py").read_text(encoding="utf8")
     assert source.count("fast.worth_it(") == doors
     uses = set(re.findall(r"\bfast\.(\w+)", source))
-    assert uses <= {"worth_it", "attention", "chunked_attention", "per_example"}, uses
+    assert uses <= {"worth_it", "attention", "chunked_attention", "per_example", "weighted_heads"}, uses
 
 
 def test_chapters_show_only_public_code():
