@@ -205,6 +205,22 @@ class TransformerBlock(Module):
         -------
         output : ndarray, same shape as ``x``
         weights : ndarray, only with ``return_weights=True``
+
+        Raises
+        ------
+        ValueError
+            ``x`` not ``(batch, seq, d_model)`` or ``(seq, d_model)``, or holding NaN or infinities; a mask,
+            bias or head mask that does not fit the scores.
+        TypeError
+            ``training=True`` with dropout and no ``rng`` Generator; a mask that is not boolean.
+
+        Examples
+        --------
+        >>> block = TransformerBlock(8, 2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((5, 8))
+        >>> out, weights = block(x, causal=True, return_weights=True)
+        >>> out.shape, weights.shape
+        ((5, 8), (2, 5, 5))
         """
         x = as_float_array(x, "x")
         unbatched = x.ndim == 2  # forward checks the rest
@@ -364,8 +380,35 @@ class DecoderBlock(Module):
                  return_weights: bool = False) -> FloatArray | tuple[FloatArray, FloatArray]:
         """The block on target tokens ``x`` (batch, seq_q, d_model), reading the encoder's ``memory``.
 
-        ``memory_mask``: True where a target position may read a source position (False on padding).
-        With ``return_weights`` also the cross-attention weights, ``(batch, n_heads, seq_q, seq_k)``.
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq_q, d_model)
+        memory : array_like, shape (batch, seq_k, d_model)
+            The encoder's output.
+        memory_mask : bool array_like broadcastable to (batch, n_heads, seq_q, seq_k), optional
+            True where a target position may read a source position (False on padding).
+        return_weights : bool, default False
+
+        Returns
+        -------
+        output : ndarray, shape (batch, seq_q, d_model)
+        cross : ndarray, shape (batch, n_heads, seq_q, seq_k)
+            The cross-attention weights, only with ``return_weights=True``.
+
+        Raises
+        ------
+        ValueError
+            ``x`` or ``memory`` of the wrong shape or batch, or holding NaN or infinities; a mask that does
+            not fit the scores.
+
+        Examples
+        --------
+        >>> block = DecoderBlock(8, 2, rng=0)
+        >>> rng = np.random.default_rng(1)
+        >>> out, cross = block(rng.standard_normal((1, 3, 8)), rng.standard_normal((1, 4, 8)),
+        ...                    memory_mask=np.array([True, True, True, False]), return_weights=True)
+        >>> out.shape, float(cross[..., 3].max())  # no weight on the masked source position
+        ((1, 3, 8), 0.0)
         """
         out, cache = self.forward(x, memory, memory_mask=memory_mask)
         return (out, cache.parts["cross_attention"].weights) if return_weights else out

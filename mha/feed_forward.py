@@ -161,7 +161,30 @@ class FeedForward(Module):
                         "W_2": glorot(d_ff, d_model), "b_2": zeros(d_model)}
 
     def __call__(self, x: ArrayLike) -> FloatArray:
-        """Apply the network to every token of ``x``, shape ``(..., d_model)``."""
+        """Apply the network to every token of ``x``, each on its own.
+
+        Parameters
+        ----------
+        x : array_like, shape (..., d_model)
+
+        Returns
+        -------
+        ndarray, the shape of ``x``
+
+        Raises
+        ------
+        ValueError
+            ``x``'s last axis is not ``d_model``, or ``x`` holds NaN or infinities.
+        TypeError
+            ``x`` is not real numbers.
+
+        Examples
+        --------
+        >>> ffn = FeedForward(4, 16, rng=0)
+        >>> x = np.ones((2, 3, 4))
+        >>> bool(np.allclose(ffn(x)[0, 0], ffn(x[0, 0])))  # token by token
+        True
+        """
         return self.forward(x)[0]
 
     def forward(self, x: ArrayLike) -> tuple[FloatArray, FeedForwardCache]:

@@ -163,6 +163,30 @@ class LatentAttention(Module):
         usual. ``absorbed=True`` never builds them: queries are pulled down into the latent space
         (``q W_ukᵀ``), attend to the latents directly, and the mixed latent is up-projected by ``W_uv``
         once per query. Same numbers, to rounding.
+
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq, d_model)
+        causal : bool, default True
+        absorbed : bool, default False
+
+        Returns
+        -------
+        ndarray, shape (batch, seq, d_model)
+
+        Raises
+        ------
+        ValueError
+            ``x`` not ``(batch, seq, d_model)``, or holding NaN or infinities.
+        TypeError
+            ``causal`` or ``absorbed`` not True or False.
+
+        Examples
+        --------
+        >>> layer = LatentAttention(16, 2, kv_rank=4, d_nope=4, d_rope=2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((1, 5, 16))
+        >>> bool(np.allclose(layer(x), layer(x, absorbed=True)))
+        True
         """
         x = check_features(x, "x", self.d_model)
         if x.ndim != 3:

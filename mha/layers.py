@@ -224,6 +224,24 @@ class MultiHeadAttention(Module, FrameworkWeights):
         output : ndarray, shape (batch, seq_q, d_model) or (seq_q, d_model)
         weights : ndarray, shape (batch, n_heads, seq_q, seq_k) or (n_heads, seq_q, seq_k)
             Per-head attention weights, only with ``return_weights=True``.
+
+        Raises
+        ------
+        ValueError
+            An input of the wrong shape (the message gives the shape expected), NaN or infinities in an
+            input, inputs batched and unbatched at once, a mask, bias or head mask that does not fit the
+            scores ``(batch, n_heads, seq_q, seq_k)``.
+        TypeError
+            An input that is not real numbers, a mask that is not boolean (``mask.astype(bool)``), a
+            ``causal`` that is not True or False.
+
+        Examples
+        --------
+        >>> layer = MultiHeadAttention(8, 2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((2, 5, 8))
+        >>> out, weights = layer(x, causal=True, return_weights=True)
+        >>> out.shape, weights.shape, bool(weights[0, 0, 0, 1:].any())  # the first token sees itself only
+        ((2, 5, 8), (2, 2, 5, 5), False)
         """
         inputs, unbatched = self._checked(query, key, value, mask, causal, bias, head_mask)
         batch, seq_q = inputs.query.shape[:2]

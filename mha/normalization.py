@@ -156,7 +156,28 @@ class LayerNorm(Module):
                         "beta": np.zeros(d_model, dtype=self.dtype)}
 
     def __call__(self, x: ArrayLike) -> FloatArray:
-        """Normalise ``x`` of shape ``(..., d_model)``."""
+        """Normalise every token's features, then scale by ``gamma`` and shift by ``beta``.
+
+        Parameters
+        ----------
+        x : array_like, shape (..., d_model)
+
+        Returns
+        -------
+        ndarray, the shape of ``x``, in ``x``'s dtype promoted with the norm's
+
+        Raises
+        ------
+        ValueError
+            ``x``'s last axis is not ``d_model``, or ``x`` holds NaN or infinities.
+        TypeError
+            ``x`` is not real numbers.
+
+        Examples
+        --------
+        >>> LayerNorm(3)(np.array([[1.0, 2.0, 6.0]])).round(3)
+        array([[-0.926, -0.463,  1.389]])
+        """
         return self.forward(x)[0]
 
     def forward(self, x: ArrayLike) -> tuple[FloatArray, LayerNormCache]:

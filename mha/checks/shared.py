@@ -20,6 +20,7 @@ import numpy as np
 from mha import attention
 from mha.checks.machinery import Checker, NotDone, placeholder
 
+#: The advice of every check that feeds float32 inputs (NEP 50's promotion).
 FLOAT32_ADVICE = (
     "Keep float32 as float32: under NumPy 2 (NEP 50) a float32 array combined with a float64 "
     "*array or NumPy scalar* becomes float64, e.g. `scores / np.sqrt(d_k)`. Use a Python float "
@@ -113,8 +114,11 @@ def expect_shapes(check: Checker, predicted: Any, expected: dict[str, tuple],
 
 # ------------------------------------------------------------------------------- the head layout
 
+#: The sizes the head-layout checks test with: all different, so a swapped axis shows.
 BATCH, SEQ, N_HEADS, D_HEAD = 2, 5, 3, 4
+#: ``N_HEADS * D_HEAD``.
 D_MODEL = N_HEADS * D_HEAD
+#: Each size's name, to say which axis a wrong shape holds.
 NAMES = {BATCH: "batch", SEQ: "seq", N_HEADS: "n_heads", D_HEAD: "d_head", D_MODEL: "d_model"}
 
 
@@ -146,6 +150,7 @@ def _merge_reversed(x):
     return attention.merge_heads(x[:, ::-1])
 
 
+#: The wrong ways to split heads, by the message that names each.
 SPLIT_MISTAKES = {
     split_no_transpose: "you reshaped straight to (batch, n_heads, seq, d_head) without "
     "transposing: that cuts the *sequence* into heads. Reshape to (batch, seq, n_heads, d_head), "
@@ -154,6 +159,7 @@ SPLIT_MISTAKES = {
     "n_heads-th feature. Head i owns the contiguous block i*d_head:(i+1)*d_head: reshape to "
     "(batch, seq, n_heads, d_head).",
 }
+#: The wrong ways to merge heads, by the message that names each.
 MERGE_MISTAKES = {
     merge_no_transpose: "you reshaped (batch, n_heads, seq, d_head) straight to (batch, seq, "
     "d_model) without transposing: that mixes positions. Move the heads axis next to d_head first "

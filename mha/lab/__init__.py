@@ -5,19 +5,19 @@ modules *use* it. A module named after a chapter (or starting with its name) hol
 alone runs; the others are shared:
 
 ``self_attention``       why scores are divided by sqrt(d_head): entropy and saturation against d_head
-                         (``self_attention_one_head``: one head's arithmetic step by step, and keys and a
-                         query drawn in two dimensions)
 ``shapes``               a trace of every array shape inside a layer
 ``cross_attention``      a hand-built cross-attention alignment between two word orders (a toy translation)
 ``positions``            what a relative bias or ALiBi does to attention
 ``heads_that_learn``     how the number of heads affects quality: one model per head count, several seeds
-                         (``heads_that_learn_circuits``: a head's QK and OV circuits, read off its weights)
 ``efficient_attention``  pooling key/value heads (multi-query and grouped-query attention)
 ``modern_attention``     windows and their reach, sinks and streaming, long contexts, logits under QK-norm
 ``transformer_block``    stacks of blocks, and the residual stream through them
 ``tiny_gpt``             a tiny GPT trained on the course's prose
 ``encoder_decoder``      a tiny encoder-decoder, and tasks whose alignment is known
 ``real_heads``           kinds of heads in a pretrained model, surveyed
+
+``self_attention_one_head``: one head's arithmetic step by step, and keys and a query drawn in two
+dimensions. ``heads_that_learn_circuits``: a head's QK and OV circuits, read off its weights.
 
 Shared: ``models`` (the three models' base, and the attention-only model), ``training`` (Adam, the
 schedule and the loop), ``tasks`` (synthetic tasks with known answers), ``text`` (the course's prose as
