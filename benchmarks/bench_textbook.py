@@ -3,7 +3,9 @@
 ``mha.MultiHeadAttention`` runs the readable code unless a problem asks for no weights and is large
 enough for the annex's door (:mod:`mha.fast`, at least ``mha.fast.TILE_MIN_SCORES`` scores). For each
 size this script times the layer three ways, in float32 and float64: with the door closed
-(``mha.fast.disabled()``: the readable code, whatever the size), as it runs by default, and
+(``mha.fast.disabled()``: the readable code, whatever the size), as it runs by default (a large problem
+goes through the annex: without weights its tiles, with weights the textbook's softmax steps tile by tile
+over the cores, the same numbers), and
 ``torch.nn.MultiheadAttention``. The sizes are those the chapters use, and the forward benchmark's
 (batch 8, seq 512, d_model 512, 8 heads). With weights asked for, PyTorch is asked for per-head weights
 too (``average_attn_weights=False``).
@@ -98,10 +100,17 @@ def time_three(batch, seq, d_model, n_heads, weights, dtype, torch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="how many times to measure the whole table")
+    parser.add_argument("--only", help="one size, BATCHxSEQxD_MODELxHEADS (e.g. 1x1024x64x4; weights asked)")
     args = parser.parse_args()
+    sizes = SIZES if args.only is None else [(*map(int, args.only.split("x")), True)]
     import torch
 
     print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads")
+    from threadpoolctl import threadpool_info
+
+    blas = [i for i in threadpool_info() if i["user_api"] == "blas"]
+    print("BLAS: " + ", ".join(f"{i['internal_api']} {i.get('version')} {i.get('architecture')} "
+                                f"({i['num_threads']} threads)" for i in blas))
     for run in range(1, args.runs + 1):
         print(f"\nrun {run}: " + machine_line())
         print("load average: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
@@ -109,8 +118,9 @@ def main():
               f"{'default':>8} {'textbook ms':>11} {'default ms':>10} {'torch ms':>9} "
               f"{'textbook/torch':>14} {'default/torch':>13}")
         worst = 0.0
-        for batch, seq, d_model, n_heads, weights in SIZES:
-            path = "annex" if mha.fast.worth_it(batch * n_heads * seq * seq) and not weights else "textbook"
+        for batch, seq, d_model, n_heads, weights in sizes:
+            large = mha.fast.worth_it(batch * n_heads * seq * seq)
+            path = ("tiles" if weights else "annex") if large else "textbook"
             for dtype in (np.float32, np.float64):
                 t_book, t_default, t_torch = time_three(batch, seq, d_model, n_heads, weights, dtype, torch)
                 ratio = t_default / t_torch

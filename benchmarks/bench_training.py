@@ -21,8 +21,8 @@ from machine import machine_line  # benchmarks/ is on sys.path when run
 import mha
 from mha.grad import multi_head_backward
 from mha.lab import blas_threads
+from mha.lab.models import AttentionOnlyModel
 from mha.lab.tasks import repeated_tokens
-from mha.lab.training import AttentionOnlyModel
 
 BUDGET_SECONDS = 0.150
 

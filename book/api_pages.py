@@ -109,18 +109,29 @@ def submodules(package: ModuleType) -> list[str]:
 def _directive(module: ModuleType, name: str) -> str:
     obj = getattr(module, name)
     qualified = f"{module.__name__}.{name}"
-    if inspect.isclass(obj):
-        return f".. autoclass:: {qualified}\n   :members:\n   :show-inheritance:\n"
+    if inspect.isclass(obj):  # __call__ too: how a layer is used, with its mask, causal, bias ... options
+        return (f".. autoclass:: {qualified}\n   :members:\n   :special-members: __call__\n"
+                "   :show-inheritance:\n")
     if inspect.isroutine(obj):
         return f".. autofunction:: {qualified}\n"
     return f".. autodata:: {qualified}\n   :no-value:\n" if not isinstance(obj, (int, float, str)) \
         else f".. autodata:: {qualified}\n"
 
 
+def _summary(module: ModuleType, names: list[str]) -> str:
+    """An autosummary table of the entries below: one line per name, its docstring's first sentence."""
+    if not names:
+        return ""
+    rows = "\n".join(f"   {name}" for name in names)  # names of the module automodule just set
+    return f".. autosummary::\n   :nosignatures:\n\n{rows}\n"
+
+
 def _entries(module: ModuleType, heading: str | None = None) -> str:
-    """A module's docstring and one entry per public name, as an eval-rst block."""
-    rst = [f".. automodule:: {module.__name__}\n"] + [_directive(module, name) for name in own_names(module)]
-    block = "```{eval-rst}\n" + "\n".join(rst) + "```\n"
+    """A module's docstring, a summary table, and one entry per public name, as an eval-rst block."""
+    names = own_names(module)
+    rst = [f".. automodule:: {module.__name__}\n", _summary(module, names)]
+    rst += [_directive(module, name) for name in names]
+    block = "```{eval-rst}\n" + "\n".join(r for r in rst if r) + "```\n"
     return (f"## `{heading}`\n\n" if heading else "") + block
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 import mha.fast as fast
-from mha.typing import ArrayLike, FloatArray
+from mha.typing import ArrayLike, BoolArray, FloatArray
 from mha.validation import (
     as_float_array,
     check_bool_mask,
@@ -29,7 +29,8 @@ from mha.validation import (
     result_float_dtype,
 )
 
-__all__ = ["softmax", "scaled_dot_product_attention", "soft_cap", "split_heads", "merge_heads"]
+__all__ = ["softmax", "scaled_dot_product_attention", "attention_forward", "soft_cap", "split_heads",
+           "merge_heads"]
 
 
 def softmax(x: ArrayLike, axis: int = -1, *, out: FloatArray | None = None) -> FloatArray:
@@ -158,8 +159,53 @@ def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask:
     plain = softcap is None and scale == 1.0 / math.sqrt(q.shape[-1])
     if not return_weights and plain and fast.worth_it(math.prod(scores_shape)):
         return fast.attention(q, k, v, mask, bias)  # large, no weights wanted: the same numbers in tiles
+    output, weights = attention_forward(q, k, v, mask, bias, scale=scale, softcap=softcap)
+    return (output, weights) if return_weights else output
+
+
+def attention_forward(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None = None,
+                      bias: FloatArray | None = None, *, scale: float | None = None,
+                      softcap: float | None = None) -> tuple[FloatArray, FloatArray]:
+    """The formula of :func:`scaled_dot_product_attention`, on arrays its caller has checked.
+
+    The layers check their inputs once, at the call a learner makes, and then call this: no check of
+    arrays the package made itself, no door to the annex. :func:`mha.grad.attention_backward` is its
+    backward pass (it takes the ``weights`` returned here).
+
+    Parameters
+    ----------
+    q : ndarray, shape (..., seq_q, d_head)
+    k : ndarray, shape (..., seq_k, d_head)
+    v : ndarray, shape (..., seq_k, d_v)
+        One float dtype, finite, leading dimensions broadcasting against each other.
+    mask : bool ndarray broadcastable to (..., seq_q, seq_k), optional
+        True where a query may attend to a key.
+    bias : ndarray broadcastable to (..., seq_q, seq_k), optional
+        In the dtype of ``q``; ``-inf`` allowed.
+    scale : float, optional
+        Default ``1 / √d_head``.
+    softcap : float, optional
+        ``> 0``: the scaled scores become ``softcap · tanh(scores / softcap)`` (:func:`soft_cap`).
+
+    Returns
+    -------
+    output : ndarray, shape (..., seq_q, d_v)
+    weights : ndarray, shape (..., seq_q, seq_k)
+
+    Raises
+    ------
+    ValueError
+        When finite queries and keys overflow the dtype in ``q kᵀ`` (float32 values of about 1e20).
+
+    Examples
+    --------
+    >>> q = np.ones((2, 3, 4)); kv = np.ones((2, 5, 4))
+    >>> out, weights = attention_forward(q, kv, kv)
+    >>> out.shape, weights.shape
+    ((2, 3, 4), (2, 3, 5))
+    """
     # Scaling q instead of the scores gives the same products for seq_k / d_head times fewer multiplications.
-    q = q * q.dtype.type(scale)
+    q = q * q.dtype.type(1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below, as the package's error
         scores: FloatArray = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
     if softcap is not None:
@@ -173,7 +219,7 @@ def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask:
     except ValueError:
         raise _overflow_error(scores.dtype) from None
     output = weights @ v  # (..., seq_q, d_v)
-    return (output, weights) if return_weights else output
+    return output, weights
 
 
 def soft_cap(scores: ArrayLike, cap: float) -> FloatArray:
@@ -209,10 +255,11 @@ def _check_scale(scale: float | None, d_head: int) -> float:
 
 def _overflow_error(dtype: np.dtype[Any]) -> ValueError:
     """Finite queries and keys whose products are not: float32 values of about 1e20, say."""
+    wider = ", or compute in float64" if np.dtype(dtype) != np.float64 else ""
     return ValueError(
         f"attention scores overflowed {dtype}: some q · k is inf or NaN, beyond the largest {dtype} "
         f"({np.finfo(dtype).max:.2e}). Scale the queries and keys down (or the inputs and weights that make "
-        "them), or compute in float64."
+        f"them){wider}."
     )
 
 

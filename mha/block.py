@@ -26,8 +26,8 @@ from mha.feed_forward import FeedForward
 from mha.layers import MultiHeadAttention
 from mha.module import Module
 from mha.normalization import LayerNorm
-from mha.typing import ArrayLike, DTypeLike, FloatArray, Seed
-from mha.validation import as_float_array, as_generator, check_features, check_positive_int
+from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, Seed
+from mha.validation import as_float_array, as_generator, check_features, check_positive_int, promote
 
 __all__ = ["dropout", "TransformerBlock", "DecoderBlock", "BlockCache", "block_parameter_count"]
 
@@ -85,6 +85,18 @@ def _dropout_scale(x: FloatArray, rate: float, rng: object) -> FloatArray:
     dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
     keep = rng.random(x.shape, dtype=dtype) >= rate  # True with probability 1 - rate
     return np.where(keep, x.dtype.type(1.0 / (1.0 - rate)), x.dtype.type(0))
+
+
+def _checked_stream(x: ArrayLike, d_model: int, dtype: np.dtype[Any], name: str = "x") -> FloatArray:
+    """A block's input checked once at its door: finite, ``(batch, seq, d_model)``, promoted to ``dtype``."""
+    x = check_features(x, name, d_model)
+    if x.ndim == 2:
+        raise ValueError(f"forward needs batched inputs (batch, seq, dim), got query of shape {x.shape}: "
+                         f"add a batch axis with {name}[None]")
+    if x.ndim != 3 or x.shape[1] == 0:
+        raise ValueError(f"query must have shape (batch, seq, {d_model}) or (seq, {d_model}) with seq >= 1, "
+                         f"got {x.shape}")
+    return promote(x, dtype)
 
 
 class BlockCache(NamedTuple):
@@ -193,9 +205,25 @@ class TransformerBlock(Module):
         -------
         output : ndarray, same shape as ``x``
         weights : ndarray, only with ``return_weights=True``
+
+        Raises
+        ------
+        ValueError
+            ``x`` not ``(batch, seq, d_model)`` or ``(seq, d_model)``, or holding NaN or infinities; a mask,
+            bias or head mask that does not fit the scores.
+        TypeError
+            ``training=True`` with dropout and no ``rng`` Generator; a mask that is not boolean.
+
+        Examples
+        --------
+        >>> block = TransformerBlock(8, 2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((5, 8))
+        >>> out, weights = block(x, causal=True, return_weights=True)
+        >>> out.shape, weights.shape
+        ((5, 8), (2, 5, 5))
         """
-        x = check_features(x, "x", self.d_model)
-        unbatched = x.ndim == 2
+        x = as_float_array(x, "x")
+        unbatched = x.ndim == 2  # forward checks the rest
         out, cache = self.forward(x[None] if unbatched else x, mask=mask, causal=causal, bias=bias,
                                   head_mask=head_mask, training=training, rng=rng)
         weights = cache.parts["attention"].weights
@@ -222,7 +250,8 @@ class TransformerBlock(Module):
         if training and self.dropout > 0 and not isinstance(rng, np.random.Generator):
             raise TypeError("training with dropout > 0 needs rng=numpy.random.Generator to draw the masks, "
                             f"got {type(rng).__name__}")
-        x = as_float_array(x, "x")  # the first sub-layer checks it in full
+        x = _checked_stream(x, self.d_model, self.dtype)  # once, here: the parts below trust it
+        mask, bias, head_mask = self.attention._checked_options(x, x.shape[1], mask, causal, bias, head_mask)
         parts: dict[str, Any] = {}
         scales: list[FloatArray | None] = []
 
@@ -232,21 +261,63 @@ class TransformerBlock(Module):
             return y if scale is None else y * scale
 
         def attend(y: FloatArray) -> FloatArray:
-            out, parts["attention"] = self.attention.forward(y, mask=mask, causal=causal, bias=bias,
-                                                             head_mask=head_mask)
+            out, parts["attention"] = self.attention._forward(y, mask=mask, bias=bias, head_mask=head_mask)
             return drop(out)
 
         if self.norm == "pre":
-            y, parts["norm1"] = self.norm1.forward(x)
+            y, parts["norm1"] = self.norm1._forward(x)
             x = x + attend(y)  # the residual stream itself is never normalised
-            y, parts["norm2"] = self.norm2.forward(x)
-            f, parts["ffn"] = self.ffn.forward(y)
+            y, parts["norm2"] = self.norm2._forward(x)
+            f, parts["ffn"] = self.ffn._forward(y)
             out: FloatArray = x + drop(f)
         else:
-            x, parts["norm1"] = self.norm1.forward(x + attend(x))
-            f, parts["ffn"] = self.ffn.forward(x)
-            out, parts["norm2"] = self.norm2.forward(x + drop(f))
+            x, parts["norm1"] = self.norm1._forward(x + attend(x))
+            f, parts["ffn"] = self.ffn._forward(x)
+            out, parts["norm2"] = self.norm2._forward(x + drop(f))
         return out, BlockCache(self.norm, parts, tuple(scales))
+
+    def decode(self, x_new: ArrayLike, cache: KVCache) -> FloatArray:
+        """The block on new tokens, their attention reading the keys and values of earlier ones in ``cache``.
+
+        Causal self-attention, one token (or a few) at a time: feeding a sequence token by token gives the
+        outputs of one causal :meth:`forward` over it. Evaluation only (no dropout).
+
+        Parameters
+        ----------
+        x_new : array_like, shape (batch, n_new, d_model)
+        cache : KVCache
+            From ``block.attention.new_cache(batch)``; updated in place.
+
+        Returns
+        -------
+        ndarray, shape (batch, n_new, d_model)
+
+        Raises
+        ------
+        ValueError
+            If ``x_new`` is not ``(batch, n_new, d_model)`` with finite entries, or ``cache`` holds other
+            heads or another batch.
+        TypeError
+            If ``cache`` is not a :class:`~mha.efficient.KVCache`, or stores another dtype than the block
+            computes in.
+
+        Examples
+        --------
+        >>> block = TransformerBlock(8, 2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((1, 5, 8))
+        >>> cache = block.attention.new_cache()
+        >>> steps = np.concatenate([block.decode(x[:, t:t + 1], cache) for t in range(5)], axis=1)
+        >>> np.allclose(steps, block(x, causal=True))
+        True
+        """
+        self.attention._check_cache(cache)
+        x = _checked_stream(x_new, self.d_model, self.dtype, name="x_new")
+        self.attention._check_cache_fits(cache, x)
+        if self.norm == "pre":
+            x = x + self.attention._decode(self.norm1._forward(x)[0], cache)[0]
+            return x + self.ffn._forward(self.norm2._forward(x)[0])[0]
+        x = self.norm1._forward(x + self.attention._decode(x, cache)[0])[0]
+        return self.norm2._forward(x + self.ffn._forward(x)[0])[0]
 
     def submodules(self) -> dict[str, Module]:
         """The block's parts; its parameters are named ``"<part>.<array>"``, e.g. ``"attention.W_q"``."""
@@ -309,8 +380,35 @@ class DecoderBlock(Module):
                  return_weights: bool = False) -> FloatArray | tuple[FloatArray, FloatArray]:
         """The block on target tokens ``x`` (batch, seq_q, d_model), reading the encoder's ``memory``.
 
-        ``memory_mask``: True where a target position may read a source position (False on padding).
-        With ``return_weights`` also the cross-attention weights, ``(batch, n_heads, seq_q, seq_k)``.
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq_q, d_model)
+        memory : array_like, shape (batch, seq_k, d_model)
+            The encoder's output.
+        memory_mask : bool array_like broadcastable to (batch, n_heads, seq_q, seq_k), optional
+            True where a target position may read a source position (False on padding).
+        return_weights : bool, default False
+
+        Returns
+        -------
+        output : ndarray, shape (batch, seq_q, d_model)
+        cross : ndarray, shape (batch, n_heads, seq_q, seq_k)
+            The cross-attention weights, only with ``return_weights=True``.
+
+        Raises
+        ------
+        ValueError
+            ``x`` or ``memory`` of the wrong shape or batch, or holding NaN or infinities; a mask that does
+            not fit the scores.
+
+        Examples
+        --------
+        >>> block = DecoderBlock(8, 2, rng=0)
+        >>> rng = np.random.default_rng(1)
+        >>> out, cross = block(rng.standard_normal((1, 3, 8)), rng.standard_normal((1, 4, 8)),
+        ...                    memory_mask=np.array([True, True, True, False]), return_weights=True)
+        >>> out.shape, float(cross[..., 3].max())  # no weight on the masked source position
+        ((1, 3, 8), 0.0)
         """
         out, cache = self.forward(x, memory, memory_mask=memory_mask)
         return (out, cache.parts["cross_attention"].weights) if return_weights else out
@@ -321,17 +419,18 @@ class DecoderBlock(Module):
 
         ``mask`` adds to the causal mask of the self-attention (e.g. target padding).
         """
-        x = as_float_array(x, "x")
+        x, memory, mask, memory_mask = self._checked(x, memory, memory_mask, mask, causal)
         parts: dict[str, Any]
         parts = {}
-        y, parts["norm1"] = self.norm1.forward(x)
-        attended, parts["self_attention"] = self.self_attention.forward(y, mask=mask, causal=causal)
+        y, parts["norm1"] = self.norm1._forward(x)
+        attended, parts["self_attention"] = self.self_attention._forward(y, mask=mask)
         x = x + attended
-        y, parts["norm2"] = self.norm2.forward(x)
-        attended, parts["cross_attention"] = self.cross_attention.forward(y, memory, mask=memory_mask)
+        y, parts["norm2"] = self.norm2._forward(x)
+        attended, parts["cross_attention"] = self.cross_attention._forward(y, memory, memory,
+                                                                          mask=memory_mask)
         x = x + attended
-        y, parts["norm3"] = self.norm3.forward(x)
-        f, parts["ffn"] = self.ffn.forward(y)
+        y, parts["norm3"] = self.norm3._forward(x)
+        f, parts["ffn"] = self.ffn._forward(y)
         return x + f, BlockCache("decoder", parts, (None, None, None))
 
     def decode(self, x_new: ArrayLike, memory: ArrayLike, cache: KVCache, *,
@@ -340,11 +439,25 @@ class DecoderBlock(Module):
 
         Returns the output for the new tokens and their cross-attention weights.
         """
-        x_new = as_float_array(x_new, "x_new")
-        x = x_new + self.self_attention.decode(self.norm1(x_new), cache)
-        attended, cross = self.cross_attention(self.norm2(x), memory, mask=memory_mask, return_weights=True)
+        self.self_attention._check_cache(cache)
+        x, memory, _, memory_mask = self._checked(x_new, memory, memory_mask, None, False, name="x_new")
+        self.self_attention._check_cache_fits(cache, x)
+        x = x + self.self_attention._decode(self.norm1._forward(x)[0], cache)[0]
+        attended, cross = self.cross_attention._forward(self.norm2._forward(x)[0], memory, memory,
+                                                        mask=memory_mask)
         x = x + attended
-        return x + self.ffn(self.norm3(x)), cross
+        assert cross.weights is not None  # the textbook attention step keeps them
+        return x + self.ffn._forward(self.norm3._forward(x)[0])[0], cross.weights
+
+    def _checked(self, x: ArrayLike, memory: ArrayLike, memory_mask: ArrayLike | None,
+                 mask: ArrayLike | None, causal: bool, name: str = "x"
+                 ) -> tuple[FloatArray, FloatArray, BoolArray | None, BoolArray | None]:
+        """The block's arguments checked once: the target stream and the memory in one dtype, and masks."""
+        x = _checked_stream(x, self.d_model, self.self_attention.dtype, name=name)
+        mask, _, _ = self.self_attention._checked_options(x, x.shape[1], mask, causal, None, None)
+        cross, _ = self.cross_attention._checked(x, memory, None, memory_mask, False, None, None)
+        assert cross.key is not None  # given: cross-attention
+        return cross.query, cross.key, mask, cross.mask
 
 
 def block_parameter_count(d_model: int, n_heads: int, d_ff: int | None = None, *, bias: bool = True,

@@ -14,6 +14,7 @@ widths of key and value inputs (cross-attention) and ``n_kv_heads`` the number o
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -355,8 +356,12 @@ def linear_attention_cost(seq: int, d_head: int, *, d_v: int | None = None, n_he
     return PatternCost(scores=0, flops=copies * seq * per_token, score_bytes=state, density=0.0)
 
 
-def _scaled(value: float, units: tuple[str, ...], base: float) -> str:
+def _scaled(value: float, units: tuple[str, ...], base: float, what: str) -> str:
     """``value`` in the largest unit that keeps three significant digits below 1000 (no exponents)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        fix = ": convert it with float(...) first" if isinstance(value, str) else ""
+        raise TypeError(f"expected {what} as a number (int or float), got {type(value).__name__} "
+                        f"{value!r}{fix}")
     value = float(value)
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"expected a finite, non-negative amount, got {value!r}")
@@ -379,7 +384,7 @@ def format_bytes(n: float) -> str:
     >>> format_bytes(512), format_bytes(1000), format_bytes(1536), format_bytes(3 * 2**20)
     ('512 B', '0.977 KiB', '1.5 KiB', '3 MiB')
     """
-    return _scaled(n, ("B", "KiB", "MiB", "GiB", "TiB", "PiB"), 1024.0)
+    return _scaled(n, ("B", "KiB", "MiB", "GiB", "TiB", "PiB"), 1024.0, "a number of bytes")
 
 
 def format_flops(n: float) -> str:
@@ -390,7 +395,7 @@ def format_flops(n: float) -> str:
     >>> format_flops(950), format_flops(999_500), format_flops(1.5e9)
     ('950 FLOP', '1 MFLOP', '1.5 GFLOP')
     """
-    return _scaled(n, ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"), 1000.0)
+    return _scaled(n, ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"), 1000.0, "a number of FLOPs")
 
 
 def format_count(n: float) -> str:
@@ -401,4 +406,4 @@ def format_count(n: float) -> str:
     >>> format_count(512), format_count(1_048_576)
     ('512', '1.05 M')
     """
-    return _scaled(n, ("", "k", "M", "G", "T", "P"), 1000.0)
+    return _scaled(n, ("", "k", "M", "G", "T", "P"), 1000.0, "a count")

@@ -161,12 +161,38 @@ class FeedForward(Module):
                         "W_2": glorot(d_ff, d_model), "b_2": zeros(d_model)}
 
     def __call__(self, x: ArrayLike) -> FloatArray:
-        """Apply the network to every token of ``x``, shape ``(..., d_model)``."""
+        """Apply the network to every token of ``x``, each on its own.
+
+        Parameters
+        ----------
+        x : array_like, shape (..., d_model)
+
+        Returns
+        -------
+        ndarray, the shape of ``x``
+
+        Raises
+        ------
+        ValueError
+            ``x``'s last axis is not ``d_model``, or ``x`` holds NaN or infinities.
+        TypeError
+            ``x`` is not real numbers.
+
+        Examples
+        --------
+        >>> ffn = FeedForward(4, 16, rng=0)
+        >>> x = np.ones((2, 3, 4))
+        >>> bool(np.allclose(ffn(x)[0, 0], ffn(x[0, 0])))  # token by token
+        True
+        """
         return self.forward(x)[0]
 
     def forward(self, x: ArrayLike) -> tuple[FloatArray, FeedForwardCache]:
         """The output, shape ``(..., d_model)``, and what the backward pass needs."""
-        x = promote(check_features(x, "x", self.d_model), self.dtype)
+        return self._forward(promote(check_features(x, "x", self.d_model), self.dtype))
+
+    def _forward(self, x: FloatArray) -> tuple[FloatArray, FeedForwardCache]:
+        """:meth:`forward` on checked input (the blocks check theirs once)."""
         hidden = linear(x, self.W_1, self.b_1)  # (..., d_ff)
         activated = ACTIVATIONS[self.activation](hidden)  # (..., d_ff)
         out = linear(activated, self.W_2, self.b_2)  # (..., d_model)

@@ -26,7 +26,7 @@ import numpy as np
 from mha.attention import merge_heads, scaled_dot_product_attention, split_heads
 from mha.masks import causal_mask
 from mha.module import Module, Parameter, glorot_uniform, linear
-from mha.positions import apply_rotary
+from mha.positions import apply_rotary, rope_frequencies
 from mha.typing import ArrayLike, DTypeLike, FloatArray, Seed
 from mha.validation import (
     as_generator,
@@ -98,6 +98,7 @@ class LatentAttention(Module):
             raise ValueError(f"d_rope must be even (rotary features come in pairs), got {d_rope}")
         self.d_v = self.d_nope if d_v is None else check_positive_int(d_v, "d_v")
         self.q_rank = None if q_rank is None else check_positive_int(q_rank, "q_rank")
+        self.frequencies = rope_frequencies(self.d_rope, base=base)  # checks base: a finite number > 1
         self.base, self.dtype = float(base), check_dtype_argument(dtype)
         rng = as_generator(rng)
         q_in, n = self.q_rank or self.d_model, self.n_heads
@@ -132,7 +133,7 @@ class LatentAttention(Module):
         x = check_features(x, "x", self.d_model)
         c = linear(x, self.W_dkv)  # (batch, seq, kv_rank)
         k_rope = linear(x, self.W_kr)[:, None]  # (batch, 1, seq, d_rope): one key for every head
-        return c, apply_rotary(k_rope, positions, base=self.base)
+        return c, apply_rotary(k_rope, positions, frequencies=self.frequencies)
 
     def queries(self, x: ArrayLike, positions: ArrayLike | None = None,
                 ) -> tuple[FloatArray, FloatArray]:
@@ -146,7 +147,8 @@ class LatentAttention(Module):
         x = check_features(x, "x", self.d_model)
         c_q = x if self.W_dq is None else linear(x, self.W_dq)  # (batch, seq, q_rank)
         q_nope = split_heads(linear(c_q, self.W_uq), self.n_heads)  # (batch, n_heads, seq, d_nope)
-        q_rope = apply_rotary(split_heads(linear(c_q, self.W_qr), self.n_heads), positions, base=self.base)
+        q_rope = apply_rotary(split_heads(linear(c_q, self.W_qr), self.n_heads), positions,
+                              frequencies=self.frequencies)
         return q_nope, q_rope
 
     def heads(self, W: FloatArray) -> FloatArray:
@@ -161,6 +163,30 @@ class LatentAttention(Module):
         usual. ``absorbed=True`` never builds them: queries are pulled down into the latent space
         (``q W_ukᵀ``), attend to the latents directly, and the mixed latent is up-projected by ``W_uv``
         once per query. Same numbers, to rounding.
+
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq, d_model)
+        causal : bool, default True
+        absorbed : bool, default False
+
+        Returns
+        -------
+        ndarray, shape (batch, seq, d_model)
+
+        Raises
+        ------
+        ValueError
+            ``x`` not ``(batch, seq, d_model)``, or holding NaN or infinities.
+        TypeError
+            ``causal`` or ``absorbed`` not True or False.
+
+        Examples
+        --------
+        >>> layer = LatentAttention(16, 2, kv_rank=4, d_nope=4, d_rope=2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((1, 5, 16))
+        >>> bool(np.allclose(layer(x), layer(x, absorbed=True)))
+        True
         """
         x = check_features(x, "x", self.d_model)
         if x.ndim != 3:

@@ -12,7 +12,7 @@ from typing import Any, Literal, NamedTuple, overload
 import numpy as np
 
 import mha.fast as fast
-from mha.attention import merge_heads, scaled_dot_product_attention, split_heads
+from mha.attention import attention_forward
 from mha.efficient import KVCache
 from mha.frameworks import FrameworkWeights
 from mha.masks import causal_mask
@@ -44,10 +44,6 @@ class LayerInputs(NamedTuple):
     mask: BoolArray | None  # bool, broadcastable to (batch, n_heads, seq_q, seq_k)
     bias: FloatArray | None  # broadcastable to (batch, n_heads, seq_q, seq_k)
     head_mask: FloatArray | None  # (n_heads,)
-
-    @property
-    def seq_k(self) -> int:
-        return int(self.query.shape[1] if self.key is None else self.key.shape[1])
 
 
 class LayerCache(NamedTuple):
@@ -228,15 +224,35 @@ class MultiHeadAttention(Module, FrameworkWeights):
         output : ndarray, shape (batch, seq_q, d_model) or (seq_q, d_model)
         weights : ndarray, shape (batch, n_heads, seq_q, seq_k) or (n_heads, seq_q, seq_k)
             Per-head attention weights, only with ``return_weights=True``.
+
+        Raises
+        ------
+        ValueError
+            An input of the wrong shape (the message gives the shape expected), NaN or infinities in an
+            input, inputs batched and unbatched at once, a mask, bias or head mask that does not fit the
+            scores ``(batch, n_heads, seq_q, seq_k)``.
+        TypeError
+            An input that is not real numbers, a mask that is not boolean (``mask.astype(bool)``), a
+            ``causal`` that is not True or False.
+
+        Examples
+        --------
+        >>> layer = MultiHeadAttention(8, 2, rng=0)
+        >>> x = np.random.default_rng(1).standard_normal((2, 5, 8))
+        >>> out, weights = layer(x, causal=True, return_weights=True)
+        >>> out.shape, weights.shape, bool(weights[0, 0, 0, 1:].any())  # the first token sees itself only
+        ((2, 5, 8), (2, 2, 5, 5), False)
         """
         inputs, unbatched = self._checked(query, key, value, mask, causal, bias, head_mask)
-        batch, seq_q, seq_k = inputs.query.shape[0], inputs.query.shape[1], inputs.seq_k
-        if not return_weights and fast.worth_it(batch * self.n_heads * seq_q * seq_k):
+        batch, seq_q = inputs.query.shape[:2]
+        seq_k = seq_q if inputs.key is None else inputs.key.shape[1]
+        large = fast.worth_it(batch * self.n_heads * seq_q * seq_k)
+        if large and not return_weights:
             # Large, and no weights wanted: the annex runs this layer's own _forward on whole examples,
             # one thread each, with its attention step in cache-sized tiles (mha.fast): the same numbers.
             out, weights = fast.per_example(self._forward, inputs), None
-        else:
-            out, cache = self._forward(*inputs)
+        else:  # with weights, a large problem's attention step runs the same steps tile by tile
+            out, cache = self._forward(*inputs, attend=fast.weighted_heads if large else None)
             weights = cache.weights
         if unbatched:
             out = out[0]
@@ -274,36 +290,38 @@ class MultiHeadAttention(Module, FrameworkWeights):
                              f"{np.shape(query)}: add a batch axis with x[None]")
         return self._forward(*inputs)
 
-    def _forward(self, query: FloatArray, key: FloatArray | None, value: FloatArray | None,
-                 mask: BoolArray | None, bias: FloatArray | None, head_mask: FloatArray | None,
-                 attend: Attend | None = None) -> tuple[FloatArray, LayerCache]:
+    def _forward(self, query: FloatArray, key: FloatArray | None = None, value: FloatArray | None = None,
+                 mask: BoolArray | None = None, bias: FloatArray | None = None,
+                 head_mask: FloatArray | None = None, attend: Attend | None = None
+                 ) -> tuple[FloatArray, LayerCache]:
         """Projections, heads, attention and output projection, on checked (batch, seq, dim) inputs.
 
         ``attend(q, k, v, mask, bias) -> (context, weights)`` is the attention step; by default the
         textbook :func:`mha.scaled_dot_product_attention` (the annex passes its tiled one).
         """
-        q, k, v = self.project(query, key, value)  # (batch, seq_q, d_model), (batch, seq_k, kv_dim) twice
+        q, k, v = self._project(query, key, value)  # (batch, seq_q, d_model), (batch, seq_k, kv_dim) twice
         return self._attend(q, k, v, mask, bias, head_mask, attend, inputs=(query, key, value))
 
     def _attend(self, q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None,
                 bias: FloatArray | None, head_mask: FloatArray | None, attend: Attend | None = None, *,
                 inputs: Inputs | None = None) -> tuple[FloatArray, LayerCache]:
         """Heads attend, each to its own slice; their outputs meet again in the output projection."""
-        q = split_heads(q, self.n_heads)  # (batch, n_heads, seq_q, d_head)
-        k = split_heads(k, self.n_kv_heads)  # (batch, n_kv_heads, seq_k, d_head)
-        v = split_heads(v, self.n_kv_heads)
+        (batch, seq_q, _), seq_k, d_head = q.shape, k.shape[1], self.d_head
+        q = q.reshape(batch, seq_q, self.n_heads, d_head).swapaxes(1, 2)  # (batch, n_heads, seq_q, d_head)
+        k = k.reshape(batch, seq_k, -1, d_head).swapaxes(1, 2)  # (batch, n_kv_heads, seq_k, d_head)
+        v = v.reshape(batch, seq_k, -1, d_head).swapaxes(1, 2)  # (batch, n_kv_heads, seq_k, d_head)
         if self.n_kv_heads < self.n_heads:  # grouped-query: query head h reads key/value head h // group
             group = self.n_heads // self.n_kv_heads
             k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)  # (batch, n_heads, seq_k, d_head)
         weights: FloatArray | None
         if attend is None:
-            context, weights = scaled_dot_product_attention(q, k, v, mask, bias=bias, return_weights=True)
+            context, weights = attention_forward(q, k, v, mask, bias)
         else:
             context, weights = attend(q, k, v, mask, bias)
         # context: (batch, n_heads, seq_q, d_head)
         if head_mask is not None:
             context = context * head_mask[:, None, None]  # scale (or switch off) each head's output
-        concat = merge_heads(context)  # (batch, seq_q, n_heads * d_head = d_model)
+        concat = context.swapaxes(1, 2).reshape(batch, seq_q, self.d_model)  # (batch, seq_q, d_model)
         out = linear(concat, self.W_o, self.b_o)  # (batch, seq_q, d_model)
         return out, LayerCache(self, inputs, q, k, v, weights, head_mask, concat)
 
@@ -312,15 +330,28 @@ class MultiHeadAttention(Module, FrameworkWeights):
                  ) -> tuple[LayerInputs, bool]:
         """Validate a call's arguments once; return them as :class:`LayerInputs` and whether unbatched."""
         query, key, value, unbatched = check_layer_inputs(self, query, key, value)
+        seq_k = query.shape[1] if key is None else key.shape[1]
+        mask, bias, head_mask = self._checked_options(query, seq_k, mask, causal, bias, head_mask)
+        return LayerInputs(query, key, value, mask, bias, head_mask), unbatched
+
+    def _checked_options(self, query: FloatArray, seq_k: int, mask: ArrayLike | None, causal: bool,
+                         bias: ArrayLike | None, head_mask: ArrayLike | None
+                         ) -> tuple[BoolArray | None, FloatArray | None, FloatArray | None]:
+        """A call's mask (``causal`` merged in), bias and head mask, checked against the checked ``query``.
+
+        Also what a block checks once for the layer inside it (:class:`mha.TransformerBlock`).
+        """
         batch, seq_q = query.shape[:2]
-        seq_k = seq_q if key is None else key.shape[1]
         scores_shape = (batch, self.n_heads, seq_q, seq_k)
-        mask = check_attention_mask(mask, scores_shape)
+        if mask is not None:
+            mask = check_attention_mask(mask, scores_shape)
         if check_flag(causal, "causal"):
             mask = causal_mask(seq_q, seq_k) if mask is None else mask & causal_mask(seq_q, seq_k)
-        bias = check_score_bias(bias, scores_shape, query.dtype)
-        head_mask = check_head_mask(head_mask, self.n_heads, query.dtype)
-        return LayerInputs(query, key, value, mask, bias, head_mask), unbatched
+        if bias is not None:
+            bias = check_score_bias(bias, scores_shape, query.dtype)
+        if head_mask is not None:
+            head_mask = check_head_mask(head_mask, self.n_heads, query.dtype)
+        return mask, bias, head_mask
 
     def project(self, query: ArrayLike, key: ArrayLike | None = None, value: ArrayLike | None = None
                 ) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -345,19 +376,23 @@ class MultiHeadAttention(Module, FrameworkWeights):
         (True, True)
         """
         query, key, value, unbatched = check_layer_inputs(self, query, key, value)
-        d, kv = self.d_model, self.kv_dim
+        q, k, v = self._project(query, key, value)
+        return (q[0], k[0], v[0]) if unbatched else (q, k, v)
+
+    def _project(self, query: FloatArray, key: FloatArray | None, value: FloatArray | None
+                 ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """:meth:`project` on checked, batched inputs (key and value None for self-attention)."""
+        d, kv = self.d_model, self.n_kv_heads * self.d_head
         if key is None and self._W_qkv is not None:  # self-attention: one product, then a split
             qkv = linear(query, self._W_qkv, self._b_qkv)  # (batch, seq, d_model + 2 * kv_dim)
-            q, k, v = qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
-        elif key is not None and value is key and self._W_qkv is not None:  # [W_k | W_v] in one product
+            return qkv[..., :d], qkv[..., d:d + kv], qkv[..., d + kv:]
+        if key is not None and value is key and self._W_qkv is not None:  # [W_k | W_v] in one product
             q = linear(query, self.W_q, self.b_q)  # (batch, seq_q, d_model)
             kv_out = linear(key, self._W_qkv[:, d:], None if self._b_qkv is None else self._b_qkv[d:])
-            k, v = kv_out[..., :kv], kv_out[..., kv:]  # (batch, seq_k, kv_dim) each
-        else:  # check_layer_inputs asked for key and value when the layer is not fused
-            assert key is not None and value is not None
-            q, k, v = linear(query, self.W_q, self.b_q), linear(key, self.W_k, self.b_k), \
-                linear(value, self.W_v, self.b_v)
-        return (q[0], k[0], v[0]) if unbatched else (q, k, v)
+            return q, kv_out[..., :kv], kv_out[..., kv:]  # (batch, seq_k, kv_dim) each
+        assert key is not None and value is not None  # check_layer_inputs asked for both (not fused)
+        return linear(query, self.W_q, self.b_q), linear(key, self.W_k, self.b_k), \
+            linear(value, self.W_v, self.b_v)
 
     def new_cache(self, batch: int = 1, *, capacity: int = 16) -> KVCache:
         """An empty :class:`~mha.efficient.KVCache` sized for this layer's key/value heads."""
@@ -398,6 +433,21 @@ class MultiHeadAttention(Module, FrameworkWeights):
         >>> np.allclose(steps, layer(x, causal=True))
         True
         """
+        x_new, unbatched = self._checked_step(x_new, cache)
+        out, weights = self._decode(x_new, cache)
+        if unbatched:
+            out, weights = out[0], weights[0]
+        return (out, weights) if return_weights else out
+
+    def _checked_step(self, x_new: ArrayLike, cache: KVCache) -> tuple[FloatArray, bool]:
+        """:meth:`decode`'s checks: ``x_new`` batched and promoted, and whether it came unbatched."""
+        self._check_cache(cache)
+        x_new, _, _, unbatched = check_layer_inputs(self, x_new, None, None)
+        self._check_cache_fits(cache, x_new)
+        return x_new, unbatched
+
+    def _check_cache(self, cache: object) -> None:
+        """Refuse anything but a KV cache with this layer's key/value heads."""
         if not isinstance(cache, KVCache):
             raise TypeError(f"cache must be a KVCache (see layer.new_cache()), got {type(cache).__name__}")
         if (cache.n_kv_heads, cache.d_head) != (self.n_kv_heads, self.d_head):
@@ -405,18 +455,28 @@ class MultiHeadAttention(Module, FrameworkWeights):
                 f"cache holds {cache.n_kv_heads} heads of size {cache.d_head}, this layer needs "
                 f"{self.n_kv_heads} of size {self.d_head}"
             )
-        x_new, _, _, unbatched = check_layer_inputs(self, x_new, None, None)
+
+    def _check_cache_fits(self, cache: KVCache, x_new: FloatArray) -> None:
+        """Refuse a cache made for another batch, or holding another dtype than the step computes in."""
         if x_new.shape[0] != cache.batch:
             raise ValueError(f"x_new has batch {x_new.shape[0]} but the cache was made for {cache.batch}")
-        q, k, v = self.project(x_new)
-        cache.append(k, v)
+        if cache.dtype != x_new.dtype:  # keys and values would be rounded, or the output change dtype
+            raise TypeError(
+                f"the cache stores {cache.dtype} keys and values but this layer computes in {x_new.dtype}: "
+                f"make the cache with layer.new_cache(...) or with dtype=np.{x_new.dtype} (a float64 cache "
+                "would make a float32 layer's output float64, a float32 one would round a float64 layer's "
+                "keys)"
+            )
+
+    def _decode(self, x_new: FloatArray, cache: KVCache) -> tuple[FloatArray, FloatArray]:
+        """:meth:`decode` on checked input: the output and the weights, batched."""
+        q, k, v = self._project(x_new, None, None)
+        cache._store(k, v)  # the layer's own projections of checked input, in the cache's dtype
         mask = cache.attention_mask(q.shape[1])  # end-aligned causal (or the window of a rolling cache)
         out, layer_cache = self._attend(q, cache.flat_keys, cache.flat_values, mask, None, None)
         weights = layer_cache.weights
         assert weights is not None  # the textbook attention step keeps them
-        if unbatched:
-            out, weights = out[0], weights[0]
-        return (out, weights) if return_weights else out
+        return out, weights
 
     def __repr__(self) -> str:
         extra = ""

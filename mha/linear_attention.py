@@ -54,7 +54,9 @@ def linear_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, *, causal: bool =
         ``(seq_q, seq_k)`` matrix of ``φ(q)·φ(k)`` and the causal mask, to show that it is attention
         with another kernel; :func:`linear_attention_recurrent` never builds that matrix.
     feature_map : callable, default :func:`elu_feature_map`
-        Must return positive values (the weights of each row are ``φ(q_i)·φ(k_j)``, normalised).
+        ``φ``, applied to the last axis: must return finite values >= 0 with the leading shape of its
+        input (the weights of each row are ``φ(q_i)·φ(k_j)``, normalised; a negative feature could make a
+        normaliser 0 and a "weight" huge).
     eps : float, default 1e-6
         Added to each row's normaliser.
 
@@ -71,7 +73,7 @@ def linear_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, *, causal: bool =
     """
     q, k, v = check_qkv(q, k, v)
     eps = check_positive_real(eps, "eps")
-    phi_q, phi_k = feature_map(q), feature_map(k)
+    phi_q, phi_k = _features(feature_map, q, "q"), _features(feature_map, k, "k")
     if not check_flag(causal, "causal"):
         state = np.swapaxes(phi_k, -1, -2) @ v  # (..., d_head, d_v): Σ_j φ(k_j) v_jᵀ, once for every query
         normaliser = phi_k.sum(axis=-2)[..., :, None]  # (..., d_head, 1): Σ_j φ(k_j)
@@ -83,6 +85,25 @@ def linear_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, *, causal: bool =
     kernel = kernel * causal_mask(q.shape[-2])  # the future gets weight 0
     past: FloatArray = (kernel @ v) / (kernel.sum(axis=-1, keepdims=True) + eps)
     return past
+
+
+def _features(feature_map: FeatureMap, x: FloatArray, name: str) -> FloatArray:
+    """``feature_map(x)``, refused unless it is a float array of finite values >= 0, one row per vector."""
+    if not callable(feature_map):
+        raise TypeError(f"feature_map must be a function of an array, got {type(feature_map).__name__}")
+    phi = np.asarray(feature_map(x))
+    if phi.dtype.kind != "f" or phi.ndim != x.ndim or phi.shape[:-1] != x.shape[:-1]:
+        raise ValueError(f"feature_map must return a float array of shape {x.shape[:-1]} + (features,) for "
+                         f"{name} of shape {x.shape}, got {phi.dtype} {phi.shape}")
+    finite = np.isfinite(phi)
+    if not finite.all() or (phi < 0).any():
+        got = f"{int((~finite).sum())} NaN or infinite values" if not finite.all() else \
+            f"values down to {float(phi.min()):.3g}"
+        raise ValueError(f"feature_map must return finite values >= 0 (φ(q)·φ(k) is a weight before it is "
+                         f"normalised), got {got} for {name}: use elu_feature_map (elu(x) + 1), or make "
+                         "yours positive (np.exp, relu)")
+    features: FloatArray = phi
+    return features
 
 
 def linear_attention_recurrent(q: ArrayLike, k: ArrayLike, v: ArrayLike, *,
@@ -122,7 +143,7 @@ def linear_attention_recurrent(q: ArrayLike, k: ArrayLike, v: ArrayLike, *,
     if q.shape[-2] != k.shape[-2]:
         raise ValueError(f"the recurrence reads one key per query: seq_q must equal seq_k, got {q.shape}, "
                          f"{k.shape}")
-    phi_q, phi_k = feature_map(q), feature_map(k)
+    phi_q, phi_k = _features(feature_map, q, "q"), _features(feature_map, k, "k")
     lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     S = np.zeros(lead + (q.shape[-1], v.shape[-1]), dtype=q.dtype)  # (..., d_head, d_v)
     z = np.zeros(lead + (q.shape[-1],), dtype=q.dtype)  # (..., d_head)

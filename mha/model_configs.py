@@ -8,6 +8,8 @@ modern attention prints: nothing in it is typed in by hand except the configs th
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +18,7 @@ from mha.cost import attention_cache_bytes
 from mha.typing import DTypeLike
 from mha.validation import check_positive_int
 
-__all__ = ["AttentionConfig", "PUBLISHED", "comparison_rows"]
+__all__ = ["AttentionConfig", "PUBLISHED", "ModelTable", "UnknownModel", "comparison_rows"]
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,26 @@ class AttentionConfig:
 
 _HF = "https://huggingface.co/{}/blob/main/config.json"
 
+
+class UnknownModel(KeyError):
+    """A name :data:`PUBLISHED` does not hold; the message lists the names it does."""
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0])
+
+
+class ModelTable(dict[str, "AttentionConfig"]):
+    """A dict of configs by name whose missing key is answered with the names it holds (and a close one)."""
+
+    def __missing__(self, name: object) -> AttentionConfig:
+        close = difflib.get_close_matches(str(name).lower(), [k.lower() for k in self], n=1, cutoff=0.5)
+        hint = next((f" Did you mean {k!r}?" for k in self if close and k.lower() == close[0]), "")
+        raise UnknownModel(f"no published model named {name!r}; the table holds {', '.join(map(repr, self))}."
+                           f"{hint}")
+
+
 #: The five models of the chapter's table, by name. Numbers from each ``source`` (a released config.json).
-PUBLISHED = {
+PUBLISHED = ModelTable({
     "Llama 3 8B": AttentionConfig(
         "Llama 3 8B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_head=128, context=8192,
         variants=("GQA", "RoPE (base 500 000)"), cite="grattafiori2024llama3",
@@ -110,10 +130,10 @@ PUBLISHED = {
         "Qwen2.5 7B", n_layers=28, d_model=3584, n_heads=28, n_kv_heads=4, d_head=128, context=131072,
         variants=("GQA", "QKV bias", "RoPE (base 1 000 000)", "YaRN for 128k"),
         cite="qwen2024qwen25", source=_HF.format("Qwen/Qwen2.5-7B")),
-}
+})
 
 
-def comparison_rows(seqs: tuple[int, ...] = (8192, 131072), *,
+def comparison_rows(seqs: Iterable[int] = (8192, 131072), *,
                     dtype: DTypeLike = np.float16) -> list[dict[str, object]]:
     """One row per published model: its heads, and its cache per token and per sequence at ``seqs``.
 
@@ -129,6 +149,10 @@ def comparison_rows(seqs: tuple[int, ...] = (8192, 131072), *,
     >>> [row["model"] for row in rows][:2], rows[0]["bytes_per_token_8192"]
     (['Llama 3 8B', 'Mistral 7B'], 131072.0)
     """
+    if isinstance(seqs, str) or not isinstance(seqs, Iterable):
+        raise TypeError(f"seqs must be a sequence of lengths, e.g. ({seqs!r},), got {type(seqs).__name__} "
+                        f"{seqs!r}")
+    seqs = tuple(check_positive_int(seq, "seqs[i]") for seq in seqs)
     rows = []
     for config in PUBLISHED.values():
         row = {"model": config.name, "heads": config.n_heads,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from typing import Generic, Self, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Generic, Self, TypeVar, cast, overload
 
 import numpy as np
 
@@ -30,6 +30,13 @@ class Module:
     """
 
     _params: Mapping[str, FloatArray | None]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if name == "_params":  # each Parameter reads its array as a plain attribute (no Python call)
+            for key, array in cast("Mapping[str, FloatArray | None]", value).items():
+                if isinstance(getattr(type(self), key, None), Parameter):
+                    self.__dict__[key] = array
 
     def submodules(self) -> dict[str, Module]:
         """The layers inside this one, by name (none by default)."""
@@ -60,25 +67,28 @@ class Parameter(Generic[_Value]):
     Assigning (``layer.W_q = new``) writes into the existing array, so views such as the fused
     ``[W_q | W_k | W_v]`` matrix stay in sync; in-place edits (``layer.W_q[0, 0] = 1``) work the same way.
     A weight is declared ``W: Parameter[FloatArray] = Parameter()``, a bias the layer may be built without
-    ``b: Parameter[FloatArray | None] = Parameter()``.
+    ``b: Parameter[FloatArray | None] = Parameter()``. Reading ``layer.W_q`` is a plain attribute lookup:
+    :class:`Module` keeps each array of ``_params`` under its name too, so a forward pass a debugger steps
+    through makes no call to read its weights.
     """
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    @overload
-    def __get__(self, layer: None, owner: type | None = None) -> Parameter[_Value]: ...
-    @overload
-    def __get__(self, layer: Module, owner: type | None = None) -> _Value: ...
-    def __get__(self, layer: Module | None, owner: type | None = None) -> Parameter[_Value] | _Value:
-        return self if layer is None else cast(_Value, layer._params[self.name])
+    if TYPE_CHECKING:  # for type checkers only: at run time the array is read from the instance itself
+        @overload
+        def __get__(self, layer: None, owner: type | None = None) -> Parameter[_Value]: ...
+        @overload
+        def __get__(self, layer: Module, owner: type | None = None) -> _Value: ...
+        def __get__(self, layer: Module | None, owner: type | None = None) -> Parameter[_Value] | _Value: ...
 
     def __set__(self, layer: Module, value: ArrayLike | None) -> None:
         target = layer._params[self.name]
         if target is None:
             if value is None:
                 return
-            raise ValueError(f"{self.name} does not exist: the layer was built with bias=False")
+            raise ValueError(f"{self.name} does not exist: the layer was built without it (bias=False, or "
+                             "without the option that adds it, such as qk_norm=True)")
         if value is None:
             raise TypeError(f"{self.name} must be an array of shape {target.shape}, got None")
         array = as_float_array(value, self.name)

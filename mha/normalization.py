@@ -94,6 +94,13 @@ def layer_norm(x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | N
         gamma = check_features(gamma, "gamma", x.shape[-1])
     if beta is not None:
         beta = check_features(beta, "beta", x.shape[-1])
+    y, cache = _layer_norm(x, gamma, beta, eps)
+    return (y, cache) if return_cache else y
+
+
+def _layer_norm(x: FloatArray, gamma: FloatArray | None, beta: FloatArray | None, eps: float
+                ) -> tuple[FloatArray, LayerNormCache]:
+    """:func:`layer_norm`'s formula on checked arrays, and its cache (what :class:`LayerNorm` runs)."""
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is caught below, and taken the long way
         mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
         centred = x - mean
@@ -115,7 +122,7 @@ def layer_norm(x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | N
     y = normalised if gamma is None else normalised * gamma
     if beta is not None:
         y = y + beta
-    return (y, LayerNormCache(normalised, inv_std, gamma)) if return_cache else y
+    return y, LayerNormCache(normalised, inv_std, gamma)
 
 
 class LayerNorm(Module):
@@ -142,17 +149,44 @@ class LayerNorm(Module):
         self.d_model = check_positive_int(d_model, "d_model")
         self.eps = _check_eps(eps)
         self.dtype = check_dtype_argument(dtype)
+        if self.dtype.type(self.eps) == 0:  # a constant row would then be 0 / 0 (forward checks no more)
+            raise ValueError(f"eps = {self.eps!r} is 0 in {self.dtype}: "
+                             f"use at least {np.finfo(self.dtype).smallest_subnormal:.1e}")
         self._params = {"gamma": np.ones(d_model, dtype=self.dtype),
                         "beta": np.zeros(d_model, dtype=self.dtype)}
 
     def __call__(self, x: ArrayLike) -> FloatArray:
-        """Normalise ``x`` of shape ``(..., d_model)``."""
+        """Normalise every token's features, then scale by ``gamma`` and shift by ``beta``.
+
+        Parameters
+        ----------
+        x : array_like, shape (..., d_model)
+
+        Returns
+        -------
+        ndarray, the shape of ``x``, in ``x``'s dtype promoted with the norm's
+
+        Raises
+        ------
+        ValueError
+            ``x``'s last axis is not ``d_model``, or ``x`` holds NaN or infinities.
+        TypeError
+            ``x`` is not real numbers.
+
+        Examples
+        --------
+        >>> LayerNorm(3)(np.array([[1.0, 2.0, 6.0]])).round(3)
+        array([[-0.926, -0.463,  1.389]])
+        """
         return self.forward(x)[0]
 
     def forward(self, x: ArrayLike) -> tuple[FloatArray, LayerNormCache]:
         """Normalise ``x`` of shape ``(..., d_model)``, keeping what the backward pass needs."""
-        x = promote(check_features(x, "x", self.d_model), self.dtype)
-        return layer_norm(x, self.gamma, self.beta, eps=self.eps, return_cache=True)
+        return self._forward(promote(check_features(x, "x", self.d_model), self.dtype))
+
+    def _forward(self, x: FloatArray) -> tuple[FloatArray, LayerNormCache]:
+        """:meth:`forward` on checked input (the blocks check theirs once)."""
+        return _layer_norm(x, self.gamma, self.beta, self.eps)
 
     def __repr__(self) -> str:
         return f"LayerNorm({self.d_model}, eps={self.eps}, dtype={self.dtype.name})"
@@ -212,6 +246,12 @@ def rms_norm(x: ArrayLike, gain: ArrayLike | None = None, *, eps: float = 1e-6, 
     eps = _check_eps(eps)
     if gain is not None:
         gain = check_features(gain, "gain", x.shape[-1])
+    y, cache = _rms_norm(x, gain, eps)
+    return (y, cache) if return_cache else y
+
+
+def _rms_norm(x: FloatArray, gain: FloatArray | None, eps: float) -> tuple[FloatArray, RMSNormCache]:
+    """:func:`rms_norm`'s formula on checked arrays, and its cache (QK-norm inside a layer runs it)."""
     # The largest |x| of each vector divides first, so that squares cannot overflow (|x| of 1e20 in float32).
     peak = np.abs(x).max(axis=-1, keepdims=True)  # (..., 1)
     peak[peak == 0] = 1
@@ -221,4 +261,4 @@ def rms_norm(x: ArrayLike, gain: ArrayLike | None = None, *, eps: float = 1e-6, 
     inv_rms = 1.0 / rms  # (..., 1)
     normalised = x * inv_rms
     y = normalised if gain is None else normalised * gain
-    return (y, RMSNormCache(normalised, inv_rms, gain)) if return_cache else y
+    return y, RMSNormCache(normalised, inv_rms, gain)

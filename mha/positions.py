@@ -224,7 +224,31 @@ class RelativePositionBias(Module):
         self.offsets = np.arange(-self.max_distance, self.max_distance + 1)
 
     def __call__(self, seq_q: int, seq_k: int | None = None) -> FloatArray:
-        """The bias for ``seq_q`` queries and ``seq_k`` keys, shape ``(n_heads, seq_q, seq_k)``."""
+        """The bias for ``seq_q`` queries and ``seq_k`` keys: one learned number per head and offset.
+
+        Parameters
+        ----------
+        seq_q : int
+        seq_k : int, optional
+            Default ``seq_q``.
+
+        Returns
+        -------
+        ndarray, shape (n_heads, seq_q, seq_k)
+
+        Raises
+        ------
+        ValueError
+            ``seq_q`` or ``seq_k`` below 1 (offsets beyond ``max_distance`` share the last entry).
+        TypeError
+            ``seq_q`` or ``seq_k`` not an integer.
+
+        Examples
+        --------
+        >>> bias = RelativePositionBias(2, max_distance=4)
+        >>> bias(3, 5).shape
+        (2, 3, 5)
+        """
         return relative_bias(self.table, seq_q, seq_k)
 
     def prefer_offset(self, head: int, offset: int, strength: float = 1.0) -> None:
@@ -249,7 +273,7 @@ class RelativePositionBias(Module):
 
 # ---------------------------------------------------------------------------------------- rotary (RoPE)
 def rope_frequencies(d_head: int, *, base: float = 10000.0) -> FloatArray:
-    """Angular speed of each feature pair: ``base ** (-2i / d_head)`` for ``i = 0 .. d_head/2 - 1``.
+    """Angular speed of each feature pair ``i``: ``base ** (-2i / d_head)``, for ``i`` up to ``d_head/2 - 1``.
 
     Examples
     --------

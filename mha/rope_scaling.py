@@ -157,6 +157,7 @@ def yarn_frequencies(frequencies: ArrayLike, scale: float, original_context: int
     """
     theta = _check_speeds(frequencies)
     scale = _check_scale(scale)
+    original_context = check_positive_int(original_context, "original_context")
     alpha, beta = check_positive_real(alpha, "alpha"), check_positive_real(beta, "beta")
     if beta <= alpha:
         raise ValueError(f"beta must exceed alpha (the ramp runs from alpha to beta turns), got "

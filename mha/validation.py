@@ -101,9 +101,10 @@ def check_score_maxima(row_max: FloatArray) -> None:
     """
     if not (row_max < np.inf).all():  # False for +inf and NaN; -inf (a fully masked row) is fine
         info = np.finfo(row_max.dtype)
+        wider = ", or compute in float64" if row_max.dtype != np.float64 else ""
         raise ValueError(f"attention scores overflowed {row_max.dtype}: some q · k is inf or NaN, beyond the "
                          f"largest {row_max.dtype} ({info.max:.2e}). Scale the queries and keys down (or the "
-                         f"inputs and weights that make them), or compute in float64.")
+                         f"inputs and weights that make them){wider}.")
 
 
 def check_ndim(arr: np.ndarray[Any, Any], name: str, *, min_ndim: int, shape_hint: str) -> None:
@@ -133,6 +134,8 @@ def check_int(value: object, name: str) -> int:
 
 def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
+    if type(value) is int and value >= minimum:  # the usual case, settled without another call
+        return value
     value = check_int(value, name)
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
@@ -182,10 +185,13 @@ def check_broadcastable(arr: _Array, target_shape: tuple[int, ...], name: str = 
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(
-            f"{name} of shape {arr.shape} cannot be broadcast to the scores' shape {tuple(target_shape)} "
-            "(..., seq_q, seq_k)"
-        )
+        target = tuple(target_shape)
+        heads = len(target) == 4 and arr.ndim == 3 and arr.shape[0] in (1, target[0]) \
+            and arr.shape[1:] == target[2:]
+        hint = f": a (batch, seq_q, seq_k) {name} needs an axis for the heads, {name}[:, None]" \
+            if heads else ""
+        raise ValueError(f"{name} of shape {arr.shape} cannot be broadcast to the scores' shape {target} "
+                         f"(..., seq_q, seq_k){hint}")
     return arr
 
 

@@ -17,20 +17,28 @@ keeps sink tokens places them just before its window, as StreamingLLM does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
-from mha.attention import scaled_dot_product_attention
+from mha.attention import attention_forward
 from mha.layers import Inputs, LayerCache, MultiHeadAttention
 from mha.module import Parameter
-from mha.normalization import rms_norm
+from mha.normalization import RMSNormCache, rms_norm
 from mha.positions import apply_rotary, rope_frequencies
 from mha.rope_scaling import RotaryTable
-from mha.typing import Attend, BoolArray, DTypeLike, FloatArray, IntArray, Seed
+from mha.typing import ArrayLike, Attend, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import check_flag, check_positive_real
 
-__all__ = ["ModernAttention"]
+__all__ = ["ModernAttention", "PreparedCache"]
+
+
+class PreparedCache(NamedTuple):
+    """What :meth:`ModernAttention.prepare` did: for :func:`mha.grad.attention_step_backward`."""
+
+    norms: tuple[RMSNormCache, RMSNormCache] | None  # QK-norm's caches of the queries and keys, or None
+    positions: tuple[IntArray, IntArray] | None  # the rotation's query and key positions, or None
+    factor: float  # YaRN's attention factor (1.0 without)
 
 
 class ModernAttention(MultiHeadAttention):
@@ -111,6 +119,13 @@ class ModernAttention(MultiHeadAttention):
         >>> np.allclose(ModernAttention.like(plain)(x), plain(x))  # no option: the same layer
         True
         """
+        if not isinstance(layer, MultiHeadAttention):
+            raise TypeError(f"{cls.__name__}.like copies the sizes and weights of a MultiHeadAttention, got "
+                            f"{type(layer).__name__}: build one with {cls.__name__}(d_model, n_heads, ...)")
+        copied = {"n_kv_heads", "bias", "kdim", "vdim", "dtype", "rng"} & set(options)
+        if copied:
+            raise TypeError(f"{cls.__name__}.like copies {sorted(copied)} from the layer: pass only the "
+                            "step's options (rope, qk_norm, softcap)")
         twin = cls(layer.d_model, layer.n_heads, n_kv_heads=layer.n_kv_heads, bias=layer.bias,
                    kdim=layer.kdim, vdim=layer.vdim, dtype=layer.dtype, rng=0, **options)
         for name, array in layer.parameters().items():
@@ -127,29 +142,60 @@ class ModernAttention(MultiHeadAttention):
         """Positions of the queries and keys in the layer's frame: keys ``0 .. seq_k - 1``, queries last."""
         return np.arange(seq_k - seq_q, seq_k), np.arange(seq_k)
 
-    def prepare(self, q: FloatArray, k: FloatArray) -> tuple[FloatArray, FloatArray]:
+    @overload
+    def prepare(self, q: ArrayLike, k: ArrayLike, *,
+                return_cache: Literal[False] = ...) -> tuple[FloatArray, FloatArray]: ...
+    @overload
+    def prepare(self, q: ArrayLike, k: ArrayLike, *,
+                return_cache: Literal[True]) -> tuple[FloatArray, FloatArray, PreparedCache]: ...
+    def prepare(self, q: ArrayLike, k: ArrayLike, *, return_cache: bool = False
+                ) -> tuple[FloatArray, FloatArray] | tuple[FloatArray, FloatArray, PreparedCache]:
         """The queries and keys the scores are made of: QK-norm, then the rotation, then the attention factor.
 
         Parameters
         ----------
-        q : ndarray, shape (batch, n_heads, seq_q, d_head)
-        k : ndarray, shape (batch, n_heads, seq_k, d_head)
+        q : array_like, shape (batch, n_heads, seq_q, d_head)
+        k : array_like, shape (batch, n_heads, seq_k, d_head)
             Key heads already repeated for their query heads.
+        return_cache : bool, default False
+            Also return what the backward pass needs (:func:`mha.grad.attention_step_backward`).
 
         Returns
         -------
         q, k : ndarray, the same shapes
+        cache : PreparedCache
+            Only with ``return_cache=True``: the norms' caches, the positions and the factor.
+
+        Raises
+        ------
+        ValueError
+            If ``q`` or ``k`` hold NaN or infinities (under QK-norm or RoPE), or ``d_head`` is not even
+            (under RoPE).
+
+        Examples
+        --------
+        >>> layer = ModernAttention(8, 2, rope=True, qk_norm=True, rng=0)
+        >>> q = k = np.ones((1, 2, 3, 4))
+        >>> q2, k2, cache = layer.prepare(q, k, return_cache=True)
+        >>> q2.shape, cache.positions[1].tolist()
+        ((1, 2, 3, 4), [0, 1, 2])
         """
         q, k = np.asarray(q), np.asarray(k)
-        if self.qk_norm:
-            q, k = rms_norm(q, self.g_q), rms_norm(k, self.g_k)  # each vector to length √d_head, then gains
+        norms = positions = None
+        if self.qk_norm:  # each vector to length √d_head, then the gains
+            (q, q_norm), (k, k_norm) = rms_norm(q, self.g_q, return_cache=True), rms_norm(k, self.g_k,
+                                                                                          return_cache=True)
+            norms = (q_norm, k_norm)
+        factor = 1.0
         if self.rope is not None:
-            q_pos, k_pos = self.rotary_positions(q.shape[-2], k.shape[-2])
+            q_pos, k_pos = positions = self.rotary_positions(q.shape[-2], k.shape[-2])
             q = apply_rotary(q, q_pos, frequencies=self.rope.frequencies)
             k = apply_rotary(k, k_pos, frequencies=self.rope.frequencies)
-            if self.rope.attention_factor != 1.0:  # YaRN: both sides, so the scores grow by its square
-                factor = q.dtype.type(self.rope.attention_factor)
-                q, k = q * factor, k * factor
+            factor = self.rope.attention_factor
+            if factor != 1.0:  # YaRN: both sides, so the scores grow by its square
+                q, k = q * q.dtype.type(factor), k * k.dtype.type(factor)
+        if return_cache:
+            return q, k, PreparedCache(norms, positions, factor)
         return q, k
 
     def attention_logits(self, cache: LayerCache) -> FloatArray:
@@ -183,8 +229,7 @@ class ModernAttention(MultiHeadAttention):
             q, k = self.prepare(q, k)
             if attend is not None and self.softcap is None:  # the annex's tiles: the same numbers, no weights
                 return attend(q, k, v, mask, bias)
-            return scaled_dot_product_attention(q, k, v, mask, bias=bias, softcap=self.softcap,
-                                                return_weights=True)
+            return attention_forward(q, k, v, mask, bias, softcap=self.softcap)
 
         return super()._attend(q, k, v, mask, bias, head_mask, step, inputs=inputs)
 

@@ -160,3 +160,9 @@ def test_the_sdist_s_tests_pass_on_the_floor_with_the_oldest_numpy(dists, tmp_pa
                           capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert re.search(r"^\d+ passed", done.stdout.splitlines()[-1]), done.stdout[-2000:]
+    # A packager's habit: a bare `pytest` in the unpacked sdist (its tests, and the core's doctests; the
+    # course layers' doctests are left out by its conftest.py where their extras are missing).
+    bare = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=unpacked,
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert bare.returncode == 0, bare.stdout[-6000:] + bare.stderr[-2000:]
+    assert re.search(r"^\d+ passed", bare.stdout.splitlines()[-1]), bare.stdout[-2000:]

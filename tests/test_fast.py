@@ -371,3 +371,63 @@ def test_a_large_layer_holds_all_scores_only_when_asked_for_the_weights(monkeypa
     assert top_weights >= all_scores and weights.nbytes == all_scores
     assert top_out < all_scores / 4  # a few tiles per thread, nowhere near the full score tensor
     np.testing.assert_allclose(out, out_w, rtol=1e-5, atol=1e-6)
+
+
+def test_a_pool_replaced_by_one_of_another_size_is_shut_down():
+    from mha.fast import threads
+
+    first = threads._thread_pool(2)
+    second = threads._thread_pool(3)
+    try:
+        assert first is not None and second is not None and second is not first
+        assert threads._thread_pool(3) is second  # the same size: kept
+        with pytest.raises(RuntimeError, match="shutdown"):
+            first.submit(int)  # a pool that was shut down refuses new work
+        assert second.submit(int, "7").result() == 7
+    finally:
+        threads._thread_pool(threads.worker_count())
+
+
+# ------------------------------------------------------------------------------------------ weights, tiled
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tile_bytes", [4096, 1 << 20])  # row blocks of one head; several whole heads
+def test_the_weighted_step_is_the_textbook_bit_for_bit(monkeypatch, threads, dtype, tile_bytes):
+    """softmax_tiles runs the textbook's steps on each row: no rounding differs, masks and biases too."""
+    from mha.attention import attention_forward
+
+    monkeypatch.setenv("MHA_NUM_THREADS", threads)
+    monkeypatch.setattr(tiles, "TILE_BYTES", tile_bytes)
+    rng = np.random.default_rng(31)
+    q, k, v = (rng.standard_normal((2, 3, n, 8)).astype(dtype) for n in (70, 90, 90))
+    mask = (rng.random((2, 1, 70, 90)) < 0.8) & mha.causal_mask(70, 90)
+    mask[1, 0, 5] = False  # a query that sees nothing: zero weights, zero output
+    bias = rng.standard_normal((3, 70, 90)).astype(dtype)
+    for options in ({}, {"mask": mask}, {"bias": bias}, {"mask": mask, "bias": bias}):
+        want_out, want_weights = attention_forward(q, k, v, options.get("mask"), options.get("bias"))
+        out, weights = fast.weighted_heads(q, k, v, options.get("mask"), options.get("bias"))
+        assert out.dtype == weights.dtype == dtype
+        assert out.tobytes() == want_out.tobytes() and weights.tobytes() == want_weights.tobytes()
+    assert not np.isnan(weights).any() and not weights[1, :, 5].any()
+
+
+@pytest.mark.parametrize("layer_class", [mha.MultiHeadAttention, mha.ModernAttention])
+def test_a_large_layer_asked_for_weights_takes_the_door_and_keeps_every_bit(monkeypatch, layer_class):
+    opened = record_calls(monkeypatch, fast, "weighted_heads")
+    monkeypatch.setenv("MHA_NUM_THREADS", "2")
+    options = {"rope": True, "qk_norm": True} if layer_class is mha.ModernAttention else {}
+    layer = layer_class(64, 4, rng=25, dtype=np.float32, **options)
+    x = np.random.default_rng(26).standard_normal((1, 512, 64)).astype(np.float32)  # 1M scores
+    out, weights = layer(x, causal=True, return_weights=True)
+    assert opened
+    want_out, want_weights = textbook(layer, x, causal=True, return_weights=True)
+    assert out.tobytes() == want_out.tobytes() and weights.tobytes() == want_weights.tobytes()
+    small = x[:, :64]
+    layer(small, return_weights=True)
+    assert len(opened) == 1  # 4 x 64 x 64 scores: the textbook's own step
+
+
+def test_an_overflow_in_the_weighted_step_is_named_as_the_textbook_names_it():
+    q = np.full((1, 1, 1100, 4), 1e20, np.float32)
+    with pytest.raises(ValueError, match="attention scores overflowed float32"):
+        fast.weighted_heads(q, q, q)

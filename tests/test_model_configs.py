@@ -1,18 +1,27 @@
 """The published configs: the numbers the chapter's table is computed from, checked against each paper."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from mha.model_configs import PUBLISHED, comparison_rows
 
+BIBLIOGRAPHY = Path(__file__).resolve().parent.parent / "references.bib"
 
-def test_every_config_is_cited_and_its_heads_are_consistent():
-    bib = open("references.bib", encoding="utf8").read()
+
+def test_every_config_is_consistent_and_has_its_source():
     for config in PUBLISHED.values():
-        assert f"{{{config.cite}," in bib, config.cite
         assert config.source.startswith("https://")
         if config.kv_rank is None:
             assert config.n_heads % config.n_kv_heads == 0
+
+
+@pytest.mark.skipif(not BIBLIOGRAPHY.is_file(), reason="the book's references.bib is not in the sdist")
+def test_every_config_is_cited():
+    bib = BIBLIOGRAPHY.read_text(encoding="utf8")
+    for config in PUBLISHED.values():
+        assert f"{{{config.cite}," in bib, config.cite
 
 
 @pytest.mark.parametrize(("name", "per_token_kib"), [

@@ -50,9 +50,9 @@ A predict-or-explain exercise has a question instead (``mha.checks.questions``):
 the letter, number or order you chose, and ``mha.explorers.quiz(check)`` asks the same question in the
 page.
 
-Import the checks from here, ``from mha.checks import check_softmax``. The private ``_core`` holds
-the machinery every check runs on (:class:`CheckFailed`, :func:`strict`), ``_shared`` the helpers
-that several chapters' checks use.
+Import the checks from here, ``from mha.checks import check_softmax``. For check authors:
+``machinery`` holds what every check runs on (:class:`CheckFailed`, :func:`strict`, the ``Checker``),
+``shared`` the helpers that several chapters' checks use.
 
 The graded assignments' "NumPy only" test wraps calls of your answers in :func:`package_forbidden`
 (module ``integrity``), inside which the package itself refuses to run: an answer that calls ``mha``
@@ -63,7 +63,6 @@ fails there.
 ✔ check_causal_mask passed: matches mha.causal_mask, square and end-aligned.
 """
 
-from mha.checks._core import CheckFailed, strict
 from mha.checks.attention_up_close import (
     check_hard_lookup,
     check_running_mean,
@@ -97,6 +96,7 @@ from mha.checks.heads_that_learn import (
     check_uniform_entropy,
 )
 from mha.checks.integrity import package_forbidden
+from mha.checks.machinery import CheckFailed, strict
 from mha.checks.modern_attention import (
     check_absorbed_scores,
     check_latent_cache,

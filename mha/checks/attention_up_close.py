@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mha import attention, masks
-from mha.checks._core import Checker, Mistake, learner_check
+from mha.checks.machinery import Checker, Mistake, learner_check
 from mha.checks.questions import Choice, Option, check_function
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from mha import cost
-from mha.checks._core import Checker, learner_check
-from mha.checks._shared import expect_value, expect_values
+from mha.checks.machinery import Checker, learner_check
+from mha.checks.shared import expect_value, expect_values
 
 
 @learner_check

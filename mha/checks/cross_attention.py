@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from mha import layers
-from mha.checks._core import Checker, learner_check
-from mha.checks._shared import expect_shapes
+from mha.checks.machinery import Checker, learner_check
 from mha.checks.questions import Choice, Option, check_function
+from mha.checks.shared import expect_shapes
 
 
 @learner_check

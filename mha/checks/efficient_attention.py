@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from mha import attention, cost
-from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
-from mha.checks._shared import expect_value, expect_values, input_rng, number
+from mha.checks.machinery import Checker, Mistake, NotDone, learner_check, placeholder
 from mha.checks.questions import Choice, Option, check_function
+from mha.checks.shared import expect_value, expect_values, input_rng, number
 
 
 @learner_check

@@ -7,9 +7,9 @@ recognises.
 
 from __future__ import annotations
 
-from mha.checks._core import Checker, learner_check
-from mha.checks._shared import expect_value
+from mha.checks.machinery import Checker, learner_check
 from mha.checks.questions import Choice, Option, check_function
+from mha.checks.shared import expect_value
 
 
 @learner_check

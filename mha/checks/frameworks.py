@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mha import layers
-from mha.checks._core import Checker, Mistake, NotDone, learner_check, placeholder
+from mha.checks.machinery import Checker, Mistake, NotDone, learner_check, placeholder
 from mha.checks.questions import Choice, Option, check_function
 
 

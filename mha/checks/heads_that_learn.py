@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from mha.checks._core import Checker, learner_check
-from mha.checks._shared import expect_value
+from mha.checks.machinery import Checker, learner_check
 from mha.checks.questions import Choice, Number, Option, Range, check_function
+from mha.checks.shared import expect_value
 
 
 @learner_check

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from mha import cost, masks
-from mha.checks._core import Checker, Mistake, learner_check
-from mha.checks._shared import expect_values, input_rng
+from mha.checks.machinery import Checker, Mistake, learner_check
 from mha.checks.questions import Before, Number, Order, Range, check_function
+from mha.checks.shared import expect_values, input_rng
 
 
 @learner_check

@@ -17,8 +17,9 @@ from typing import Any, cast
 import numpy as np
 
 from mha import attention, cost, layers
-from mha.checks._core import Checker, Mistake, NotDone, accepts, learner_check, placeholder
-from mha.checks._shared import (
+from mha.checks.machinery import Checker, Mistake, NotDone, accepts, learner_check, placeholder
+from mha.checks.questions import Choice, Option, check_function
+from mha.checks.shared import (
     BATCH,
     D_HEAD,
     D_MODEL,
@@ -34,7 +35,6 @@ from mha.checks._shared import (
     output_and_weights,
     split_no_transpose,
 )
-from mha.checks.questions import Choice, Option, check_function
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from mha import positions
-from mha.checks._core import Checker, Mistake, learner_check
-from mha.checks._shared import input_rng
+from mha.checks.machinery import Checker, Mistake, learner_check
 from mha.checks.questions import Choice, Number, Option, Range, check_function
+from mha.checks.shared import input_rng
 
 
 @learner_check

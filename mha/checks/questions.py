@@ -30,7 +30,7 @@ import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from mha.checks._core import CheckFailed, NotDone, learner_check, placeholder
+from mha.checks.machinery import CheckFailed, NotDone, learner_check, placeholder
 
 __all__ = ["Before", "Choice", "Feedback", "Number", "Option", "Order", "Question", "Range", "check_function"]
 
@@ -253,7 +253,7 @@ def check_function(question: Question, module: str, doc: str) -> Callable:
 
     A chapter's check module writes ``check_x = check_function(X, __name__, "Grade your answer to ...")``:
     the function is named after the question, belongs to that module (where a learner looks for it), prints
-    "not done yet" for an untouched ``answer = ...`` (:func:`mha.checks._core.learner_check`), and carries
+    "not done yet" for an untouched ``answer = ...`` (:func:`mha.checks.machinery.learner_check`), and carries
     the attribute :func:`mha.explorers.quiz` reads to draw the same question in the page.
 
     Examples

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from mha import attention
-from mha.checks._core import Checker, Mistake, learner_check
-from mha.checks._shared import input_rng
+from mha.checks.machinery import Checker, Mistake, learner_check
 from mha.checks.questions import Before, Choice, Option, Order, check_function
+from mha.checks.shared import input_rng
 
 
 @learner_check

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from mha import attention, masks
-from mha.checks._core import Checker, Mistake, accepts, learner_check, takes_positional
-from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng, output_and_weights
+from mha.checks.machinery import Checker, Mistake, accepts, learner_check, takes_positional
 from mha.checks.questions import Choice, Option, check_function
+from mha.checks.shared import FLOAT32_ADVICE, expect_value, input_rng, output_and_weights
 
 OVERFLOW = (
     "overflow: np.exp of large scores is inf, and inf / inf is NaN. Subtract each row's max before "

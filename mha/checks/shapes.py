@@ -3,7 +3,7 @@
 What a learner finds here: :func:`check_split_heads` and :func:`check_merge_heads`, the two reshapes
 around the heads (also called in assignment 2), each with the wrong reshapes it recognises, and
 :func:`check_head_shapes`, the chapter's exercise that predicts every shape in cross-attention. The
-split and merge mistakes live in ``_shared.py``, because the multi-head check recognises them too.
+split and merge mistakes live in ``shared.py``, because the multi-head check recognises them too.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from mha import attention, layers
-from mha.checks._core import Checker, Mistake, learner_check
-from mha.checks._shared import (
+from mha.checks.machinery import Checker, Mistake, learner_check
+from mha.checks.questions import Choice, Number, Option, Range, check_function
+from mha.checks.shared import (
     BATCH,
     D_HEAD,
     D_MODEL,
@@ -27,7 +28,6 @@ from mha.checks._shared import (
     expect_shapes,
     input_rng,
 )
-from mha.checks.questions import Choice, Number, Option, Range, check_function
 
 
 @learner_check

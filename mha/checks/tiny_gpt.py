@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from mha import attention
-from mha.checks._core import Checker, Mistake, learner_check
+from mha.checks.machinery import Checker, Mistake, learner_check
 from mha.checks.questions import Before, Choice, Option, Order, check_function
 
 

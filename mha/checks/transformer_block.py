@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from mha import normalization
-from mha.checks._core import Checker, Mistake, learner_check
-from mha.checks._shared import FLOAT32_ADVICE, expect_value, input_rng
+from mha.checks.machinery import Checker, Mistake, learner_check
 from mha.checks.questions import Choice, Option, check_function
+from mha.checks.shared import FLOAT32_ADVICE, expect_value, input_rng
 
 
 @learner_check

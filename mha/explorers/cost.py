@@ -10,8 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mha import cost
-from mha.explorers._live import live_int
 from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
+from mha.explorers.live import live_int
 from mha.plotting.cost import plot_cost_breakdown
 from mha.typing import DTypeLike
 

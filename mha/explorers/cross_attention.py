@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from mha.explorers._live import live_int
 from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
+from mha.explorers.live import live_int
 from mha.lab import cross_attention as toy_translation
 from mha.plotting.cross_attention import plot_alignment
 

@@ -6,7 +6,7 @@ then linked to nested ``ipywidgets.Stack`` containers with ``ipywidgets.jslink``
 switches the visible frame in the browser, with no kernel behind the page. Given ``live=`` controls,
 an explorer also carries controls that take any value and an output recomputed by ``render``; a
 frontend connected to a kernel (Jupyter, VS Code, JupyterLite) switches to them, the static site
-never shows them (:mod:`mha.explorers._live`).
+never shows them (:mod:`mha.explorers.live`).
 
 Why not ``ipywidgets.interact`` alone? Its callback runs Python on every move. The built book has no
 Python running, so an ``interact`` figure would freeze on its first frame.
@@ -53,7 +53,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from mha.explorers._png import figure_to_png
+from mha.explorers.png import figure_to_png
 from mha.plotting.style import PNG_DPI
 
 __all__ = ["FrameExplorer", "frame_explorer", "render_frames", "slider_values"]
@@ -223,7 +223,7 @@ class FrameExplorer(widgets.VBox):
         The rendered frames, keyed by tuples of control values.
     kind : {"image", "html"}
 
-    live : mha.explorers._live.LiveView or None
+    live : mha.explorers.live.LiveView or None
         With ``live=`` controls: the controls and output recomputed in a running kernel.
     """
 
@@ -318,7 +318,7 @@ def frame_explorer(
     colors : int, optional
         Palette size for figure frames (see :func:`figure_to_png`).
     live : mapping of str to ipywidgets.ValueWidget, optional
-        Controls for a running kernel (see :mod:`mha.explorers._live`): any value in their range, redrawn
+        Controls for a running kernel (see :mod:`mha.explorers.live`): any value in their range, redrawn
         by ``render``. A control may replace a slider (same name) or be new (e.g. a text box; ``render``
         takes it as a keyword); sliders without one get a menu of their values. Shown instead of the
         sliders once a frontend connected to the kernel draws the explorer; never on the static site.
@@ -372,7 +372,7 @@ def frame_explorer(
         children=children, sliders=sliders, stack=stack, links=links, frames=frames, kind=kind, live=live_view
     )
     if live_view is not None:
-        from mha.explorers._live import connect_live
+        from mha.explorers.live import connect_live
 
         connect_live(explorer, [*sliders.values(), stack], live_view)
     return explorer
@@ -380,7 +380,7 @@ def frame_explorer(
 
 def _live_view(render, checked, initial, live, kind, frames, dpi):
     """The live controls and output: slider values first, then the live-only controls."""
-    from mha.explorers._live import LiveView, live_choice
+    from mha.explorers.live import LiveView, live_choice
 
     controls = {}
     for name, values in checked.items():

@@ -9,8 +9,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mha.cost import attention_cache_bytes, format_bytes
-from mha.explorers._live import live_int
 from mha.explorers.frames import FrameExplorer, frame_explorer
+from mha.explorers.live import live_int
 from mha.masks import sliding_window_mask
 from mha.plotting.modern_attention import plot_context_losses
 from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure

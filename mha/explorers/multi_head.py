@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from mha.explorers._live import live_int, live_text
 from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
+from mha.explorers.live import live_int, live_text
 from mha.lab.examples import LONG_TOKENS, head_weights
 from mha.plotting.heads import plot_heads
 

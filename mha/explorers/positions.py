@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.explorers._live import live_float, live_int, live_log_float
 from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
+from mha.explorers.live import live_float, live_int, live_log_float
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.plotting.charts import draw_curves
 from mha.plotting.heads import plot_heads

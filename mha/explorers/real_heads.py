@@ -97,7 +97,7 @@ def sentence_explorer(encoder: Callable[[str], Encoding], *, view: Callable[...,
     """A text box for the reader's own sentence, and ``view`` of what ``encoder`` makes of it.
 
     It needs a running kernel, so it stays hidden until a frontend connected to one draws it (see
-    :mod:`mha.explorers._live`): on the static site the cell shows nothing, never a dead text box.
+    :mod:`mha.explorers.live`): on the static site the cell shows nothing, never a dead text box.
 
     Parameters
     ----------
@@ -118,7 +118,7 @@ def sentence_explorer(encoder: Callable[[str], Encoding], *, view: Callable[...,
     """
     import ipywidgets as widgets
 
-    from mha.explorers._live import HIDDEN, live_text
+    from mha.explorers.live import HIDDEN, live_text
 
     box = live_text("Type a sentence and press Enter", description="Your sentence")
     box.value = text

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from mha.explorers._live import live_int, live_text
 from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
+from mha.explorers.live import live_int, live_text
 from mha.lab.self_attention import sample_scores, sentence_scores
 from mha.plotting.self_attention import plot_scaling_frame
 

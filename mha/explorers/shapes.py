@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mha.explorers._live import live_int
 from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
+from mha.explorers.live import live_int
 from mha.lab.shapes import trace_shapes
 from mha.plotting.shapes import memory_layout_html, shape_table_html
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from mha.explorers._live import live_int
 from mha.explorers.frames import FrameExplorer, frame_explorer, slider_values
+from mha.explorers.live import live_int
 from mha.lab.transformer_block import stack_statistics
 from mha.plotting.transformer_block import plot_stack_statistics
 

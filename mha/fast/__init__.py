@@ -11,10 +11,11 @@ of nanoGPT's ``if self.flash: ... else: <the lesson>``::
         return fast.attention(q, k, v, mask, bias)        # same numbers, tile by tile
     scores = ...                                          # the lesson
 
-The door opens only when no attention weights are asked for (weights need every score in memory, which
-is the textbook's way anyway) and the problem has at least :data:`TILE_MIN_SCORES` scores. The tests hold
-the annex's results to the textbook's to rounding. Close the door to time or trace the textbook path on a
-large problem::
+The door opens when the problem has at least :data:`TILE_MIN_SCORES` scores. Without weights, the
+annex skips every pass the output does not need, and the tests hold its results to the textbook's to
+rounding; a layer asked for its weights (:func:`weighted_heads`) gets the textbook's own steps, row by
+row, run tile by tile over the cores: the same numbers, to the last bit. Close the door to time or trace
+the textbook path on a large problem::
 
     with mha.fast.disabled():
         layer(x)
@@ -35,7 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mha.fast.threads import blas_threads, worker_count
-from mha.fast.tiles import TILE_MIN_SCORES, attend_tiles, chunked_tiles, split_batch
+from mha.fast.tiles import TILE_MIN_SCORES, attend_tiles, chunked_tiles, softmax_tiles, split_batch
 from mha.typing import BoolArray, FloatArray
 
 #: A layer's checked arguments, as :class:`mha.layers.LayerInputs` holds them: query, key, value, mask,
@@ -44,8 +45,8 @@ LayerArguments = tuple[FloatArray, "FloatArray | None", "FloatArray | None", "Bo
                        "FloatArray | None", "FloatArray | None"]
 _Array = TypeVar("_Array", bound="np.ndarray[Any, Any]")
 
-__all__ = ["worth_it", "disabled", "attention", "chunked_attention", "per_example", "blas_threads",
-           "worker_count", "TILE_MIN_SCORES"]
+__all__ = ["worth_it", "disabled", "attention", "chunked_attention", "per_example", "weighted_heads",
+           "blas_threads", "worker_count", "TILE_MIN_SCORES"]
 
 #: Whether the door may open at all (``MHA_FAST=0`` closes it for the whole process).
 _enabled = os.environ.get("MHA_FAST", "1") != "0"
@@ -105,6 +106,21 @@ def tiled_heads(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | N
     out (no weights).
     """
     return attend_tiles(_scaled(q), k, v, mask, bias, keep_scores=False), None
+
+
+def weighted_heads(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None = None,
+                   bias: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+    """The attention step of :class:`mha.MultiHeadAttention` with its weights: the textbook's numbers.
+
+    Takes and returns what the layer's ``attend`` step does: per-head ``q, k, v`` in, ``(context,
+    weights)`` out, bit for bit :func:`mha.attention.attention_forward`'s. The two products are the
+    textbook's, whole; between them, the softmax's passes over the scores run tile by tile, in cache and
+    over the cores (:func:`mha.fast.tiles.softmax_tiles`).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named from the row maxima
+        scores: FloatArray = _scaled(q) @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
+    softmax_tiles(scores, mask, bias)  # the weights, in place
+    return scores @ v, scores  # (..., seq_q, d_v), (..., seq_q, seq_k)
 
 
 def per_example(forward: Callable[..., tuple[FloatArray, Any]], inputs: LayerArguments) -> FloatArray:

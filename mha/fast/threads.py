@@ -30,6 +30,8 @@ _Tile = TypeVar("_Tile")
 __all__ = ["blas_threads", "worker_count", "workers_for_tiles", "run_tiles"]
 
 _pool: ThreadPoolExecutor | None = None
+_pool_size = 0  # the threads _pool was made with
+_pool_lock = threading.Lock()
 _THREAD_PREFIX = "mha-worker"
 
 
@@ -45,14 +47,21 @@ def worker_count() -> int:
 
 
 def _thread_pool(workers: int) -> ThreadPoolExecutor | None:
-    """The shared pool, resized to ``workers``; None where threads cannot start (Pyodide)."""
-    global _pool
-    if _pool is None or _pool._max_workers != workers:
-        try:
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_THREAD_PREFIX)
-        except RuntimeError:
-            return None
-    return _pool
+    """The shared pool, resized to ``workers``; None where threads cannot start (Pyodide).
+
+    A pool replaced by one of another size is shut down: its threads finish what they hold and exit.
+    """
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size != workers:
+            try:
+                pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_THREAD_PREFIX)
+            except RuntimeError:
+                return None
+            if _pool is not None:
+                _pool.shutdown(wait=False)  # work already handed to it still runs to the end
+            _pool, _pool_size = pool, workers
+        return _pool
 
 
 @functools.lru_cache(maxsize=1)

@@ -29,7 +29,7 @@ from mha.fast.threads import Scratch, run_tiles, workers_for_tiles
 from mha.typing import BoolArray, DTypeLike, FloatArray
 from mha.validation import check_score_maxima
 
-__all__ = ["TILE_MIN_SCORES", "attend_tiles", "chunked_tiles", "split_batch"]
+__all__ = ["TILE_MIN_SCORES", "attend_tiles", "softmax_tiles", "chunked_tiles", "split_batch"]
 
 #: Below this many scores a problem runs on whole arrays: tiles and threads cost more than they save.
 TILE_MIN_SCORES = 1 << 20
@@ -250,6 +250,44 @@ def attend_tiles(q_scaled: FloatArray, k: FloatArray, v: FloatArray, mask: BoolA
 
     run_tiles(run_one, tiles, workers_for_tiles())
     return result.reshape(in_lead + (seq_q, d_v))
+
+
+def softmax_tiles(scores: FloatArray, mask: BoolArray | None = None, bias: FloatArray | None = None) -> None:
+    """The textbook's softmax of attention scores, in place, tile by tile over threads: the same numbers.
+
+    Each tile (a block of rows of one or a few (batch, head) items) runs the steps of
+    :func:`mha.attention.attention_forward` between the two products, on its rows, while they sit in
+    cache: the bias, the mask, the row maxima, the shift, ``exp``, the row sums and the division. A row's
+    numbers do not depend on the rows beside it, so every weight comes out as on whole arrays, to the
+    last bit; the products before and after stay whole (how BLAS blocks a product changes its rounding).
+    Inputs are trusted (checked by the layer): ``scores`` ``(..., seq_q, seq_k)`` in its final dtype,
+    ``mask`` and ``bias`` broadcastable to it.
+    """
+    lead = scores.shape[:-2] or (1,)
+    ndim = len(lead) + 2
+    scores = _aligned(scores, ndim)
+    mask, bias = _aligned(mask, ndim), _aligned(bias, ndim)
+
+    def run_one(tile: Tile, scratch: Scratch) -> None:
+        lead_index, heads, rows = tile
+        block = _part(scores, lead_index, heads, rows)  # (heads, rows, seq_k), a view of the scores
+        if bias is not None:
+            block += _part(bias, lead_index, heads, rows)
+        tile_mask = _part(mask, lead_index, heads, rows)
+        if tile_mask is not None:
+            np.copyto(block, -np.inf, where=~tile_mask)  # a masked key gets exp(-inf) = 0 weight
+        row_max = block.max(axis=-1, keepdims=True)  # (heads, rows, 1)
+        check_score_maxima(row_max)
+        row_max[np.isneginf(row_max)] = 0  # a row of only -inf: all its weights 0
+        with np.errstate(over="ignore"):
+            np.subtract(block, row_max, out=block)
+        np.exp(block, out=block)
+        total = block.sum(axis=-1, keepdims=True)  # (heads, rows, 1)
+        total[total == 0] = 1
+        block /= total
+
+    run_tiles(run_one, _plan(lead, scores.shape[-2], scores.shape[-1], scores.dtype.itemsize),
+              workers_for_tiles())
 
 
 def _raise_shift(run_max: FloatArray, block_max: FloatArray, run_sum: FloatArray | None,

@@ -13,9 +13,9 @@ By concept:
 - ``linear``: :func:`linear_backward`, the affine map every projection is;
 - ``attention``: :func:`softmax_backward`, :func:`attention_backward`, :func:`multi_head_backward` (and
   :func:`attention_step_backward`: a :class:`mha.ModernAttention`'s step);
-- ``normalization``: :func:`rms_norm_backward`;
-- ``block``: layer norm, activations, the feed-forward network, whole blocks;
-- ``loss``: :func:`cross_entropy` and :func:`embedding_backward`.
+- ``normalization``: :func:`layer_norm_backward`, :func:`rms_norm_backward`;
+- ``block``: activations, the feed-forward network, whole blocks;
+- ``loss``: :func:`cross_entropy`, the :func:`log_softmax` it is made of, and :func:`embedding_backward`.
 """
 
 from mha.grad.attention import (
@@ -29,11 +29,10 @@ from mha.grad.block import (
     block_backward,
     decoder_block_backward,
     feed_forward_backward,
-    layer_norm_backward,
 )
 from mha.grad.linear import linear_backward
-from mha.grad.loss import cross_entropy, embedding_backward
-from mha.grad.normalization import rms_norm_backward
+from mha.grad.loss import cross_entropy, embedding_backward, log_softmax
+from mha.grad.normalization import layer_norm_backward, rms_norm_backward
 
 __all__ = [
     "linear_backward",
@@ -49,4 +48,5 @@ __all__ = [
     "decoder_block_backward",
     "embedding_backward",
     "cross_entropy",
+    "log_softmax",
 ]

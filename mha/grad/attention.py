@@ -19,7 +19,6 @@ from mha.attention import merge_heads, split_heads
 from mha.grad.linear import linear_backward
 from mha.grad.normalization import rms_norm_backward
 from mha.layers import LayerCache
-from mha.normalization import rms_norm
 from mha.positions import apply_rotary
 from mha.typing import ArrayLike, FloatArray
 from mha.variants import ModernAttention
@@ -183,9 +182,10 @@ def attention_step_backward(d_context: FloatArray, cache: LayerCache,
     """Gradients of a layer's attention step for its per-head ``q``, ``k``, ``v``, and of the step's weights.
 
     The textbook step is :func:`attention_backward`. A :class:`mha.ModernAttention` prepares its queries
-    and keys first (QK-norm, rotation, attention factor; :meth:`~mha.ModernAttention.prepare`): its
-    backward redoes that preparation, goes back through attention (soft-capped or not), then undoes the
-    rotation (a rotation's transpose turns the other way) and the norms.
+    and keys first (QK-norm, rotation, attention factor): its backward asks
+    :meth:`~mha.ModernAttention.prepare` for them again with the norms' caches, goes back through attention
+    (soft-capped or not), then undoes the rotation (a rotation's transpose turns the other way) and the
+    norms.
 
     Returns
     -------
@@ -199,21 +199,14 @@ def attention_step_backward(d_context: FloatArray, cache: LayerCache,
                          "run layer.forward(...) for a pass that can go backward")
     if not isinstance(layer, ModernAttention):
         return attention_backward(d_context, cache.q, cache.k, cache.v, weights), {}
-    q, k, norms = cache.q, cache.k, None
-    if layer.qk_norm:
-        (q, q_norm), (k, k_norm) = rms_norm(q, layer.g_q, return_cache=True), rms_norm(k, layer.g_k,
-                                                                                       return_cache=True)
-        norms = (q_norm, k_norm)
-    rope = layer.rope
-    if rope is not None:
-        q_pos, k_pos = layer.rotary_positions(q.shape[-2], k.shape[-2])
-        factor = q.dtype.type(rope.attention_factor)
-        q = apply_rotary(q, q_pos, frequencies=rope.frequencies) * factor
-        k = apply_rotary(k, k_pos, frequencies=rope.frequencies) * factor
+    q, k, prepared = layer.prepare(cache.q, cache.k, return_cache=True)  # the queries and keys scored
     dq, dk, dv = attention_backward(d_context, q, k, cache.v, weights, softcap=layer.softcap)
-    if rope is not None:  # back through the rotation: the same angles, turned the other way
-        dq = apply_rotary(dq, -q_pos, frequencies=rope.frequencies) * factor
-        dk = apply_rotary(dk, -k_pos, frequencies=rope.frequencies) * factor
+    if prepared.positions is not None:  # back through the rotation: the same angles, turned the other way
+        (q_pos, k_pos), factor = prepared.positions, q.dtype.type(prepared.factor)
+        assert layer.rope is not None  # a rotation was applied
+        dq = apply_rotary(dq, -q_pos, frequencies=layer.rope.frequencies) * factor
+        dk = apply_rotary(dk, -k_pos, frequencies=layer.rope.frequencies) * factor
+    norms = prepared.norms
     if norms is None:
         return (dq, dk, dv), {}
     d_gain_q, dq = rms_norm_backward(dq, norms[0])

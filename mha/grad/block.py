@@ -1,4 +1,4 @@
-"""Backward passes of layer norm, the activations, the feed-forward network and whole blocks.
+"""Backward passes of the activations, the feed-forward network and whole blocks.
 
 The residual connection is what makes a deep stack trainable, and its backward pass is one addition: for
 ``y = x + f(x)``, ``dx = dy + f'(x)ᵀ dy``. The gradient reaches the bottom of the stack unchanged, whatever
@@ -16,37 +16,13 @@ from mha.block import BlockCache
 from mha.feed_forward import ACTIVATIONS, FeedForwardCache, erf
 from mha.grad.attention import multi_head_backward
 from mha.grad.linear import linear_backward
-from mha.normalization import LayerNormCache
+from mha.grad.normalization import layer_norm_backward
 from mha.typing import FloatArray
 
 #: Gradients by parameter name, as ``layer.parameters()`` names the arrays.
 Grads = dict[str, FloatArray]
 
-__all__ = ["layer_norm_backward", "activation_backward", "feed_forward_backward", "block_backward",
-           "decoder_block_backward"]
-
-
-def layer_norm_backward(d_out: FloatArray, cache: LayerNormCache) -> tuple[Grads, FloatArray]:
-    """Gradients of :func:`mha.layer_norm` (or ``LayerNorm.forward``): ``({"gamma": …, "beta": …}, dx)``.
-
-    With ``n = (x − μ)/σ`` and ``dn = dy ⊙ γ``, the mean and the variance both depend on every feature,
-    so ``dx = (dn − mean(dn) − n ⊙ mean(dn ⊙ n)) / σ`` (means over the features).
-
-    Examples
-    --------
-    >>> import mha
-    >>> norm = mha.LayerNorm(4)
-    >>> y, cache = norm.forward(np.arange(8.0).reshape(2, 4) ** 2)
-    >>> grads, dx = layer_norm_backward(np.ones_like(y), cache)
-    >>> np.allclose(dx, 0)  # shifting every output alike is what beta does: x gets no gradient
-    True
-    """
-    n = cache.normalised
-    lead = tuple(range(d_out.ndim - 1))
-    grads = {"gamma": np.sum(d_out * n, axis=lead), "beta": np.sum(d_out, axis=lead)}
-    dn = d_out if cache.gamma is None else d_out * cache.gamma
-    dx = (dn - dn.mean(axis=-1, keepdims=True) - n * np.mean(dn * n, axis=-1, keepdims=True)) * cache.inv_std
-    return grads, dx
+__all__ = ["activation_backward", "feed_forward_backward", "block_backward", "decoder_block_backward"]
 
 
 def activation_backward(name: str, hidden: FloatArray, d_act: FloatArray) -> FloatArray:

@@ -7,7 +7,7 @@ import numpy as np
 from mha.typing import ArrayLike, FloatArray
 from mha.validation import as_float_array, check_bool_mask
 
-__all__ = ["cross_entropy", "embedding_backward"]
+__all__ = ["cross_entropy", "log_softmax", "embedding_backward"]
 
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike, loss_mask: ArrayLike | None = None
@@ -50,8 +50,7 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike, loss_mask: ArrayLike | 
     count = int(loss_mask.sum())
     if count == 0:
         raise ValueError("loss_mask selects no position: the mean loss would be 0/0")
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # stable log-softmax
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (..., vocab_size)
+    log_probs = log_softmax(logits)  # (..., vocab_size)
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]  # (...)
     loss = -float(picked[loss_mask].sum()) / count
     d_logits = np.exp(log_probs)  # softmax probabilities
@@ -59,6 +58,39 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike, loss_mask: ArrayLike | 
                       axis=-1)
     d_logits *= (loss_mask / count).astype(d_logits.dtype)[..., None]
     return loss, d_logits
+
+
+def log_softmax(logits: ArrayLike) -> FloatArray:
+    """The log of :func:`mha.softmax` over the last axis, computed without taking a log of 0.
+
+    ``log_softmax(x)_i = (x_i - m) - log Σ_j exp(x_j - m)`` with ``m`` the row's largest entry: the
+    shift keeps ``exp`` from overflowing, and a class far below the others gets a large negative
+    number instead of ``log(0) = -inf``.
+
+    Parameters
+    ----------
+    logits : array_like of float, shape (..., n_classes)
+
+    Returns
+    -------
+    ndarray, same shape and float dtype as ``logits``
+
+    Raises
+    ------
+    TypeError
+        If ``logits`` are not real numbers.
+
+    Examples
+    --------
+    >>> log_softmax(np.array([0.0, 0.0])).round(4)
+    array([-0.6931, -0.6931])
+    >>> log_softmax(np.array([0.0, -1000.0]))  # log of a softmax of (1, 0) would give -inf
+    array([    0., -1000.])
+    """
+    logits = as_float_array(logits, "logits")
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # (..., n_classes), the largest entry 0
+    log_probs: FloatArray = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return log_probs
 
 
 def embedding_backward(d_out: ArrayLike, tokens: ArrayLike, vocab_size: int) -> FloatArray:

@@ -1,13 +1,39 @@
-"""The backward pass of RMS normalisation (:func:`mha.rms_norm`), the norm of QK-norm and of Llama."""
+"""Backward passes of the two normalisations: layer norm (:func:`mha.layer_norm`, in every block) and RMS
+normalisation (:func:`mha.rms_norm`, the norm of QK-norm and of Llama)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mha.normalization import RMSNormCache
+from mha.normalization import LayerNormCache, RMSNormCache
 from mha.typing import ArrayLike, FloatArray
 
-__all__ = ["rms_norm_backward"]
+__all__ = ["layer_norm_backward", "rms_norm_backward"]
+
+
+
+def layer_norm_backward(d_out: FloatArray, cache: LayerNormCache
+                        ) -> tuple[dict[str, FloatArray], FloatArray]:
+    """Gradients of :func:`mha.layer_norm` (or ``LayerNorm.forward``): ``({"gamma": …, "beta": …}, dx)``.
+
+    With ``n = (x − μ)/σ`` and ``dn = dy ⊙ γ``, the mean and the variance both depend on every feature,
+    so ``dx = (dn − mean(dn) − n ⊙ mean(dn ⊙ n)) / σ`` (means over the features).
+
+    Examples
+    --------
+    >>> import mha
+    >>> norm = mha.LayerNorm(4)
+    >>> y, cache = norm.forward(np.arange(8.0).reshape(2, 4) ** 2)
+    >>> grads, dx = layer_norm_backward(np.ones_like(y), cache)
+    >>> np.allclose(dx, 0)  # shifting every output alike is what beta does: x gets no gradient
+    True
+    """
+    n = cache.normalised
+    lead = tuple(range(d_out.ndim - 1))
+    grads = {"gamma": np.sum(d_out * n, axis=lead), "beta": np.sum(d_out, axis=lead)}
+    dn = d_out if cache.gamma is None else d_out * cache.gamma
+    dx = (dn - dn.mean(axis=-1, keepdims=True) - n * np.mean(dn * n, axis=-1, keepdims=True)) * cache.inv_std
+    return grads, dx
 
 
 def rms_norm_backward(d_out: ArrayLike, cache: RMSNormCache,

@@ -1,7 +1,8 @@
 """The course's lab: the experiments, toy data and measurements the chapters run on the core library.
 
 Nothing here is part of the attention library a learner studies (that is :mod:`mha`, flat); these
-modules *use* it. A module named after a chapter holds what that chapter alone runs; the others are shared:
+modules *use* it. A module named after a chapter (or starting with its name) holds what that chapter
+alone runs; the others are shared:
 
 ``self_attention``       why scores are divided by sqrt(d_head): entropy and saturation against d_head
 ``shapes``               a trace of every array shape inside a layer
@@ -11,37 +12,38 @@ modules *use* it. A module named after a chapter holds what that chapter alone r
 ``efficient_attention``  pooling key/value heads (multi-query and grouped-query attention)
 ``modern_attention``     windows and their reach, sinks and streaming, long contexts, logits under QK-norm
 ``transformer_block``    stacks of blocks, and the residual stream through them
-``tiny_gpt``             a tiny GPT trained on the course's prose (``text``: that prose as characters)
-``encoder_decoder``      a tiny encoder-decoder (``seq2seq_tasks``: tasks whose alignment is known)
+``tiny_gpt``             a tiny GPT trained on the course's prose
+``encoder_decoder``      a tiny encoder-decoder, and tasks whose alignment is known
 ``real_heads``           kinds of heads in a pretrained model, surveyed
 
-``one_head``             one head's arithmetic step by step, and keys and a query drawn in two dimensions
-``circuits``             a head's QK and OV circuits, read off its weights (the heads that learn)
+``self_attention_one_head``: one head's arithmetic step by step, and keys and a query drawn in two
+dimensions. ``heads_that_learn_circuits``: a head's QK and OV circuits, read off its weights.
 
-Shared: ``examples`` (the course's sentences and deterministic toy embeddings), ``tasks`` and ``training``
-(synthetic tasks and a small attention-only model trained with Adam), ``analysis`` (what trained heads
-attend to, and pruning them), ``measure`` (timing and peak memory) and ``prose`` (numbers a cell hands
-to the page's prose: :func:`glue`).
+Shared: ``models`` (the three models' base, and the attention-only model), ``training`` (Adam, the
+schedule and the loop), ``tasks`` (synthetic tasks with known answers), ``text`` (the course's prose as
+characters), ``examples`` (the course's sentences and deterministic toy embeddings), ``analysis`` (what
+trained heads attend to, and pruning them), ``measure`` (timing and peak memory) and ``prose`` (numbers
+a cell hands to the page's prose: :func:`glue`).
 
 Chapters import from here: ``from mha.lab import toy_embeddings, trace_shapes``.
 """
 
 from mha.lab import (
     analysis,
-    circuits,
     cross_attention,
     efficient_attention,
     encoder_decoder,
     examples,
     heads_that_learn,
+    heads_that_learn_circuits,
     measure,
+    models,
     modern_attention,
-    one_head,
     positions,
     prose,
     real_heads,
     self_attention,
-    seq2seq_tasks,
+    self_attention_one_head,
     shapes,
     tasks,
     text,
@@ -59,9 +61,8 @@ from mha.lab.analysis import (
     weight_at_offset,
     weight_on,
 )
-from mha.lab.circuits import HeadCircuits, argmax_share, head_circuits, ov_circuit, qk_circuit
 from mha.lab.efficient_attention import fit_to_teacher, pool_kv_heads, relative_error
-from mha.lab.encoder_decoder import Seq2Seq, greedy_decode
+from mha.lab.encoder_decoder import Seq2Seq, Seq2SeqBatch, alignment_match, greedy_decode
 from mha.lab.examples import LONG_TOKENS, PARAPHRASE_PAIRS, SENTENCES, head_weights, tokenize, toy_embeddings
 from mha.lab.heads_that_learn import (
     RELATIONS,
@@ -74,7 +75,15 @@ from mha.lab.heads_that_learn import (
     relation_accuracy,
     relation_margins,
 )
+from mha.lab.heads_that_learn_circuits import (
+    HeadCircuits,
+    argmax_share,
+    head_circuits,
+    ov_circuit,
+    qk_circuit,
+)
 from mha.lab.measure import blas_threads, interleaved_seconds, median_seconds, peak_bytes
+from mha.lab.models import AttentionOnlyModel, CausalLanguageModel, LanguageModel, ModelCache
 from mha.lab.modern_attention import (
     bos_batch,
     bos_windows,
@@ -86,14 +95,6 @@ from mha.lab.modern_attention import (
     receptive_field,
     stream_losses,
     window_similarity,
-)
-from mha.lab.one_head import (
-    STEPS,
-    HeadWalkthrough,
-    KeyGeometry,
-    geometry_weights,
-    head_walkthrough,
-    key_geometry,
 )
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.lab.prose import glue
@@ -108,7 +109,14 @@ from mha.lab.real_heads import (
     survey_heads,
 )
 from mha.lab.self_attention import ScalingCurves, entropy, sample_scores, scaling_curves, sentence_scores
-from mha.lab.seq2seq_tasks import Seq2SeqBatch, alignment_match
+from mha.lab.self_attention_one_head import (
+    STEPS,
+    HeadWalkthrough,
+    KeyGeometry,
+    geometry_weights,
+    head_walkthrough,
+    key_geometry,
+)
 from mha.lab.shapes import (
     ShapeStep,
     head_assignment,
@@ -128,7 +136,7 @@ from mha.lab.text import (
     unigram_loss,
 )
 from mha.lab.tiny_gpt import TinyGPT, generate, per_position_loss, sample_next
-from mha.lab.training import Adam, AttentionOnlyModel, TrainingHistory, evaluate, learning_rates, train
+from mha.lab.training import Adam, TrainingHistory, evaluate, learning_rates, train
 from mha.lab.transformer_block import build_stack, residual_statistics, residual_stream, stack_statistics
 
 __all__ = [
@@ -136,7 +144,8 @@ __all__ = [
     "self_attention", "shapes", "cross_attention", "positions", "heads_that_learn", "efficient_attention",
     "transformer_block", "tiny_gpt", "encoder_decoder", "real_heads", "examples", "tasks", "training",
     "modern_attention",
-    "analysis", "measure", "text", "seq2seq_tasks", "one_head", "circuits", "prose",
+    "analysis", "measure", "text", "models", "self_attention_one_head",
+    "heads_that_learn_circuits",
     # one head's arithmetic, queries and keys in two dimensions
     "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
     # a head's QK and OV circuits
@@ -151,7 +160,8 @@ __all__ = [
     "build_stack", "residual_stream", "residual_statistics", "stack_statistics",
     # training and analysis
     "Batch", "repeated_tokens", "token_names",
-    "AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "train",
+    "LanguageModel", "CausalLanguageModel", "ModelCache", "AttentionOnlyModel",
+    "Adam", "TrainingHistory", "evaluate", "learning_rates", "train",
     "head_entropy", "mean_attention_distance", "weight_on", "weight_at_offset", "strongest_connections",
     "head_importance", "PruningCurve", "pruning_curve",
     "PATTERN_SCORES", "KINDS", "HeadSurvey", "survey_heads",

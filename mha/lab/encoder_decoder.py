@@ -1,39 +1,38 @@
-"""A tiny encoder–decoder built from the package's layers, trained on tasks whose alignment is known.
+"""A tiny encoder–decoder built from the package's layers, and tasks whose right cross-attention is known.
 
 The encoder is pre-norm :class:`mha.TransformerBlock` s over the source; each decoder block adds
 cross-attention between its causal self-attention and its feed-forward network
-(:class:`mha.DecoderBlock`). Source padding is masked in the encoder and in every cross-attention. The
-tasks (:mod:`mha.lab.seq2seq_tasks`) say, for every target token, which source token it comes from, so a
-learned cross-attention map can be scored against the right answer.
+(:class:`mha.DecoderBlock`). Source padding is masked in the encoder and in every cross-attention.
+
+The tasks (copy, reverse, sort, word order) record, for each target token, the source position it comes
+from (its *alignment*): the diagonal for copy, the anti-diagonal for reverse, a permutation for sort, and
+for the toy translation a word-for-word dictionary whose adjectives move after their noun (``the big cat``
+→ ``le chat grand``). Sources end with an end token that the target's end token aligns to, so every target
+position has one source position to read; sources of different lengths are padded and carry a padding
+mask. A learned cross-attention map can then be scored against the right answer (:func:`alignment_match`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, overload
+from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import numpy as np
 
-from mha.block import DecoderBlock
-from mha.grad import (
-    block_backward,
-    cross_entropy,
-    decoder_block_backward,
-    embedding_backward,
-    layer_norm_backward,
-)
+from mha.block import BlockCache, DecoderBlock
+from mha.grad import block_backward, decoder_block_backward, layer_norm_backward
+from mha.lab.models import LanguageModel, ModelCache
 from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
 from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray, Seed
 from mha.validation import as_generator, check_dtype_argument, check_positive_int
 
-if TYPE_CHECKING:  # names for the annotations only: not imported at run time
-    from mha.lab.seq2seq_tasks import Seq2SeqBatch
-
-__all__ = ["Seq2Seq", "greedy_decode"]
+__all__ = ["Seq2Seq", "greedy_decode", "VOCABULARY", "PAD", "BOS", "EOS", "TASKS", "Seq2SeqBatch",
+           "make_batch", "alignment_match", "words"]
 
 
-class Seq2Seq(Module):
+class Seq2Seq(LanguageModel):
     """Encoder–decoder transformer with a shared token table and a tied output layer.
 
     Parameters
@@ -80,6 +79,9 @@ class Seq2Seq(Module):
         self.encoder_norm = LayerNorm(d_model, dtype=self.dtype)
         self.decoder_norm = LayerNorm(d_model, dtype=self.dtype)
         self.n_heads = self.decoder[0].cross_attention.n_heads
+        self.n_layers = len(self.decoder)
+        self.position_embedding = None  # two tables of their own: source_positions, target_positions
+        self.unembedding = None  # the readout is tied to the token embedding
 
     @property  # computed: the arrays live in named attributes
     def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
@@ -103,19 +105,58 @@ class Seq2Seq(Module):
         return tokens
 
     @staticmethod
-    def _key_mask(source_mask):
+    def _key_mask(source_mask: ArrayLike) -> BoolArray:
         return np.asarray(source_mask, dtype=bool)[:, None, None, :]  # (batch, 1, 1, seq_k)
 
     def encode(self, source: IntArray, source_mask: ArrayLike) -> np.ndarray:
         """The encoder's output, shape (batch, seq_k, d_model)."""
-        source = self._check(source, "source")
-        r = self.token_embedding[source] + self.source_positions[:source.shape[1]]
-        for block in self.encoder:
-            r = block(r, mask=self._key_mask(source_mask))
-        return self.encoder_norm(r)
+        return self._encode(self._check(source, "source"), self._key_mask(source_mask))[0]
 
-    def _readout(self, r):
-        return linear(self.decoder_norm(r), self.token_embedding.T)  # (batch, seq_q, vocab_size)
+    def _encode(self, source: IntArray, key_mask: BoolArray) -> tuple[FloatArray, list[BlockCache], Any]:
+        """The memory, the encoder blocks' caches and the encoder norm's, from checked ``source``."""
+        r = self.embed(source, positions=self.source_positions)  # (batch, seq_k, d_model)
+        caches = []
+        for block in self.encoder:
+            r, cache = block.forward(r, mask=key_mask)
+            caches.append(cache)
+        memory, memory_cache = self.encoder_norm.forward(r)
+        return memory, caches, memory_cache
+
+    def forward(self, source: IntArray, source_mask: ArrayLike, tokens: IntArray
+                ) -> tuple[FloatArray, ModelCache]:
+        """Next-token logits for decoder input ``tokens`` (batch, seq_q) reading ``source`` (batch, seq_k).
+
+        Parameters
+        ----------
+        source : int ndarray, shape (batch, seq_k)
+        source_mask : bool array_like, shape (batch, seq_k)
+            False on padding: no query reads it.
+        tokens : int ndarray, shape (batch, seq_q)
+
+        Returns
+        -------
+        logits : ndarray, shape (batch, seq_q, vocab_size)
+        cache : ModelCache
+            The decoder blocks' caches (``cache.layers``), the encoder's and the norms' (``cache.parts``).
+        """
+        source = self._check(source, "source")
+        tokens = self._check(tokens, "tokens")
+        key_mask = self._key_mask(source_mask)
+        memory, encoder_caches, memory_cache = self._encode(source, key_mask)
+        x = self.embed(tokens, positions=self.target_positions)  # (batch, seq_q, d_model)
+        caches = []
+        for block in self.decoder:
+            x, cache = block.forward(x, memory, memory_mask=key_mask)
+            caches.append(cache)
+        normed, norm_cache = self.decoder_norm.forward(x)
+        logits = self.readout(normed)  # (batch, seq_q, vocab_size), the tied readout
+        parts = {"source": source, "encoder": encoder_caches, "memory": memory, "memory_norm": memory_cache,
+                 "normed": normed, "norm": norm_cache}
+        return logits, ModelCache(tokens, caches, parts)
+
+    def forward_batch(self, batch: Seq2SeqBatch) -> tuple[FloatArray, ModelCache]:
+        """:meth:`forward` on a batch's source, source mask and decoder input."""
+        return self.forward(batch.source, batch.source_mask, batch.tokens)
 
     @overload
     def __call__(self, source: IntArray, source_mask: BoolArray, tokens: IntArray, *,
@@ -130,58 +171,37 @@ class Seq2Seq(Module):
         With ``return_weights=True`` also returns each decoder block's cross-attention weights,
         (batch, n_heads, seq_q, seq_k).
         """
-        memory = self.encode(source, source_mask)
-        tokens = self._check(tokens, "tokens")
-        r = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
-        crosses = []
-        for block in self.decoder:
-            r, cross = block(r, memory, memory_mask=self._key_mask(source_mask), return_weights=True)
-            crosses.append(cross)
-        logits = self._readout(r)
-        return (logits, crosses) if return_weights else logits
+        logits, cache = self.forward(source, source_mask, tokens)
+        if not return_weights:
+            return logits
+        return logits, [block.parts["cross_attention"].weights for block in cache.layers]
 
-    def loss_grads_and_logits(self, batch: Seq2SeqBatch) -> tuple[float, dict[str, FloatArray], FloatArray]:
-        """The loss on a :class:`~mha.lab.seq2seq_tasks.Seq2SeqBatch`, its gradients, and the logits."""
-        source, tokens = self._check(batch.source, "source"), self._check(batch.tokens, "tokens")
-        key_mask = self._key_mask(batch.source_mask)
-        r = self.token_embedding[source] + self.source_positions[:source.shape[1]]
-        enc_caches, dec_caches = [], []
-        for block in self.encoder:
-            r, cache = block.forward(r, mask=key_mask)
-            enc_caches.append(cache)
-        memory, memory_cache = self.encoder_norm.forward(r)
-        x = self.token_embedding[tokens] + self.target_positions[:tokens.shape[1]]
-        for decoder_block in self.decoder:
-            x, cache = decoder_block.forward(x, memory, memory_mask=key_mask)
-            dec_caches.append(cache)
-        normed, norm_cache = self.decoder_norm.forward(x)
-        logits = linear(normed, self.token_embedding.T)  # (batch, seq_q, vocab_size)
-        loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
+    def backward(self, d_logits: FloatArray, cache: ModelCache) -> dict[str, FloatArray]:
+        """Every parameter's gradient from the logits' (``d_logits``, shaped like the logits)."""
         grads = {}
 
         def named(prefix, g):
             grads.update({f"{prefix}.{name}": arr for name, arr in g.items()})
 
+        normed, source, tokens = cache.parts["normed"], cache.parts["source"], cache.tokens
         d_table = d_logits.reshape(-1, self.vocab_size).T @ normed.reshape(-1, self.d_model)  # tied readout
-        g, d_x = layer_norm_backward(linear(d_logits, self.token_embedding), norm_cache)
+        g, d_x = layer_norm_backward(linear(d_logits, self.token_embedding), cache.parts["norm"])
         named("decoder_norm", g)
-        d_memory = np.zeros_like(memory)
+        d_memory = np.zeros_like(cache.parts["memory"])
         for i in reversed(range(len(self.decoder))):
-            g, d_x, d_mem = decoder_block_backward(d_x, dec_caches[i])
+            g, d_x, d_mem = decoder_block_backward(d_x, cache.layers[i])
             named(f"decoder.{i}", g)
             d_memory += d_mem  # every decoder block reads the same memory
-        g, d_r = layer_norm_backward(d_memory, memory_cache)
+        g, d_r = layer_norm_backward(d_memory, cache.parts["memory_norm"])
         named("encoder_norm", g)
         for i in reversed(range(len(self.encoder))):
-            g, d_r = block_backward(d_r, enc_caches[i])
+            g, d_r = block_backward(d_r, cache.parts["encoder"][i])
             named(f"encoder.{i}", g)
-        grads["token_embedding"] = (d_table + embedding_backward(d_x, tokens, self.vocab_size)
-                                    + embedding_backward(d_r, source, self.vocab_size))
-        for name, d, seq in (("source_positions", d_r, source.shape[1]),
-                             ("target_positions", d_x, tokens.shape[1])):
-            grads[name] = np.zeros_like(self.source_positions)
-            grads[name][:seq] = d.sum(axis=0)
-        return loss, grads, logits
+        d_tokens = d_table + self.token_gradient(d_x, tokens)  # the table is read three times
+        grads["token_embedding"] = d_tokens + self.token_gradient(d_r, source)
+        grads["source_positions"] = self.position_gradient(d_r, self.source_positions)
+        grads["target_positions"] = self.position_gradient(d_x, self.target_positions)
+        return grads
 
 
 def greedy_decode(model: Seq2Seq, source: IntArray, source_mask: BoolArray, *, bos: int, eos: int,
@@ -221,12 +241,12 @@ def greedy_decode(model: Seq2Seq, source: IntArray, source_mask: BoolArray, *, b
             r = model.token_embedding[written[:, -1:]] + model.target_positions[step:step + 1]
             for block, cache in zip(model.decoder, caches, strict=True):
                 r, cross = block.decode(r, memory, cache, memory_mask=key_mask)
-            logits, cross = model._readout(r)[:, -1], cross[:, :, -1]
+            logits, cross = model.readout(model.decoder_norm(r))[:, -1], cross[:, :, -1]
         else:
             r = model.token_embedding[written] + model.target_positions[:written.shape[1]]
             for block in model.decoder:
                 r, cross = block(r, memory, memory_mask=key_mask, return_weights=True)
-            logits, cross = model._readout(r)[:, -1], cross[:, :, -1]
+            logits, cross = model.readout(model.decoder_norm(r))[:, -1], cross[:, :, -1]
         nxt = np.where(done, eos, logits.argmax(axis=-1))  # (batch,)
         written = np.concatenate([written, nxt[:, None]], axis=1)
         crosses.append(cross)
@@ -234,3 +254,150 @@ def greedy_decode(model: Seq2Seq, source: IntArray, source_mask: BoolArray, *, b
         if done.all():
             break
     return written[:, 1:], np.stack(crosses, axis=2)
+
+
+# ------------------------------------------------------------------------------------------ the tasks
+DIGITS = [str(d) for d in range(10)]
+NOUNS = {"cat": "chat", "dog": "chien", "bird": "oiseau", "house": "maison", "car": "voiture",
+         "fish": "poisson"}
+ADJECTIVES = {"black": "noir", "white": "blanc", "big": "grand", "small": "petit", "red": "rouge",
+              "old": "vieux"}
+DETERMINERS = {"the": "le", "a": "un"}
+VERBS = {"sees": "voit", "likes": "aime", "eats": "mange"}
+_LEXICON = {**NOUNS, **ADJECTIVES, **DETERMINERS, **VERBS}
+
+#: One vocabulary for every task: padding, start, end, digits, English words, French words.
+VOCABULARY = ["<pad>", "<s>", "</s>", *DIGITS, *_LEXICON, *_LEXICON.values()]
+PAD, BOS, EOS = 0, 1, 2
+_ID = {w: i for i, w in enumerate(VOCABULARY)}
+TASKS = ("copy", "reverse", "sort", "translate")
+
+
+@dataclass(frozen=True)
+class Seq2SeqBatch:
+    """A padded batch of (source, target) pairs.
+
+    Attributes
+    ----------
+    source : int ndarray, shape (batch, seq_k)
+        Source tokens, then ``</s>``, then padding.
+    source_mask : bool ndarray, shape (batch, seq_k)
+        True on real tokens (``</s>`` included), False on padding.
+    tokens : int ndarray, shape (batch, seq_q)
+        Decoder input: ``<s>`` then the target shifted right (teacher forcing).
+    targets : int ndarray, shape (batch, seq_q)
+        The target tokens, then ``</s>``, then padding.
+    loss_mask : bool ndarray, shape (batch, seq_q)
+        True where ``targets`` is a real token.
+    alignment : int ndarray, shape (batch, seq_q)
+        Source position each target token comes from; -1 on padding.
+    """
+
+    source: np.ndarray
+    source_mask: np.ndarray
+    tokens: np.ndarray
+    targets: np.ndarray
+    loss_mask: np.ndarray
+    alignment: np.ndarray
+
+
+def words(ids: ArrayLike) -> list[str]:
+    """Token ids to their words, padding dropped.
+
+    Examples
+    --------
+    >>> words([3, 4, 2, 0])
+    ['0', '1', '</s>']
+    """
+    return [VOCABULARY[i] for i in np.asarray(ids).tolist() if i != PAD]
+
+
+def _sentence(rng):
+    """An English sentence ``det [adj] noun verb det [adj] noun`` and its word-order translation."""
+    english, french, alignment = [], [], []
+
+    def phrase():
+        det, noun = rng.choice(list(DETERMINERS)), rng.choice(list(NOUNS))
+        adj = rng.choice(list(ADJECTIVES)) if rng.random() < 0.6 else None
+        start = len(english)
+        english.extend([det, adj, noun] if adj else [det, noun])
+        french.extend([DETERMINERS[det], NOUNS[noun]] + ([ADJECTIVES[adj]] if adj else []))
+        alignment.extend([start, start + 2, start + 1] if adj else [start, start + 1])
+
+    phrase()
+    verb = rng.choice(list(VERBS))
+    alignment.append(len(english))
+    english.append(verb)
+    french.append(VERBS[verb])
+    phrase()
+    return [_ID[w] for w in english], [_ID[w] for w in french], alignment
+
+
+def _example(task, rng, min_len, max_len):
+    if task == "translate":
+        return _sentence(rng)
+    n = int(rng.integers(min_len, max_len + 1))
+    source = rng.choice(10, size=n, replace=False) + _ID["0"]  # distinct digits: one right alignment
+    order = {"copy": np.arange(n), "reverse": np.arange(n)[::-1], "sort": np.argsort(source)}[task]
+    return source.tolist(), source[order].tolist(), order.tolist()
+
+
+def make_batch(task: str, batch: int, rng: Seed, *, min_len: int = 3, max_len: int = 8) -> Seq2SeqBatch:
+    """A fresh padded batch of ``task`` examples (digit tasks: ``min_len`` to ``max_len`` distinct digits).
+
+    Examples
+    --------
+    >>> b = make_batch("reverse", 2, rng=0, min_len=3, max_len=4)
+    >>> [words(s) for s in b.source]
+    [['7', '2', '3', '4', '</s>'], ['6', '9', '5', '</s>']]
+    >>> [words(t) for t in b.targets]
+    [['4', '3', '2', '7', '</s>'], ['5', '9', '6', '</s>']]
+    >>> b.alignment.tolist()  # -1: padding
+    [[3, 2, 1, 0, 4], [2, 1, 0, 3, -1]]
+    """
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    batch = check_positive_int(batch, "batch")
+    if not 1 <= min_len <= max_len <= 10:
+        raise ValueError(f"need 1 <= min_len <= max_len <= 10 distinct digits, got {min_len}, {max_len}")
+    rng = as_generator(rng)
+    examples = [_example(task, rng, min_len, max_len) for _ in range(batch)]
+    seq = max(len(s) for s, _, _ in examples) + 1  # + </s>
+    source = np.full((batch, seq), PAD, dtype=np.int64)
+    targets = np.full((batch, seq), PAD, dtype=np.int64)
+    alignment = np.full((batch, seq), -1, dtype=np.int64)
+    for i, (src, tgt, align) in enumerate(examples):  # building Python lists of words: one row at a time
+        source[i, :len(src) + 1] = src + [EOS]
+        targets[i, :len(tgt) + 1] = tgt + [EOS]
+        alignment[i, :len(align) + 1] = align + [len(src)]
+    tokens = np.concatenate([np.full((batch, 1), BOS), targets[:, :-1]], axis=1)  # (batch, seq)
+    tokens[tokens == EOS] = PAD  # the decoder never reads the final </s>
+    return Seq2SeqBatch(source, source != PAD, tokens, targets, targets != PAD, alignment)
+
+
+def alignment_match(cross: FloatArray, alignment: FloatArray) -> np.ndarray:
+    """Each head's mean cross-attention weight on the source position a target token comes from.
+
+    1 means every target token reads exactly its aligned source token; a uniform head over ``n`` source
+    tokens scores ``1 / n``.
+
+    Parameters
+    ----------
+    cross : ndarray, shape (batch, n_heads, seq_q, seq_k)
+    alignment : int ndarray, shape (batch, seq_q)
+        -1 where a target position does not count.
+
+    Returns
+    -------
+    ndarray, shape (n_heads,)
+
+    Examples
+    --------
+    >>> cross = np.eye(3)[None, None].repeat(2, axis=1)  # two heads reading the diagonal
+    >>> alignment_match(cross, np.array([[0, 1, -1]]))
+    array([1., 1.])
+    """
+    alignment = np.asarray(alignment)
+    counted = alignment >= 0  # (batch, seq_q)
+    picked = np.take_along_axis(cross, np.maximum(alignment, 0)[:, None, :, None], axis=-1)[..., 0]
+    return (picked * counted[:, None]).sum(axis=(0, 2)) / counted.sum()  # (n_heads,)

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mha.lab.training import AttentionOnlyModel, logits_quality, progress_bar, train
+from mha.attention import softmax
+from mha.lab.models import AttentionOnlyModel
+from mha.lab.training import logits_quality, progress_bar, train
 from mha.typing import ArrayLike, Seed
 from mha.validation import as_generator, check_positive_int
 
@@ -177,8 +179,7 @@ def relation_margins(logits: ArrayLike, cards: CardBatch, n_numbers: int) -> np.
     [18.6, 18.6, 18.6]
     """
     logits = np.asarray(logits, dtype=np.float64)[..., :n_numbers ** len(RELATIONS)]
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # (batch, seq, n_numbers ** 3)
-    probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    probs = softmax(logits)  # (batch, seq, n_numbers ** 3)
     probs = probs[cards.loss_mask].reshape(-1, *(n_numbers,) * len(RELATIONS))  # (scored, n, n, n)
     rows = np.arange(probs.shape[0])
     margins = []

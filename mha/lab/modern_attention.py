@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mha.block import TransformerBlock
 from mha.efficient import KVCache, RollingKVCache
+from mha.grad.loss import log_softmax
 from mha.lab.measure import peak_bytes
 from mha.lab.tasks import Batch
 from mha.lab.tiny_gpt import TinyGPT, per_position_loss
@@ -164,8 +165,7 @@ def stream_losses(model: TinyGPT, tokens: ArrayLike, *, cache: str = "full", win
     losses = np.empty(tokens.size - 1)
     for t in range(tokens.size - 1):
         logits = model.decode(tokens[None, t:t + 1], caches)[0, -1].astype(np.float64)  # (vocab_size,)
-        shifted = logits - logits.max()
-        losses[t] = np.log(np.exp(shifted).sum()) - shifted[tokens[t + 1]]
+        losses[t] = -log_softmax(logits)[tokens[t + 1]]
     return losses
 
 
@@ -280,18 +280,15 @@ def largest_logit(model: TinyGPT, tokens: ArrayLike) -> float:
 
     The scores are those the softmax sees (after QK-norm and soft-capping when the layers have them).
     """
-    r = model._embed(model.check_tokens(tokens))
+    _, cache = model.forward(tokens)
     largest = 0.0
-    for block in model.blocks:
-        normed = block.norm1(r)
-        attended, cache = block.attention.forward(normed, causal=True)
-        layer = block.attention if isinstance(block.attention, ModernAttention) else \
-            ModernAttention.like(block.attention)
-        logits = layer.attention_logits(cache)  # (batch, n_heads, seq, seq)
+    for block in cache.layers:
+        attention = block.parts["attention"]  # the LayerCache of the block's attention
+        layer = attention.layer if isinstance(attention.layer, ModernAttention) else \
+            ModernAttention.like(attention.layer)
+        logits = layer.attention_logits(attention)  # (batch, n_heads, seq, seq)
         visible = causal_mask(logits.shape[-2], logits.shape[-1])
         largest = max(largest, float(np.abs(logits[..., visible]).max()))
-        r = r + attended  # the residual stream
-        r = r + block.ffn(block.norm2(r))
     return largest
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.typing import Seed
-from mha.validation import as_float_array, as_generator, check_positive_int
+from mha.validation import as_generator, check_positive_int
 
 __all__ = ["Batch", "repeated_tokens", "token_names"]
 
@@ -141,31 +141,3 @@ def repeated_tokens(batch: int, seq_len: int, vocab_size: int, *, min_period: in
     targets[:, :-1] = tokens[:, 1:]
     loss_mask = (t >= (start + period)[:, None]) & (t < seq_len - 1)  # (batch, seq_len)
     return Batch(tokens, targets, loss_mask, period, start)
-
-
-def check_token_batch(tokens, vocab_size: int, max_len: int, limit_name: str) -> np.ndarray:
-    """``tokens`` as integer ids of shape (batch, seq) with 1 <= seq <= ``max_len``, or a ValueError.
-
-    ``limit_name`` names the model's length limit in the message (``"seq_len"``, ``"context"``).
-    """
-    tokens = np.asarray(tokens)
-    if tokens.dtype.kind not in "iu" or tokens.ndim != 2:
-        raise ValueError(f"tokens must be integers of shape (batch, seq), got {tokens.dtype} "
-                         f"{tokens.shape}")
-    if not 1 <= tokens.shape[1] <= max_len:
-        raise ValueError(f"sequences must have 1 to {limit_name}={max_len} tokens, got {tokens.shape[1]}")
-    if tokens.min() < 0 or tokens.max() >= vocab_size:
-        raise ValueError(f"token ids must lie in [0, {vocab_size}), got [{tokens.min()}, "
-                         f"{tokens.max()}]")
-    return tokens
-
-
-def layer_head_masks(head_mask, n_layers: int, n_heads: int, dtype) -> list:
-    """One ``(n_heads,)`` head mask per layer from an ``(n_layers, n_heads)`` array (None: none)."""
-    if head_mask is None:
-        return [None] * n_layers
-    head_mask = as_float_array(head_mask, "head_mask").astype(dtype)
-    if head_mask.shape != (n_layers, n_heads):
-        raise ValueError(f"head_mask must have shape (n_layers, n_heads) = ({n_layers}, "
-                         f"{n_heads}), got {head_mask.shape}")
-    return list(head_mask)

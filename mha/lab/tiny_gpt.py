@@ -17,8 +17,10 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from mha.efficient import KVCache
-from mha.grad import block_backward, cross_entropy, embedding_backward, layer_norm_backward
-from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
+from mha.grad import block_backward, layer_norm_backward
+from mha.grad.loss import log_softmax
+from mha.lab.models import CausalLanguageModel, ModelCache, check_token_batch
+from mha.lab.tasks import Batch
 from mha.lab.transformer_block import build_stack
 from mha.module import Module, linear
 from mha.normalization import LayerNorm
@@ -29,7 +31,7 @@ from mha.variants import ModernAttention
 __all__ = ["TinyGPT", "sample_next", "generate", "per_position_loss"]
 
 
-class TinyGPT(Module):
+class TinyGPT(CausalLanguageModel):
     """A decoder-only transformer over characters.
 
     Parameters
@@ -68,7 +70,7 @@ class TinyGPT(Module):
                  positions: str = "learned", attention: dict[str, Any] | None = None, rng: Seed,
                  dtype: DTypeLike = np.float32) -> None:
         self.vocab_size = check_positive_int(vocab_size, "vocab_size")
-        self.seq_len = self.context = check_positive_int(context, "context")
+        self.context = check_positive_int(context, "context")
         self.n_layers = check_positive_int(n_layers, "n_layers")
         self.d_model = check_positive_int(d_model, "d_model")
         self.dtype = check_dtype_argument(dtype)
@@ -102,38 +104,15 @@ class TinyGPT(Module):
         """The blocks (``blocks.0``, ...) and the final ``norm``: names such as ``blocks.0.attention.W_q``."""
         return {**{f"blocks.{i}": block for i, block in enumerate(self.blocks)}, "norm": self.norm}
 
-    def check_tokens(self, tokens: ArrayLike) -> np.ndarray:
+    def check_tokens(self, tokens: ArrayLike) -> IntArray:
         """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
         rotary = self.position_embedding is None
         longest = np.iinfo(np.int64).max if rotary else self.context  # rotary: any length
         return check_token_batch(tokens, self.vocab_size, longest, "context")
 
-    def _check_head_mask(self, head_mask):
-        return layer_head_masks(head_mask, self.n_layers, self.n_heads, self.dtype)
-
-    def _embed(self, tokens, start: int = 0):
-        if self.position_embedding is None:  # rotary: positions enter inside attention
-            return self.token_embedding[tokens]  # (batch, seq, d_model), the residual stream
-        positions = self.position_embedding[start:start + tokens.shape[1]]  # (seq, d_model)
-        return self.token_embedding[tokens] + positions  # (batch, seq, d_model), the residual stream
-
-    def _readout(self, r):
-        # (d_model, vocab_size): the embedding itself when tied
-        weights = self.token_embedding.T if self.unembedding is None else self.unembedding
-        return linear(self.norm(r), weights)  # (batch, seq, vocab_size)
-
-    @overload
-    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
-                 mask: ArrayLike | None = ...,
-                 return_weights: Literal[False] = ...) -> FloatArray: ...
-    @overload
-    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
-                 mask: ArrayLike | None = ...,
-                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
-    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
-                 mask: ArrayLike | None = None,
-                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
-        """Next-character logits at every position.
+    def forward(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
+                mask: ArrayLike | None = None) -> tuple[FloatArray, ModelCache]:
+        """Next-character logits at every position, and what the backward pass needs.
 
         Parameters
         ----------
@@ -142,86 +121,79 @@ class TinyGPT(Module):
             0 removes a head (ablation).
         mask : bool array_like, shape (seq, seq), optional
             Narrows every layer's causal attention further, e.g. :func:`mha.sliding_window_mask`.
-        return_weights : bool, default False
 
         Returns
         -------
         logits : ndarray, shape (batch, seq, vocab_size)
-        weights : list of ndarray, each (batch, n_heads, seq, seq); only with ``return_weights=True``
+        cache : ModelCache
+            Every block's cache (``cache.layers``) and the final norm's.
         """
         tokens = self.check_tokens(tokens)
-        r = self._embed(tokens)
-        all_weights = []
-        for block, layer_mask in zip(self.blocks, self._check_head_mask(head_mask), strict=True):
-            r, weights = block(r, mask=mask, causal=True, head_mask=layer_mask, return_weights=True)
-            all_weights.append(weights)
-        logits = self._readout(r)
-        return (logits, all_weights) if return_weights else logits
-
-    def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
-        """Mean cross-entropy on ``batch`` and its gradient for every parameter."""
-        loss, grads, _ = self.loss_grads_and_logits(batch)
-        return loss, grads
-
-    def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, FloatArray], FloatArray]:
-        """The loss, its gradient for every parameter, and the logits (what :func:`train` records)."""
-        tokens = self.check_tokens(batch.tokens)
-        r = self._embed(tokens)
+        r = self.embed(tokens)  # (batch, seq, d_model), the residual stream
         caches = []
-        for block in self.blocks:
-            r, cache = block.forward(r, causal=True)
+        for block, layer_mask in zip(self.blocks, self.head_masks(head_mask), strict=True):
+            r, cache = block.forward(r, mask=mask, causal=True, head_mask=layer_mask)
             caches.append(cache)
         normed, norm_cache = self.norm.forward(r)
-        # (d_model, vocab_size): the embedding itself when tied
-        weights = self.token_embedding.T if self.unembedding is None else self.unembedding
-        logits = linear(normed, weights)  # (batch, seq, vocab_size)
-        loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
+        logits = self.readout(normed)  # (batch, seq, vocab_size)
+        return logits, ModelCache(tokens, caches, {"normed": normed, "norm": norm_cache})
+
+    def backward(self, d_logits: FloatArray, cache: ModelCache) -> dict[str, FloatArray]:
+        """Every parameter's gradient from the logits' (``d_logits``, shaped like the logits)."""
+        normed, weights = cache.parts["normed"], self.readout_weights
         d_readout = normed.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)
         grads = {}
-        norm_grads, d_r = layer_norm_backward(linear(d_logits, weights.T), norm_cache)
+        norm_grads, d_r = layer_norm_backward(linear(d_logits, weights.T), cache.parts["norm"])
         grads.update({f"norm.{name}": g for name, g in norm_grads.items()})
         for i in reversed(range(self.n_layers)):
-            block_grads, d_r = block_backward(d_r, caches[i])
+            block_grads, d_r = block_backward(d_r, cache.layers[i])
             grads.update({f"blocks.{i}.{name}": g for name, g in block_grads.items()})
-        d_tokens = embedding_backward(d_r, tokens, self.vocab_size)  # (vocab_size, d_model)
+        d_tokens = self.token_gradient(d_r, cache.tokens)  # (vocab_size, d_model)
         if self.tied:
             d_tokens += d_readout.T  # the table is used twice: as input and as output layer
         else:
             grads["unembedding"] = d_readout
         grads["token_embedding"] = d_tokens
         if self.position_embedding is not None:
-            d_positions = np.zeros_like(self.position_embedding)
-            d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
-            grads["position_embedding"] = d_positions
-        return loss, grads, logits
+            grads["position_embedding"] = self.position_gradient(d_r, self.position_embedding)
+        return grads
 
     # ------------------------------------------------------------------ decoding
     def new_caches(self, batch: int = 1) -> list[KVCache]:
         """One empty KV cache per block, sized for the whole context."""
         return [block.attention.new_cache(batch, capacity=self.context) for block in self.blocks]
 
-    def decode(self, tokens_new: IntArray, caches: Sequence[KVCache]) -> FloatArray:
+    def decode(self, tokens_new: ArrayLike, caches: Sequence[KVCache]) -> FloatArray:
         """Logits for new tokens, reusing the keys and values of the tokens already in ``caches``.
 
         Parameters
         ----------
-        tokens_new : int ndarray, shape (batch, n_new)
+        tokens_new : int array_like, shape (batch, n_new)
         caches : list of KVCache
             From :meth:`new_caches`; updated in place.
 
         Returns
         -------
         ndarray, shape (batch, n_new, vocab_size)
+
+        Raises
+        ------
+        ValueError
+            If the tokens are not ids of this vocabulary, ``caches`` are not one per block, or decoding
+            would pass the context of a model with learned positions.
         """
+        tokens_new = self.check_tokens(tokens_new)
+        if len(caches) != self.n_layers:
+            raise ValueError(f"caches must hold one KVCache per block ({self.n_layers}), got {len(caches)}: "
+                             "make them with model.new_caches(batch)")
         start = caches[0].length
         if self.position_embedding is not None and start + tokens_new.shape[1] > self.context:
             raise ValueError(f"decoding past the context: {start} cached + {tokens_new.shape[1]} new > "
                              f"{self.context} positions")
-        r = self._embed(tokens_new, start)
+        r = self.embed(tokens_new, start)
         for block, cache in zip(self.blocks, caches, strict=True):
-            r = r + block.attention.decode(block.norm1(r), cache)
-            r = r + block.ffn(block.norm2(r))
-        return self._readout(r)
+            r = block.decode(r, cache)
+        return self.readout(self.norm(r))
 
     def __repr__(self) -> str:
         n = self.parameter_count()
@@ -341,7 +313,6 @@ def per_position_loss(model: TinyGPT, batch: Batch, *, head_mask: ArrayLike | No
     (6,)
     """
     logits = model(batch.tokens, head_mask=head_mask).astype(np.float64)  # (batch, seq, vocab_size)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = log_softmax(logits)  # (batch, seq, vocab_size)
     picked = np.take_along_axis(log_probs, batch.targets[..., None], axis=-1)[..., 0]  # (batch, seq)
     return -picked.mean(axis=0)

@@ -1,174 +1,38 @@
-"""A tiny attention-only language model, Adam, and a training loop: enough to watch heads learn their jobs.
+"""Adam, a learning-rate schedule and a training loop for the lab's models (:mod:`mha.lab.models`).
 
-The model is embeddings, a stack of causal :class:`~mha.MultiHeadAttention` layers added to a residual
-stream, and a linear readout to next-token logits. There is no MLP and no layer norm, so everything the
-model learns to do, its attention heads do. Inference and ablation go through the package's layers
-(``layer(r, causal=True, head_mask=...)``); training runs the same layers' ``forward`` and the backward
-passes of :mod:`mha.grad`.
+:func:`train` asks a model for :meth:`~mha.lab.models.LanguageModel.loss_grads_and_logits` on a fresh batch
+at every step, and records the loss, the accuracy and, at chosen steps, attention snapshots and
+evaluations on held-out data.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, overload
+from typing import Any, Protocol
 
 import numpy as np
 
 from mha.fast import blas_threads as blas_threads_limit
-from mha.grad import cross_entropy, multi_head_backward
-from mha.lab.tasks import Batch, check_token_batch, layer_head_masks
-from mha.layers import MultiHeadAttention
-from mha.module import Module
-from mha.typing import ArrayLike, BoolArray, DTypeLike, FloatArray, IntArray, Seed
-from mha.validation import as_generator, check_dtype_argument, check_positive_int
+from mha.grad import cross_entropy
+from mha.lab.models import CausalLanguageModel, LanguageModel
+from mha.lab.tasks import Batch
+from mha.typing import ArrayLike, BoolArray, FloatArray, IntArray, Seed
+from mha.validation import as_generator, check_positive_int
 
-__all__ = ["AttentionOnlyModel", "Adam", "TrainingHistory", "evaluate", "learning_rates", "progress_bar",
-           "train"]
+__all__ = ["Adam", "TrainingHistory", "evaluate", "learning_rates", "progress_bar", "train"]
 
 
-class AttentionOnlyModel(Module):
-    """Token and position embeddings, causal attention layers with residual connections, a linear readout.
-
-    Parameters
-    ----------
-    vocab_size : int
-    seq_len : int
-        Longest sequence the model reads (one learned position embedding per position).
-    d_model : int, default 32
-    n_heads : int, default 4
-        Heads per layer.
-    n_layers : int, default 2
-    rng : numpy.random.Generator or int
-        Source of the initial weights.
-    dtype : np.float32 or np.float64, default np.float32
-
-    Attributes
-    ----------
-    token_embedding : ndarray, shape (vocab_size, d_model)
-    position_embedding : ndarray, shape (seq_len, d_model)
-    layers : list of MultiHeadAttention
-    unembedding : ndarray, shape (d_model, vocab_size)
-
-    Examples
-    --------
-    >>> model = AttentionOnlyModel(vocab_size=10, seq_len=12, d_model=16, n_heads=2, rng=0)
-    >>> logits, weights = model(np.zeros((3, 12), dtype=int), return_weights=True)
-    >>> logits.shape, len(weights), weights[0].shape
-    ((3, 12, 10), 2, (3, 2, 12, 12))
-    """
-
-    def __init__(self, vocab_size: int, seq_len: int, d_model: int = 32, n_heads: int = 4, n_layers: int = 2,
-                 *, rng: Seed, dtype: DTypeLike = np.float32) -> None:
-        self.vocab_size = check_positive_int(vocab_size, "vocab_size")
-        self.seq_len = check_positive_int(seq_len, "seq_len")
-        self.n_layers = check_positive_int(n_layers, "n_layers")
-        self.dtype = check_dtype_argument(dtype)
-        rng = as_generator(rng)
-        d_model = check_positive_int(d_model, "d_model")
-        self.token_embedding = rng.standard_normal((vocab_size, d_model)).astype(self.dtype)
-        self.position_embedding = rng.standard_normal((seq_len, d_model)).astype(self.dtype)
-        self.layers = [MultiHeadAttention(d_model, n_heads, rng=rng, dtype=self.dtype)
-                       for _ in range(n_layers)]
-        readout = rng.standard_normal((d_model, vocab_size)) / math.sqrt(d_model)  # logits of unit scale
-        self.unembedding = readout.astype(self.dtype)
-        self.d_model, self.n_heads = d_model, self.layers[0].n_heads
-
-    @property  # computed: the arrays live in named attributes
-    def _params(self) -> dict[str, np.ndarray]:  # type: ignore[override]
-        return {"token_embedding": self.token_embedding, "position_embedding": self.position_embedding,
-                "unembedding": self.unembedding}
-
-    def submodules(self) -> dict[str, Module]:
-        """The attention layers, named ``layers.0``, ``layers.1``, ... (so ``layers.0.W_q``)."""
-        return {f"layers.{i}": layer for i, layer in enumerate(self.layers)}
-
-    def check_tokens(self, tokens: ArrayLike) -> np.ndarray:
-        """``tokens`` as an integer array of shape (batch, seq), or a ValueError naming what is wrong."""
-        return check_token_batch(tokens, self.vocab_size, self.seq_len, "seq_len")
-
-    def _check_head_mask(self, head_mask):
-        return layer_head_masks(head_mask, self.n_layers, self.n_heads, self.dtype)
-
-    def _embed(self, tokens):
-        positions = self.position_embedding[:tokens.shape[1]]  # (seq, d_model)
-        return self.token_embedding[tokens] + positions  # (batch, seq, d_model)
-
-    @overload
-    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
-                 return_weights: Literal[False] = ...) -> FloatArray: ...
-    @overload
-    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = ...,
-                 return_weights: Literal[True]) -> tuple[FloatArray, list[FloatArray]]: ...
-    def __call__(self, tokens: ArrayLike, *, head_mask: ArrayLike | None = None,
-                 return_weights: bool = False) -> FloatArray | tuple[FloatArray, list[FloatArray]]:
-        """Next-token logits for every position.
-
-        Parameters
-        ----------
-        tokens : int array_like, shape (batch, seq)
-        head_mask : array_like, shape (n_layers, n_heads), optional
-            Multiplies each head's output; 0 removes a head (ablation).
-        return_weights : bool, default False
-
-        Returns
-        -------
-        logits : ndarray, shape (batch, seq, vocab_size)
-        weights : list of ndarray, each (batch, n_heads, seq, seq)
-            One per layer, only with ``return_weights=True``.
-        """
-        tokens = self.check_tokens(tokens)
-        head_masks = self._check_head_mask(head_mask)
-        r = self._embed(tokens)  # (batch, seq, d_model), the residual stream
-        all_weights = []
-        for layer, layer_head_mask in zip(self.layers, head_masks, strict=True):
-            out, weights = layer(r, causal=True, head_mask=layer_head_mask, return_weights=True)
-            r = r + out
-            all_weights.append(weights)
-        logits = r @ self.unembedding  # (batch, seq, vocab_size)
-        return (logits, all_weights) if return_weights else logits
-
-    def loss_and_grads(self, batch: Batch) -> tuple[float, dict[str, np.ndarray]]:
-        """Mean cross-entropy on ``batch`` (where ``batch.loss_mask``) and its gradient for each parameter."""
-        loss, grads, _ = self.loss_grads_and_logits(batch)
-        return loss, grads
-
-    def loss_grads_and_logits(self, batch: Batch) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
-        """:meth:`loss_and_grads` and the logits ``(batch, seq, vocab_size)`` of the same forward pass."""
-        tokens = self.check_tokens(batch.tokens)
-        r = self._embed(tokens)
-        caches = []
-        for layer in self.layers:
-            out, cache = layer.forward(r, causal=True)
-            caches.append(cache)
-            r = r + out
-        logits = r @ self.unembedding  # (batch, seq, vocab_size)
-        loss, d_logits = cross_entropy(logits, batch.targets, batch.loss_mask)
-        grads = {"unembedding": r.reshape(-1, self.d_model).T @ d_logits.reshape(-1, self.vocab_size)}
-        d_r = d_logits @ self.unembedding.T  # (batch, seq, d_model)
-        for i in reversed(range(self.n_layers)):
-            layer_grads, d_input, _, _ = multi_head_backward(d_r, caches[i])
-            grads.update({f"layers.{i}.{name}": g for name, g in layer_grads.items()})
-            d_r = d_r + d_input  # the residual path and the path through the layer
-        d_tokens = np.zeros_like(self.token_embedding)
-        np.add.at(d_tokens, tokens, d_r)  # a token used twice collects both gradients
-        grads["token_embedding"] = d_tokens
-        d_positions = np.zeros_like(self.position_embedding)
-        d_positions[:tokens.shape[1]] = d_r.sum(axis=0)
-        grads["position_embedding"] = d_positions
-        return loss, grads, logits
-
-
-def evaluate(model: AttentionOnlyModel, batch: Batch, *,
+def evaluate(model: CausalLanguageModel, batch: Batch, *,
              head_mask: ArrayLike | None = None) -> tuple[float, float]:
     """Loss (nats) and next-token accuracy on the positions of ``batch.loss_mask``.
 
     Examples
     --------
+    >>> from mha.lab.models import AttentionOnlyModel
     >>> from mha.lab.tasks import repeated_tokens
     >>> model = AttentionOnlyModel(8, 10, d_model=8, n_heads=2, rng=0)
     >>> loss, accuracy = evaluate(model, repeated_tokens(4, 10, 8, min_period=3, max_period=4, rng=1))
@@ -267,7 +131,7 @@ class TrainingHistory:
     seconds: float = 0.0
 
 
-def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Batch], *, steps: int, rng: Seed,
+def train(model: LanguageModel, sample: Callable[[np.random.Generator], Any], *, steps: int, rng: Seed,
           lr: float = 1e-2, warmup: int = 50, probe: ArrayLike | None = None,
           snapshot_steps: Iterable[int] = (), held_out: Batch | None = None,
           record: Callable[[Any], object] | None = None, progress: bool = True,
@@ -278,7 +142,9 @@ def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Bat
 
     Parameters
     ----------
-    model : AttentionOnlyModel
+    model : LanguageModel
+        :class:`~mha.lab.AttentionOnlyModel`, :class:`~mha.lab.TinyGPT` or :class:`~mha.lab.Seq2Seq`
+        (``probe`` and ``held_out`` need one of the first two).
     sample : callable
         ``sample(rng) -> Batch``: a new batch per step (there is no fixed training set to overfit).
     steps : int
@@ -307,7 +173,11 @@ def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Bat
     steps = check_positive_int(steps, "steps")
     rng = as_generator(rng)
     snapshot_steps = set(snapshot_steps)
+    if (probe is not None or held_out is not None) and not isinstance(model, CausalLanguageModel):
+        raise TypeError(f"probe and held_out read next-token logits: {type(model).__name__} is not a causal "
+                        "language model (use record=... to measure it at snapshot_steps)")
     if probe is not None:
+        assert isinstance(model, CausalLanguageModel)  # checked above
         probe = model.check_tokens(np.asarray(probe)[None])
     elif snapshot_steps and held_out is None and record is None:
         raise ValueError("snapshot_steps need a probe sequence, a held_out batch or a record function")
@@ -319,9 +189,11 @@ def train(model: AttentionOnlyModel, sample: Callable[[np.random.Generator], Bat
     with blas_threads_limit(blas_threads), progress_bar(steps, progress) as bar:
         for step in range(steps + 1):
             if step in snapshot_steps and probe is not None:
+                assert isinstance(model, CausalLanguageModel)
                 _, weights = model(probe, return_weights=True)
                 history.snapshots[step] = [w[0] for w in weights]  # (n_heads, seq, seq) per layer
             if step in snapshot_steps and held_out is not None:
+                assert isinstance(model, CausalLanguageModel)
                 history.evaluations[step] = evaluate(model, held_out)
             if step in snapshot_steps and record is not None:
                 history.records[step] = record(model)

@@ -14,7 +14,6 @@ from mha.extras import require
 require("mha.plotting", "plot", "matplotlib")
 
 from mha.plotting.charts import plot_curves, plot_matrix
-from mha.plotting.circuits import plot_circuits
 from mha.plotting.cost import loglog_slope, plot_cost_breakdown, plot_growth, plot_heads_tradeoff
 from mha.plotting.cross_attention import plot_alignment, plot_links
 from mha.plotting.diagrams import plot_head_split, plot_mha_diagram, plot_soft_lookup
@@ -26,6 +25,7 @@ from mha.plotting.efficient_attention import (
 )
 from mha.plotting.heads import plot_attention, plot_heads
 from mha.plotting.heads_that_learn import plot_blend_margins, plot_head_count_sweep
+from mha.plotting.heads_that_learn_circuits import plot_circuits
 from mha.plotting.modern_attention import (
     plot_cache_bars,
     plot_cache_growth,
@@ -39,7 +39,6 @@ from mha.plotting.modern_attention import (
     plot_stream_losses,
 )
 from mha.plotting.multi_head import plot_pattern_tradeoff
-from mha.plotting.one_head import plot_head_step
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
 from mha.plotting.self_attention import (
@@ -48,6 +47,7 @@ from mha.plotting.self_attention import (
     plot_score_variance,
     plot_scores_and_weights,
 )
+from mha.plotting.self_attention_one_head import plot_head_step
 from mha.plotting.shapes import (
     memory_layout_html,
     plot_head_assignment,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.plotting.shapes import _text_color, head_colors
+from mha.plotting.shapes import head_colors, text_color
 from mha.plotting.style import MAX_WIDTH_IN, SIGNED_CMAP, TITLE_PT, WEIGHTS_CMAP, new_figure
 from mha.typing import ArrayLike
 
@@ -174,7 +174,7 @@ def plot_mha_diagram(seq: int = 3, d_model: int = 512, n_heads: int = 8, *, weig
         ax.add_patch(_rect(i * strip_w, levels["concat"], strip_w, 0.6, color))
         if strip_w >= 0.62:
             ax.text((i + 0.5) * strip_w, levels["concat"] + 0.3, f"{i * d_head}–{(i + 1) * d_head - 1}",
-                    ha="center", va="center", fontsize=10, color=_text_color(color), zorder=4)
+                    ha="center", va="center", fontsize=10, color=text_color(color), zorder=4)
     for c, head in enumerate(shown):
         if head is not None:
             _arrow(ax, (c * column + 0.05 + box_w / 2, levels["head"]),
@@ -308,7 +308,7 @@ def plot_head_split(seq: int = 3, d_model: int = 8, n_heads: int = 2) -> Figure:
     def cell(ax, x, y, token, feature, head):
         ax.add_patch(_rect(x, y, 1, 1, colors[head]))
         ax.text(x + 0.5, y + 0.5, f"t{token}\nf{feature}", ha="center", va="center", fontsize=6,
-                color=_text_color(colors[head]))
+                color=text_color(colors[head]))
 
     for t in range(seq):
         for f in range(d_model):

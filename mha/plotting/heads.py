@@ -27,7 +27,8 @@ MAX_LABELLED_TOKENS = 40
 MAX_HEAD_LABELS = 16
 
 
-def _check_weights(weights, ndim: int, shape_hint: str) -> np.ndarray:
+def check_weights(weights: ArrayLike, ndim: int, shape_hint: str) -> np.ndarray:
+    """``weights`` as a float array of ``ndim`` dimensions, or a ValueError naming ``shape_hint``."""
     weights = as_float_array(weights, "weights")
     if weights.ndim != ndim:
         raise ValueError(f"weights must have shape {shape_hint}, got {weights.shape}")
@@ -35,13 +36,13 @@ def _check_weights(weights, ndim: int, shape_hint: str) -> np.ndarray:
 
 
 @overload
-def _check_tokens(tokens: Sequence[str], size: int, name: str, role: str = ...) -> list[str]: ...
+def check_tokens(tokens: Sequence[str], size: int, name: str, role: str = ...) -> list[str]: ...
 @overload
-def _check_tokens(tokens: None, size: int, name: str, role: str = ...) -> None: ...
+def check_tokens(tokens: None, size: int, name: str, role: str = ...) -> None: ...
 @overload
-def _check_tokens(tokens: Sequence[str] | None, size: int, name: str,
+def check_tokens(tokens: Sequence[str] | None, size: int, name: str,
                   role: str = ...) -> list[str] | None: ...
-def _check_tokens(tokens: Sequence[str] | None, size: int, name: str,
+def check_tokens(tokens: Sequence[str] | None, size: int, name: str,
                   role: str = "queries") -> list[str] | None:
     """``tokens`` as a list of str, one per query (or key) of the weights, or a clear error."""
     if tokens is None:
@@ -99,11 +100,11 @@ def plot_attention(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     >>> fig.axes[0].get_title(), fig.axes[0].get_xlabel()
     ('Attention weights', 'key (attended to)')
     """
-    weights = _check_weights(weights, 2, "(seq_q, seq_k)")
+    weights = check_weights(weights, 2, "(seq_q, seq_k)")
     seq_q, seq_k = weights.shape
     tokens_k = tokens_q if tokens_k is None and seq_q == seq_k else tokens_k
-    tokens_q = _check_tokens(tokens_q, seq_q, "tokens_q")
-    tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k", "keys")
+    tokens_q = check_tokens(tokens_q, seq_q, "tokens_q")
+    tokens_k = check_tokens(tokens_k, seq_k, "tokens_k", "keys")
     side = min(8.0, 2.0 + 0.3 * max(seq_q, seq_k))
     fig = new_figure(side + 1.0, side, alt_text=(
         f"{title}: heatmap of attention weights, {seq_q} queries down and {seq_k} keys across; "
@@ -194,11 +195,11 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     >>> [panel.title.get_text() for panel in fig.head_panels[:2]]
     ['head 0', 'head 1']
     """
-    weights = _check_weights(weights, 3, "(n_heads, seq_q, seq_k)")
+    weights = check_weights(weights, 3, "(n_heads, seq_q, seq_k)")
     n_heads, seq_q, seq_k = weights.shape
     tokens_k = tokens_q if tokens_k is None and seq_q == seq_k else tokens_k
-    tokens_q = _check_tokens(tokens_q, seq_q, "tokens_q")
-    tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k", "keys")
+    tokens_q = check_tokens(tokens_q, seq_q, "tokens_q")
+    tokens_k = check_tokens(tokens_k, seq_k, "tokens_k", "keys")
     if head_titles is None:
         head_titles = [f"head {h}" for h in range(n_heads)]
     elif len(head_titles) != n_heads:

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
 from mha.plotting.cross_attention import MIN_LINK_WEIGHT, draw_links
-from mha.plotting.heads import _check_tokens, _check_weights
+from mha.plotting.heads import check_tokens, check_weights
 from mha.plotting.style import MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, WEIGHTS_CMAP, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
@@ -50,11 +50,11 @@ def plot_head_view(weights: ArrayLike, tokens: Sequence[str], *, title: str = "O
     >>> len(fig.axes[0].lines)  # one line: query 1 reads only key 1
     1
     """
-    weights = _check_weights(weights, 2, "(seq, seq)")
+    weights = check_weights(weights, 2, "(seq, seq)")
     seq = weights.shape[0]
     if weights.shape != (seq, seq):
         raise ValueError(f"weights must be square (seq, seq) for self-attention, got {weights.shape}")
-    tokens = _check_tokens(tokens, seq, "tokens")
+    tokens = check_tokens(tokens, seq, "tokens")
     if query is not None and (isinstance(query, bool) or not isinstance(query, (int, np.integer))
                               or not 0 <= query < seq):
         raise ValueError(f"query must be a token position in [0, {seq}), got {query!r}")
@@ -104,9 +104,9 @@ def plot_model_view(attentions: ArrayLike, tokens: Sequence[str] | None = None, 
     >>> len([ax for ax in fig.axes if ax.images])  # 2 layers x 3 heads
     6
     """
-    attentions = _check_weights(attentions, 4, "(n_layers, n_heads, seq, seq)")
+    attentions = check_weights(attentions, 4, "(n_layers, n_heads, seq, seq)")
     n_layers, n_heads, seq, seq_k = attentions.shape
-    tokens = _check_tokens(tokens, seq, "tokens")
+    tokens = check_tokens(tokens, seq, "tokens")
     # Every map in the book's column (mha.plotting.style): at most 5.5 inches for all the heads.
     side = min(0.85, (MAX_WIDTH_IN - 1.4) / n_heads)
     fig = new_figure(side * n_heads + 1.4, side * n_layers + 1.2)

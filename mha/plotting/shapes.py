@@ -57,12 +57,12 @@ def head_colors(n_heads: int) -> list[str]:
     return [to_hex(cmap(i / max(1, n_heads - 1))) for i in range(n_heads)]
 
 
-def _text_color(background: str) -> str:
+def text_color(background: str) -> str:
     """Black or white, whichever contrasts more with ``background`` (WCAG relative luminance).
 
     Examples
     --------
-    >>> _text_color("#35b779"), _text_color("#440154")  # viridis' green takes black, its purple white
+    >>> text_color("#35b779"), text_color("#440154")  # viridis' green takes black, its purple white
     ('#000', '#fff')
     """
     def linear(channel: int) -> float:
@@ -133,7 +133,7 @@ def _block_offsets(per_head: np.ndarray, root: np.ndarray) -> np.ndarray:
 
 def _strip(label: str, blocks, colors) -> str:
     """A row of coloured blocks (memory order, left to right, wrapping) with a label above it."""
-    spans = "".join(f'<span style="background:{colors[head]};color:{_text_color(colors[head])}">{text}</span>'
+    spans = "".join(f'<span style="background:{colors[head]};color:{text_color(colors[head])}">{text}</span>'
                     for text, head in blocks)
     return f'<div class="label">{label}</div><div class="strip">{spans}</div>'
 
@@ -180,7 +180,7 @@ def memory_layout_html(steps: Sequence[ShapeStep]) -> str:
     context = by_name["context"].array
     concat = by_name["concat"].array
     concat_heads = concat.reshape(batch, seq, n_heads, d_head).transpose(0, 2, 1, 3)  # a view of concat
-    legend = " ".join(f'<span style="background:{c};color:{_text_color(c)};padding:0 4px">head {h}</span>'
+    legend = " ".join(f'<span style="background:{c};color:{text_color(c)};padding:0 4px">head {h}</span>'
                       for h, c in enumerate(colors))
     stride_t = by_name["q_heads"].strides[2]
     return (
@@ -235,7 +235,7 @@ def plot_head_assignment(seq: int, d_model: int, n_heads: int) -> Figure:
         if seq * d_model <= 256:
             for (t, f), s in np.ndenumerate(slot):
                 ax.text(f, t, str(s), ha="center", va="center", fontsize=8,
-                        color=_text_color(colors[head[t, f]]))
+                        color=text_color(colors[head[t, f]]))
         ax.set_title(title)
         ax.set_xlabel("feature of q = x W_q")
         ax.set_xticks(range(0, d_model, max(1, d_model // 8)))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mha.explorers import softmax_view
-from mha.explorers.softmax_view import view_weights
+from mha.explorers.self_attention_softmax import view_weights
 
 pytestmark = pytest.mark.browser
 

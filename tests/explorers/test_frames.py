@@ -11,13 +11,13 @@ matplotlib.use("Agg")
 import ipywidgets as widgets  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mha.explorers._png import figure_to_png  # noqa: E402
 from mha.explorers.frames import (  # noqa: E402
     MAX_FRAMES,
     FrameExplorer,
     frame_explorer,
     render_frames,
 )
+from mha.explorers.png import figure_to_png  # noqa: E402
 from tests.bench_loader import load_benchmark  # noqa: E402
 
 CONTROLS = {"n_heads": [1, 2, 4], "seq_len": [4, 8]}

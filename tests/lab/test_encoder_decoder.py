@@ -5,14 +5,15 @@ import pytest
 
 from mha.grad import cross_entropy
 from mha.lab import train
-from mha.lab.encoder_decoder import Seq2Seq, greedy_decode
-from mha.lab.seq2seq_tasks import (
+from mha.lab.encoder_decoder import (
     BOS,
     EOS,
     PAD,
     TASKS,
     VOCABULARY,
+    Seq2Seq,
     alignment_match,
+    greedy_decode,
     make_batch,
     words,
 )

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from mha.grad import cross_entropy
+from mha.lab.models import AttentionOnlyModel
 from mha.lab.tasks import repeated_tokens
-from mha.lab.training import Adam, AttentionOnlyModel, evaluate, learning_rates, progress_bar, train
+from mha.lab.training import Adam, evaluate, learning_rates, progress_bar, train
 from tests.gradcheck import assert_gradients_match, numerical_gradient
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from mha.explorers._live import live_text
 from mha.explorers.frames import FrameExplorer, frame_explorer
-from mha.lab.one_head import STEPS, head_walkthrough
-from mha.plotting.one_head import plot_head_step
+from mha.explorers.live import live_text
+from mha.lab.self_attention_one_head import STEPS, head_walkthrough
+from mha.plotting.self_attention_one_head import plot_head_step
 from mha.typing import Seed
 
 __all__ = ["head_steps_explorer", "render_head_step"]

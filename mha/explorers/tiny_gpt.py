@@ -1,4 +1,4 @@
-"""Widgets for the chapters where attention writes: text sampled at each temperature and top-k."""
+"""Widget for the tiny GPT chapter: text sampled beforehand at each temperature and top-k."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from mha.explorers.frames import FrameExplorer, frame_explorer
 
-__all__ = ["sampling_explorer", "learned_alignment_explorer"]
+__all__ = ["sampling_explorer"]
 
 
 def sampling_explorer(samples: Mapping[tuple[float, int | None], str], *, prompt: str = "") -> FrameExplorer:
@@ -53,45 +53,4 @@ def sampling_explorer(samples: Mapping[tuple[float, int | None], str], *, prompt
         title="The same model, sampled with different settings",
         caption="Low temperature repeats the commonest words; high temperature invents spellings. "
                 "Top-k removes the unlikely characters that high temperature lets through.",
-    )
-
-
-def learned_alignment_explorer(maps: Mapping[tuple[str, str], tuple]) -> FrameExplorer:
-    """Sliders for task and training stage over cross-attention maps, the known alignment marked.
-
-    Parameters
-    ----------
-    maps : mapping of (task, stage) to (weights, tokens_q, tokens_k, reference)
-        ``weights`` (n_heads, seq_q, seq_k) of one example; target and source tokens; for each target
-        token the source position it comes from (see :func:`mha.plotting.plot_alignment`).
-
-    Returns
-    -------
-    FrameExplorer
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> w = np.full((2, 2, 2), 0.5)
-    >>> maps = {(t, s): (w, ["a", "b"], ["x", "y"], [0, 1])
-    ...         for t in ("copy", "sort") for s in ("before", "after")}
-    >>> len(learned_alignment_explorer(maps).frames)
-    4
-    """
-    from mha.plotting.cross_attention import plot_alignment
-
-    tasks = list(dict.fromkeys(task for task, _ in maps))
-    stages = list(dict.fromkeys(stage for _, stage in maps))
-
-    def render(task, stage):
-        weights, tokens_q, tokens_k, reference = maps[(task, stage)]
-        return plot_alignment(weights, tokens_q, tokens_k, reference=reference,
-                              head_titles=[f"head {h}" for h in range(len(weights))],
-                              title=f"{task}, {stage}: where each target token reads")
-
-    return frame_explorer(
-        render, {"task": tasks, "stage": stages}, labels={"task": "task", "stage": "training"},
-        title="Cross-attention of the last decoder block",
-        caption="Rows: target tokens (queries). Columns: source tokens (keys). Squares: the alignment "
-                "the task implies.",
     )

@@ -2,9 +2,10 @@
 
 :func:`head_walkthrough` keeps every intermediate array of one head (embeddings, the three projections,
 scores, weights, output), so that a figure can show each step with its numbers
-(:mod:`mha.plotting.one_head`); its output is the package's :func:`mha.scaled_dot_product_attention`.
+(:mod:`mha.plotting.self_attention_one_head`); its output is the package's
+:func:`mha.scaled_dot_product_attention`.
 :func:`key_geometry` gives keys and a query two features wide, so that they can be drawn as arrows whose
-dot products the reader drags (:mod:`mha.explorers.geometry_view`).
+dot products the reader drags (:mod:`mha.explorers.self_attention_geometry`).
 """
 
 from __future__ import annotations

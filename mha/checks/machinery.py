@@ -81,7 +81,7 @@ def learner_check(check: Callable) -> Callable:
     return wrapper
 
 
-def placeholder(value) -> bool:
+def placeholder(value: object) -> bool:
     """True for the starter's ``...`` (and ``NotImplemented``)."""
     return value is Ellipsis or value is NotImplemented
 
@@ -140,7 +140,7 @@ def describe_shape(shape: tuple[int, ...], names: dict[int, str] | None) -> str:
 class Checker:
     """One check in progress: calls the learner's function and fails with a helpful message."""
 
-    def __init__(self, name: str, fn: Callable, what: str):
+    def __init__(self, name: str, fn: Callable[..., Any], what: str) -> None:
         if not callable(fn):
             raise TypeError(f"{name} expects your function (a callable), got {type(fn).__name__}")
         self.name, self.fn, self.what = name, fn, what
@@ -148,7 +148,8 @@ class Checker:
     def fail(self, message: str) -> NoReturn:
         raise CheckFailed(f"{self.name}: {message}")
 
-    def call(self, *args, case: str, hint: Callable[[Exception], str] | None = None, **kwargs):
+    def call(self, *args: Any, case: str, hint: Callable[[Exception], str] | None = None,
+             **kwargs: Any) -> Any:
         """Call the learner's function on copies of the arrays, with NumPy warnings silenced;
         report any exception, and any input the function changed in place."""
         copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
@@ -170,7 +171,7 @@ class Checker:
                           "a new array instead, `shifted = x - x.max(...)`.")
         return result
 
-    def as_array(self, result, case: str) -> np.ndarray:
+    def as_array(self, result: Any, case: str) -> np.ndarray:
         if placeholder(result):
             raise NotDone(self.name)
         if isinstance(result, np.ndarray):
@@ -184,7 +185,7 @@ class Checker:
                       f"(on {case}).")
         return array
 
-    def compare(self, got, expected: np.ndarray, *, case: str, mistakes: Iterable[Mistake] = (),
+    def compare(self, got: Any, expected: np.ndarray, *, case: str, mistakes: Iterable[Mistake] = (),
                 names: dict[int, str] | None = None, exact: bool = False) -> np.ndarray:
         """Fail unless ``got`` matches ``expected``, naming the first mistake that explains it."""
         got = self.as_array(got, case)
@@ -201,7 +202,7 @@ class Checker:
                 self.fail(f"{mistake.message} (found on {case})")
         self.fail(_difference(got, expected, case, names))
 
-    def check_dtype(self, got: np.ndarray, expected_dtype, case: str, advice: str) -> None:
+    def check_dtype(self, got: np.ndarray, expected_dtype: DTypeLike, case: str, advice: str) -> None:
         if got.dtype != expected_dtype:
             self.fail(f"your {self.what} returned {got.dtype} for {np.dtype(expected_dtype)} "
                       f"inputs (on {case}). {advice}")

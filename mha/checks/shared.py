@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from mha import attention
-from mha.checks._core import Checker, NotDone, placeholder
+from mha.checks.machinery import Checker, NotDone, placeholder
 
+#: The advice of every check that feeds float32 inputs (NEP 50's promotion).
 FLOAT32_ADVICE = (
     "Keep float32 as float32: under NumPy 2 (NEP 50) a float32 array combined with a float64 "
     "*array or NumPy scalar* becomes float64, e.g. `scores / np.sqrt(d_k)`. Use a Python float "
@@ -36,7 +37,7 @@ def input_rng(rng: np.random.Generator | None) -> np.random.Generator:
     return rng
 
 
-def output_and_weights(check: Checker, result, case: str) -> tuple[np.ndarray, np.ndarray | None]:
+def output_and_weights(check: Checker, result: Any, case: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Accept ``output`` or ``(output, weights)``."""
     if isinstance(result, tuple | list) and len(result) == 2:
         return check.as_array(result[0], case), check.as_array(result[1], case)
@@ -46,7 +47,7 @@ def output_and_weights(check: Checker, result, case: str) -> tuple[np.ndarray, n
 # ------------------------------------------------------------- answers that are numbers or shapes
 
 
-def number(check: Checker, got, what: str) -> float:
+def number(check: Checker, got: Any, what: str) -> float:
     """The learner's answer as a float, or a failure saying what type came instead."""
     if placeholder(got):
         raise NotDone(check.name)
@@ -58,7 +59,7 @@ def number(check: Checker, got, what: str) -> float:
         check.fail(f"{what} should be a number, got {type(got).__name__} {got!r}.")
 
 
-def expect_value(check: Checker, got, expected: float, what: str,
+def expect_value(check: Checker, got: Any, expected: float, what: str,
                  hints: Mapping[Any, str] | None = None, *, rel: float = 1e-3) -> None:
     """Fail unless ``got`` is ``expected`` (to ``rel``); add the hint of a known wrong value."""
     value = number(check, got, what)
@@ -72,7 +73,7 @@ def expect_value(check: Checker, got, expected: float, what: str,
     check.fail(message)
 
 
-def expect_values(check: Checker, got, expected: list[int], what: str,
+def expect_values(check: Checker, got: Any, expected: list[int], what: str,
                   hints: dict[tuple, str] | None = None) -> None:
     """Like :func:`expect_value` for a list of whole numbers (one per case)."""
     if placeholder(got) or (isinstance(got, list | tuple) and any(map(placeholder, got))):
@@ -93,7 +94,7 @@ def expect_values(check: Checker, got, expected: list[int], what: str,
     check.fail(message)
 
 
-def expect_shapes(check: Checker, predicted, expected: dict[str, tuple],
+def expect_shapes(check: Checker, predicted: Any, expected: dict[str, tuple],
                   why: dict[str, str]) -> None:
     """Compare a dict of predicted shapes with ``expected``, naming the first wrong one."""
     if placeholder(predicted):
@@ -113,12 +114,15 @@ def expect_shapes(check: Checker, predicted, expected: dict[str, tuple],
 
 # ------------------------------------------------------------------------------- the head layout
 
+#: The sizes the head-layout checks test with: all different, so a swapped axis shows.
 BATCH, SEQ, N_HEADS, D_HEAD = 2, 5, 3, 4
+#: ``N_HEADS * D_HEAD``.
 D_MODEL = N_HEADS * D_HEAD
+#: Each size's name, to say which axis a wrong shape holds.
 NAMES = {BATCH: "batch", SEQ: "seq", N_HEADS: "n_heads", D_HEAD: "d_head", D_MODEL: "d_model"}
 
 
-def split_no_transpose(x, n_heads):
+def split_no_transpose(x: np.ndarray, n_heads: int) -> np.ndarray:
     """The split without the transpose: the sequence, not the features, cut into heads."""
     batch, seq, d_model = x.shape
     return x.reshape(batch, n_heads, seq, d_model // n_heads)  # (batch, n_heads, seq, d_head)?!
@@ -130,7 +134,7 @@ def _split_interleaved(x, n_heads):
     return x.reshape(batch, seq, d_model // n_heads, n_heads).transpose(0, 3, 1, 2)
 
 
-def merge_no_transpose(x):
+def merge_no_transpose(x: np.ndarray) -> np.ndarray:
     """The merge without the transpose: positions mixed."""
     batch, n_heads, seq, d_head = x.shape
     return x.reshape(batch, seq, n_heads * d_head)  # heads not moved back next to d_head
@@ -146,6 +150,7 @@ def _merge_reversed(x):
     return attention.merge_heads(x[:, ::-1])
 
 
+#: The wrong ways to split heads, by the message that names each.
 SPLIT_MISTAKES = {
     split_no_transpose: "you reshaped straight to (batch, n_heads, seq, d_head) without "
     "transposing: that cuts the *sequence* into heads. Reshape to (batch, seq, n_heads, d_head), "
@@ -154,6 +159,7 @@ SPLIT_MISTAKES = {
     "n_heads-th feature. Head i owns the contiguous block i*d_head:(i+1)*d_head: reshape to "
     "(batch, seq, n_heads, d_head).",
 }
+#: The wrong ways to merge heads, by the message that names each.
 MERGE_MISTAKES = {
     merge_no_transpose: "you reshaped (batch, n_heads, seq, d_head) straight to (batch, seq, "
     "d_model) without transposing: that mixes positions. Move the heads axis next to d_head first "

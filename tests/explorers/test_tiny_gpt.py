@@ -1,11 +1,10 @@
-"""mha.explorers.writing: text samples by temperature and top-k, learned cross-attention by task and stage."""
+"""mha.explorers.tiny_gpt: text samples by temperature and top-k, one escaped frame per setting."""
 
-import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 
-from mha.explorers.writing import learned_alignment_explorer, sampling_explorer  # noqa: E402
+from mha.explorers.tiny_gpt import sampling_explorer  # noqa: E402
 
 
 def test_sampling_explorer_has_one_escaped_frame_per_setting():
@@ -21,12 +20,3 @@ def test_sampling_explorer_has_one_escaped_frame_per_setting():
 def test_sampling_explorer_names_missing_settings():
     with pytest.raises(ValueError, match=r"\(1.0, 3\)"):
         sampling_explorer({(0.5, None): "a", (1.0, None): "b", (0.5, 3): "c"})
-
-
-def test_learned_alignment_explorer_renders_every_task_and_stage():
-    w = np.full((2, 3, 4), 0.25)
-    maps = {(task, stage): (w, list("abc"), list("wxyz"), np.array([0, 1, 3]))
-            for task in ("copy", "reverse") for stage in ("before", "after")}
-    explorer = learned_alignment_explorer(maps)
-    assert sorted(explorer.frames) == sorted(maps)
-    assert list(explorer.sliders) == ["task", "stage"]

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mha.explorers.frames import FrameExplorer, frame_explorer
-from mha.lab.circuits import head_circuits
-from mha.plotting.circuits import plot_circuits
+from mha.lab.heads_that_learn_circuits import head_circuits
+from mha.plotting.heads_that_learn_circuits import plot_circuits
 
 if TYPE_CHECKING:  # names for the annotations only: not imported at run time
-    from mha.lab.training import AttentionOnlyModel
+    from mha.lab.models import AttentionOnlyModel
 
 __all__ = ["circuits_explorer"]
 

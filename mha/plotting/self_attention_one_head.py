@@ -14,7 +14,7 @@ from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from mha.lab.one_head import STEPS, HeadWalkthrough
+from mha.lab.self_attention_one_head import STEPS, HeadWalkthrough
 from mha.plotting.style import SIGNED_CMAP, WEIGHTS_CMAP, new_figure
 
 __all__ = ["plot_head_step"]
@@ -161,7 +161,7 @@ def plot_head_step(head: HeadWalkthrough, step: str, query: int = 0) -> Figure:
     Parameters
     ----------
     head : HeadWalkthrough
-        From :func:`mha.lab.one_head.head_walkthrough`.
+        From :func:`mha.lab.self_attention_one_head.head_walkthrough`.
     step : {"embeddings", "projections", "scores", "softmax", "weighted sum"}
     query : int
         The token whose row is traced (framed in orange, its arithmetic written under the picture).
@@ -172,7 +172,7 @@ def plot_head_step(head: HeadWalkthrough, step: str, query: int = 0) -> Figure:
 
     Examples
     --------
-    >>> from mha.lab.one_head import head_walkthrough
+    >>> from mha.lab.self_attention_one_head import head_walkthrough
     >>> fig = plot_head_step(head_walkthrough(), "scores", query=1)
     >>> fig.axes[0].get_title(loc="left")
     'One head, step 3 of 5: scores'

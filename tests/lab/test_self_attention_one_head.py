@@ -1,5 +1,5 @@
-"""mha.lab.one_head: every step of the walkthrough is the package's arithmetic; the plane's weights are
-mha.softmax of its scores."""
+"""mha.lab.self_attention_one_head: every step of the walkthrough is the package's arithmetic; the plane's
+weights are mha.softmax of its scores."""
 
 import math
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mha
-from mha.lab.one_head import STEPS, geometry_weights, head_walkthrough, key_geometry
+from mha.lab.self_attention_one_head import STEPS, geometry_weights, head_walkthrough, key_geometry
 
 
 @pytest.mark.parametrize(("sentence", "d_model", "d_k", "seed"), [

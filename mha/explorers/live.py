@@ -16,7 +16,7 @@ never appear there. No control is ever shown where it cannot work.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import ipywidgets as widgets
@@ -58,7 +58,7 @@ def live_text(placeholder: str = "", *, description: str | None = None) -> widge
                         style={"description_width": "initial"}, layout=widgets.Layout(width="420px"))
 
 
-def live_choice(options, *, description: str | None = None) -> widgets.Dropdown:
+def live_choice(options: Iterable[Any], *, description: str | None = None) -> widgets.Dropdown:
     """One of ``options`` (e.g. booleans or names)."""
     return widgets.Dropdown(options=[(str(o), o) for o in options], description=description or "",
                             style={"description_width": "initial"})
@@ -90,7 +90,7 @@ class LiveView:
     """
 
     def __init__(self, render: Callable[..., Any], controls: Mapping[str, widgets.ValueWidget],
-                 encode: Callable[[Any], bytes | str], kind: str, first: bytes | str):
+                 encode: Callable[[Any], bytes | str], kind: str, first: bytes | str) -> None:
         self.render, self.controls, self.encode = render, dict(controls), encode
         self.output = widgets.Image(value=first, format="png") if kind == "image" else widgets.HTML(first)
         self.message = widgets.HTML("")
@@ -103,7 +103,7 @@ class LiveView:
     def values(self) -> dict[str, Any]:
         return {name: control.value for name, control in self.controls.items()}
 
-    def redraw(self, change=None) -> None:
+    def redraw(self, change: object = None) -> None:
         """Recompute the output from the controls' current values (called on every change)."""
         try:
             value = self.encode(self.render(**self.values()))

@@ -1,4 +1,4 @@
-"""mha.explorers.diagram: one frame per size, each the diagram of those sizes."""
+"""mha.explorers.multi_head_diagram: one frame per size, each the diagram of those sizes."""
 
 import itertools
 
@@ -8,7 +8,7 @@ import pytest
 matplotlib.use("Agg")
 
 from mha.explorers import diagram_explorer  # noqa: E402
-from mha.explorers.diagram import D_MODELS, HEAD_COUNTS, SEQS, render_diagram  # noqa: E402
+from mha.explorers.multi_head_diagram import D_MODELS, HEAD_COUNTS, SEQS, render_diagram  # noqa: E402
 
 
 def test_render_draws_one_weight_map_per_head_of_a_real_layer():

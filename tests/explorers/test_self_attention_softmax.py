@@ -1,4 +1,4 @@
-"""mha.explorers.softmax_view: the payload the browser reads, and the maths it must reproduce."""
+"""mha.explorers.self_attention_softmax: the payload the browser reads, and the maths it must reproduce."""
 
 import json
 import re
@@ -8,7 +8,7 @@ import pytest
 
 import mha
 from mha.explorers import softmax_view
-from mha.explorers.softmax_view import view_weights
+from mha.explorers.self_attention_softmax import view_weights
 
 
 def _payload(html: str) -> dict:

@@ -1,5 +1,5 @@
-"""mha.plotting.one_head: each step prints the numbers of its arrays, traces the query it is given, and
-keeps one box for every step (the cells do not move as the reader steps)."""
+"""mha.plotting.self_attention_one_head: each step prints the numbers of its arrays, traces the query it is
+given, and keeps one box for every step (the cells do not move as the reader steps)."""
 
 import re
 
@@ -9,8 +9,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from mha.lab.one_head import STEPS, head_walkthrough  # noqa: E402
-from mha.plotting.one_head import plot_head_step  # noqa: E402
+from mha.lab.self_attention_one_head import STEPS, head_walkthrough  # noqa: E402
+from mha.plotting.self_attention_one_head import plot_head_step  # noqa: E402
 
 
 def _cell_texts(fig):

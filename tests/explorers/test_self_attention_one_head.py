@@ -1,4 +1,5 @@
-"""mha.explorers.one_head: one frame per step and traced query, each drawing the package's numbers."""
+"""mha.explorers.self_attention_one_head: one frame per step and traced query, each drawing the package's
+numbers."""
 
 import matplotlib
 import pytest
@@ -6,8 +7,8 @@ import pytest
 matplotlib.use("Agg")
 
 from mha.explorers import head_steps_explorer  # noqa: E402
-from mha.explorers.one_head import render_head_step  # noqa: E402
-from mha.lab.one_head import STEPS  # noqa: E402
+from mha.explorers.self_attention_one_head import render_head_step  # noqa: E402
+from mha.lab.self_attention_one_head import STEPS  # noqa: E402
 
 
 def test_one_frame_per_step_and_query_each_tracing_its_query():

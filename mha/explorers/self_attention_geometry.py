@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.explorers.browser import view_html
-from mha.lab.one_head import KeyGeometry, geometry_weights, key_geometry
+from mha.lab.self_attention_one_head import KeyGeometry, geometry_weights, key_geometry
 from mha.typing import ArrayLike
 
 __all__ = ["GeometryView", "geometry_view"]

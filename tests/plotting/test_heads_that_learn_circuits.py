@@ -1,4 +1,5 @@
-"""mha.plotting.circuits: both tables are the circuits' numbers, titled with how diagonal they are."""
+"""mha.plotting.heads_that_learn_circuits: both tables are the circuits' numbers, titled with how diagonal
+they are."""
 
 import matplotlib
 import numpy as np
@@ -7,8 +8,8 @@ import pytest
 matplotlib.use("Agg")
 
 from mha.lab import AttentionOnlyModel  # noqa: E402
-from mha.lab.circuits import argmax_share, head_circuits  # noqa: E402
-from mha.plotting.circuits import plot_circuits  # noqa: E402
+from mha.lab.heads_that_learn_circuits import argmax_share, head_circuits  # noqa: E402
+from mha.plotting.heads_that_learn_circuits import plot_circuits  # noqa: E402
 
 
 @pytest.fixture

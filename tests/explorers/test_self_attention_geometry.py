@@ -1,5 +1,5 @@
-"""mha.explorers.geometry_view: the plane ships the package's keys and query, self-contained, with room
-around the longest arrow; what it draws is mha.lab.geometry_weights."""
+"""mha.explorers.self_attention_geometry: the plane ships the package's keys and query, self-contained,
+with room around the longest arrow; what it draws is mha.lab.geometry_weights."""
 
 import json
 import re

@@ -1,5 +1,5 @@
-"""mha.lab.circuits: the circuits are the head's own arithmetic, and a built-in copying or previous-token
-head reads as one."""
+"""mha.lab.heads_that_learn_circuits: the circuits are the head's own arithmetic, and a built-in copying
+or previous-token head reads as one."""
 
 import math
 
@@ -8,7 +8,7 @@ import pytest
 
 import mha
 from mha.lab import AttentionOnlyModel
-from mha.lab.circuits import argmax_share, head_circuits, ov_circuit, qk_circuit
+from mha.lab.heads_that_learn_circuits import argmax_share, head_circuits, ov_circuit, qk_circuit
 
 
 @pytest.mark.parametrize("head", [0, 2])

@@ -1,5 +1,5 @@
-"""mha.explorers.circuits: one frame per layer and head, each the circuits of that head (its alt text
-names it), later layers read through the head given as ``previous``."""
+"""mha.explorers.heads_that_learn_circuits: one frame per layer and head, each the circuits of that head
+(its alt text names it), later layers read through the head given as ``previous``."""
 
 import io
 
@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 
 from mha.explorers import circuits_explorer  # noqa: E402
 from mha.lab import AttentionOnlyModel, head_circuits  # noqa: E402
-from mha.plotting.circuits import plot_circuits  # noqa: E402
+from mha.plotting.heads_that_learn_circuits import plot_circuits  # noqa: E402
 
 
 @pytest.fixture(scope="module")

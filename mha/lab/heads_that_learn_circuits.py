@@ -30,7 +30,7 @@ from mha.typing import ArrayLike
 from mha.validation import check_int
 
 if TYPE_CHECKING:  # names for the annotations only: not imported at run time
-    from mha.lab.training import AttentionOnlyModel
+    from mha.lab.models import AttentionOnlyModel
     from mha.layers import MultiHeadAttention
 
 __all__ = ["HeadCircuits", "argmax_share", "head_circuits", "ov_circuit", "qk_circuit"]

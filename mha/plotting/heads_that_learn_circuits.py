@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.lab.circuits import HeadCircuits, argmax_share
+from mha.lab.heads_that_learn_circuits import HeadCircuits, argmax_share
 from mha.plotting.style import SIGNED_CMAP, new_figure
 
 __all__ = ["plot_circuits"]
@@ -37,7 +37,7 @@ def plot_circuits(circuits: HeadCircuits, token_names: Sequence[str], *, title: 
     Parameters
     ----------
     circuits : HeadCircuits
-        From :func:`mha.lab.circuits.head_circuits`.
+        From :func:`mha.lab.heads_that_learn_circuits.head_circuits`.
     token_names : sequence of str
         One name per token id (``vocab_size`` of them).
     title : str, optional
@@ -49,7 +49,7 @@ def plot_circuits(circuits: HeadCircuits, token_names: Sequence[str], *, title: 
     Examples
     --------
     >>> from mha.lab import AttentionOnlyModel
-    >>> from mha.lab.circuits import head_circuits
+    >>> from mha.lab.heads_that_learn_circuits import head_circuits
     >>> model = AttentionOnlyModel(vocab_size=4, seq_len=6, d_model=8, n_heads=2, rng=0)
     >>> fig = plot_circuits(head_circuits(model, 1, 0, previous=1), list("ABCD"))
     >>> [ax.get_title(loc="left")[:3] for ax in fig.axes[:2]]
