@@ -145,7 +145,7 @@ __all__ = [
     "transformer_block", "tiny_gpt", "encoder_decoder", "real_heads", "examples", "tasks", "training",
     "modern_attention",
     "analysis", "measure", "text", "models", "self_attention_one_head",
-    "heads_that_learn_circuits",
+    "heads_that_learn_circuits", "prose",
     # one head's arithmetic, queries and keys in two dimensions
     "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
     # a head's QK and OV circuits
