@@ -37,7 +37,7 @@ from pathlib import Path
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
-from book.plain_markdown import citation_labels, notebook_as_plain_markdown
+from book.plain_markdown import citation_labels, glue_file_values, notebook_as_plain_markdown
 from book.toc import live_pages
 
 LOGGER = logging.getLogger(__name__)
@@ -159,7 +159,8 @@ def downloadable_notebook(executed: Path, page: Path | None = None, citations=No
     import nbformat
 
     nb = nbformat.read(executed, as_version=4)
-    notebook_as_plain_markdown(nb, citations, page=page)
+    glued = glue_file_values(executed.with_suffix(".glue.json"))
+    notebook_as_plain_markdown(nb, citations, page=page, glued=glued)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(DOWNLOAD_NOTE))
     return nb
 

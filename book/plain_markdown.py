@@ -21,7 +21,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["plain_markdown", "citation_labels", "fenced_body", "glued_values", "notebook_as_plain_markdown"]
+__all__ = ["plain_markdown", "citation_labels", "fenced_body", "glued_values", "glue_file_values",
+           "notebook_as_plain_markdown"]
 
 ROLE = re.compile(r"\{([a-z][a-z:-]*)\}`([^`]*)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
@@ -261,13 +262,30 @@ def glued_values(nb) -> dict[str, str]:
             for key, data in extract_glue_data_cell(cell) if "text/plain" in data.data}
 
 
+def glue_file_values(path: Path) -> dict[str, str]:
+    """``key -> text/plain`` from the ``<page>.glue.json`` myst-nb writes beside an executed notebook.
+
+    myst-nb takes the glue outputs out of the notebook it writes to ``_build/jupyter_execute`` and
+    keeps them in this file; no file (a page that glues nothing) gives no values.
+    """
+    import json
+
+    if not path.is_file():
+        return {}
+    return {key: output["data"]["text/plain"]
+            for key, output in json.loads(path.read_text(encoding="utf8")).items()
+            if "text/plain" in output.get("data", {})}
+
+
 def notebook_as_plain_markdown(nb, citations: Mapping[str, tuple[str, str]] | None = None, *,
-                               page: Path | None = None):
+                               page: Path | None = None, glued: Mapping[str, str] | None = None):
     """Rewrite every markdown cell of ``nb`` (an nbformat notebook) with :func:`plain_markdown`.
 
-    An executed notebook's glued values appear in its prose as the build computed them.
+    An executed notebook's glued values appear in its prose as the build computed them: ``glued``
+    when given (the build's ``.glue.json``, :func:`glue_file_values`), else the glue outputs the
+    notebook still holds.
     """
-    glued = glued_values(nb)
+    glued = {**glued_values(nb), **(glued or {})}
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = plain_markdown(cell.source, citations, page=page, glued=glued)

@@ -116,3 +116,23 @@ def test_an_executed_notebook_shows_what_its_cells_glued():
     notebook_as_plain_markdown(nb)
     assert nb.cells[1].source == "A share of 0.61."
     assert MYST.search(nb.cells[1].source) is None
+
+
+def test_the_downloaded_notebook_quotes_the_values_the_build_kept_beside_it(tmp_path):
+    """myst-nb moves glue outputs out of the executed notebook into <page>.glue.json."""
+    import json
+
+    import nbformat
+
+    from book.lite_site import downloadable_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("glue('share', 0.6133)"),
+                nbformat.v4.new_markdown_cell("A share of {glue:text}`share:.1%`.")]
+    executed = tmp_path / "page.ipynb"
+    nbformat.write(nb, executed)
+    without = downloadable_notebook(executed)
+    assert "computed by the code" in without.cells[-1].source
+    (tmp_path / "page.glue.json").write_text(json.dumps(
+        {"share": {"output_type": "display_data", "data": {"text/plain": "0.6133"}, "metadata": {}}}))
+    assert downloadable_notebook(executed).cells[-1].source == "A share of 61.3%."

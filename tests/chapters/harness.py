@@ -14,6 +14,9 @@ with outputs. Those outputs are grafted into the converted notebook and text-onl
 ``nbval-check-output``, so the test run checks that a second execution prints the same text
 (after ``nbval_sanitize.cfg``). Cells with images or widgets, cells expected to raise, and
 cells the author tagged ``nbval-ignore-output`` (timings, measured memory) are not compared.
+Values glued into the prose (:func:`mha.lab.prose.glue`) leave the built notebook: myst-nb keeps them
+in ``<page>.glue.json`` beside it. The test run records what each ``glue`` call hands over instead of
+displaying it, and a last cell asserts that the record equals that file.
 Without a build, or when the build is older than the page, the page is only re-executed.
 
 Another BLAS kernel or thread count sums in another order, so a trained model prints other digits:
@@ -34,10 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
 SANITIZE = Path(__file__).resolve().parent / "nbval_sanitize.cfg"
 
-#: MIME types whose text is compared between the build and the test run (the last: a value glued
-#: into the prose, :func:`mha.lab.prose.glue`).
-TEXT_MIME_TYPES = {"text/plain", "text/html", "text/markdown", "text/latex",
-                   "application/papermill.record/text/plain"}
+#: MIME types whose text is compared between the build and the test run.
+TEXT_MIME_TYPES = {"text/plain", "text/html", "text/markdown", "text/latex"}
 #: Tags that keep a cell's output out of the comparison.
 UNCOMPARED_TAGS = {"nbval-ignore-output", "nbval-skip", "raises-exception", "skip-execution"}
 CHECK_TAG = "nbval-check-output"
@@ -108,8 +109,10 @@ def convert_page(page: NotebookPage, folder: Path, *, executed_root: Path = EXEC
     # fmt forced: without `extension: .md` in its header jupytext would not see a page as MyST
     nb = jupytext.read(page.path, fmt="md:myst" if page.path.suffix == ".md" else None)
     built = executed_root / f"{page.docname}.ipynb"
+    compared = False
     if built.is_file() and os.environ.get("MHA_COMPARE_BUILD", "1") != "0":
-        if graft_build_outputs(nb, nbformat.read(built, as_version=4)) is None:
+        compared = graft_build_outputs(nb, nbformat.read(built, as_version=4)) is not None
+        if not compared:
             warnings.warn(
                 f"{built} does not match {page.path.name} (stale build?): "
                 "re-executing without comparing outputs",
@@ -121,9 +124,40 @@ def convert_page(page: NotebookPage, folder: Path, *, executed_root: Path = EXEC
         metadata={"tags": ["nbval-ignore-output"]},
     )
     nb.cells.insert(0, chdir)
+    glue_file = built.with_suffix(".glue.json")
+    if compared and glue_file.is_file():
+        _compare_glued_values(nb, glue_file)
     target = folder / f"{page.docname.replace('/', '__')}.ipynb"
     nbformat.write(nb, target)
     return target
+
+
+_RECORD_GLUE = """\
+import IPython, myst_nb
+_mha_glued = {}
+def _mha_record_glue(name, variable, display=True):
+    bundle, _ = IPython.core.formatters.format_display_data(variable)
+    _mha_glued[name] = bundle.get("text/plain")
+myst_nb.glue = _mha_record_glue"""
+
+_CHECK_GLUE = """\
+_mha_built = {built!r}
+_mha_differ = {{k: (_mha_built.get(k), _mha_glued.get(k))
+               for k in _mha_built.keys() | _mha_glued.keys() if _mha_built.get(k) != _mha_glued.get(k)}}
+assert not _mha_differ, f"glued values (build, this run) differ: {{_mha_differ}}"
+"""
+
+
+def _compare_glued_values(nb, glue_file: Path) -> None:
+    """Record every ``glue`` of the run (cell 1) and compare the record with the build's (last cell)."""
+    import nbformat
+
+    from book.plain_markdown import glue_file_values
+
+    ignore = {"tags": ["nbval-ignore-output"]}
+    nb.cells.insert(1, nbformat.v4.new_code_cell(_RECORD_GLUE, metadata=ignore))
+    check = _CHECK_GLUE.format(built=glue_file_values(glue_file))
+    nb.cells.append(nbformat.v4.new_code_cell(check, metadata=ignore))
 
 
 @dataclass
