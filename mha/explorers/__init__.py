@@ -21,7 +21,7 @@ from mha.explorers.frames import FrameExplorer, frame_explorer
 from mha.explorers.geometry_view import geometry_view
 from mha.explorers.modern_attention import context_explorer, window_explorer
 from mha.explorers.multi_head import head_explorer, render_heads
-from mha.explorers.one_head import head_steps_explorer
+from mha.explorers.one_head import head_steps_explorer, lookup_explorer
 from mha.explorers.positions import alibi_explorer, relative_bias_explorer, rotary_explorer
 from mha.explorers.quiz import quiz
 from mha.explorers.real_heads import head_view, model_view, query_key_view, sentence_explorer
@@ -61,6 +61,7 @@ __all__ = [
     "context_explorer",
     "quiz",
     "head_steps_explorer",
+    "lookup_explorer",
     "geometry_view",
     "circuits_explorer",
 ]

@@ -91,9 +91,11 @@ from mha.lab.one_head import (
     STEPS,
     HeadWalkthrough,
     KeyGeometry,
+    SoftLookup,
     geometry_weights,
     head_walkthrough,
     key_geometry,
+    soft_lookup,
 )
 from mha.lab.positions import BIAS_HEADS, alibi_weights, relative_bias_weights
 from mha.lab.prose import glue
@@ -139,6 +141,7 @@ __all__ = [
     "analysis", "measure", "text", "seq2seq_tasks", "one_head", "circuits", "prose",
     # one head's arithmetic, queries and keys in two dimensions
     "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
+    "SoftLookup", "soft_lookup",
     # a head's QK and OV circuits
     "HeadCircuits", "head_circuits", "qk_circuit", "ov_circuit", "argmax_share",
     # examples

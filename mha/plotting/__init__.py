@@ -39,7 +39,7 @@ from mha.plotting.modern_attention import (
     plot_stream_losses,
 )
 from mha.plotting.multi_head import plot_pattern_tradeoff
-from mha.plotting.one_head import plot_head_step
+from mha.plotting.one_head import plot_head_step, plot_lookup_temperature
 from mha.plotting.positions import plot_bias_tables, plot_encoding, plot_scores_by_offset
 from mha.plotting.real_heads import plot_grouped_bars, plot_head_kinds, plot_head_view, plot_model_view
 from mha.plotting.self_attention import (
@@ -96,6 +96,7 @@ __all__ = [
     "plot_blend_margins",
     "plot_online_softmax",
     "plot_head_step",
+    "plot_lookup_temperature",
     "plot_circuits",
     "plot_memory",
     "plot_decode_cost",
