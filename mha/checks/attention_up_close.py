@@ -4,7 +4,7 @@ What a learner finds here: :func:`check_running_mean`, the check of "A running m
 (attention with equal scores and a causal mask); the questions :func:`check_hard_lookup` (a hard
 lookup against a soft one, and why training needs the soft one), :func:`check_same_dog` (when a word
 comes out of attention with the same vector in two sentences) and :func:`check_telescope_query`
-(where a query must point, and how long it must be, to find one word).
+(which query is sure to find one word: the one that asks for its scores).
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def check_running_mean(fn: Callable[..., Any], *, quiet: bool = False) -> None:
 
 # ------------------------------------------------------------ questions answered before the solutions
 HARD_LOOKUP = Choice("check_hard_lookup", (
-    "The query of \u201cit\u201d is the mild one of the soft lookup (2 units along animal's key). A *hard* "
+    "The query of \u201cit\u201d is the mild one of the soft lookup (along animal's key, long enough to give "
+    "animal 70 % of the weight). A *hard* "
     "lookup gives all the weight to the best-scoring key (a one-hot row at the argmax). Which are true? "
     "Select all."), [
     Option("The hard lookup returns exactly `v[i_animal]` for \u201cit\u201d.",
@@ -80,8 +81,8 @@ HARD_LOOKUP = Choice("check_hard_lookup", (
            hint="(c) is true: a nudge moves every score, so every softmax weight, so the blend. That small "
                 "change is exactly what a gradient measures."),
     Option("The soft lookup's output is one of the rows of `v`.",
-           hint="a soft lookup returns a blend: with 0.71 on animal and the rest spread over the other "
-                "tokens, the output lies between the values, on none of them."),
+           hint="a soft lookup returns a blend: with most of the weight on animal and the rest spread over "
+                "the other tokens, the output lies between the values, on none of them."),
     Option("Made 10 times longer, the query gives animal more than 0.99 of the soft weight.",
            explains="a longer query multiplies every score, and the softmax of large scores tends to "
                     "the one-hot argmax: the hard lookup is the limit of the soft one.",
@@ -116,16 +117,21 @@ SAME_DOG = Choice("check_same_dog", (
 check_same_dog = check_function(SAME_DOG, __name__,
                                 "Grade your answer to \u201cSame word, same vector?\u201d: letters.")
 
-TELESCOPE_QUERY = Choice("check_telescope_query", "Which query makes \u201ctelescope\u201d attend *mostly* "
-                         "to \u201cman\u201d (with the chapter's `W_q`, `W_k`)?", [
+TELESCOPE_QUERY = Choice("check_telescope_query", "Which query is *sure* to make \u201ctelescope\u201d "
+                         "attend mostly to \u201cman\u201d (with the chapter's `W_q`, `W_k`)?", [
     Option("`x_man @ W_q`, the query of \u201cman\u201d.", hint="that makes \u201ctelescope\u201d look where "
-           "\u201cman\u201d looks, not at \u201cman\u201d: to find a token, point at its *key*."),
-    Option("A long vector along `k_man`, the key of \u201cman\u201d.", explains="q\u00b7k is largest for the "
-           "key the query points along, and a long query widens the gaps until the softmax picks that key."),
-    Option("A vector of length 1 along `k_man`.", hint="right direction, too short: its scores stay small, "
-           "and the softmax of small scores is nearly uniform. Scale it up."),
+           "\u201cman\u201d looks, not at \u201cman\u201d: to find a token, aim at its *key*."),
+    Option("A long vector along `k_man`, the key of \u201cman\u201d.",
+           hint="often, but not surely: a score is the query's length times the key's shadow on its "
+                "direction, and a key longer than man's, a little to the side, can cast the longer shadow "
+                "and win (the arrows of the first chapter). Ask for the scores themselves."),
+    Option("A vector of length 1 along `k_man`.", hint="too short: its scores stay small, and the softmax of "
+           "small scores is nearly uniform."),
     Option("`v_man`, the value of \u201cman\u201d.",
            hint="values never enter the scores: they are what a token hands over once the weights are set."),
+    Option("The shortest query that scores `k_man` 20 and every other key 0 (least squares).",
+           explains="it asks for exactly the scores that make man win: 20 against 0 for every other key, a "
+                    "gap the softmax turns into nearly all the weight."),
 ])
 
 check_telescope_query = check_function(TELESCOPE_QUERY, __name__,

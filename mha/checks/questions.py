@@ -11,7 +11,11 @@ ways to answer it that grade the same way:
 
 Every wrong answer gets a hint that names a misconception: a wrong option its own, a number in a known
 wrong range that range's, an order the hint of the first pair it puts the wrong way round. A right answer
-gets the short reason why. Text is plain: `backticks` mark code (the page shows it as code), and maths is
+gets the short reason why. In a "select all" question, an answer whose every option is true but which leaves
+a true one out is first told only that a true statement is missing (:data:`MISSING`), and which one on the
+next such try: naming it at once would make the second try free.
+
+Text is plain: `backticks` mark code (the page shows it as code), and maths is
 written in Unicode (√, ·, ᵀ), so that no typesetting is needed.
 
 >>> q = Choice("check_demo", "Where does softmax put most weight?", [
@@ -28,13 +32,27 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mha.checks.machinery import CheckFailed, NotDone, learner_check, placeholder
 
-__all__ = ["Before", "Choice", "Feedback", "Number", "Option", "Order", "Question", "Range", "check_function"]
+__all__ = ["MISSING", "Before", "Choice", "Feedback", "Number", "Option", "Order", "Question", "Range",
+           "check_function", "missing_message"]
 
 LETTERS = "abcdefgh"
+#: What a "select all" answer that leaves out ``n`` true options (and picks no false one) is told first;
+#: ``mha/explorers/static/quiz.js`` words it the same.
+MISSING = ("Everything you chose is true, but {count} true too: read the options you left out again "
+           "(check once more to be told which).")
+
+
+def missing_message(n: int) -> str:
+    """:data:`MISSING` for ``n`` true options left out.
+
+    >>> missing_message(1)[:48]
+    'Everything you chose is true, but one more optio'
+    """
+    return MISSING.format(count="one more option is" if n == 1 else f"{n} more options are")
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,8 @@ class Feedback:
 
     correct: bool
     message: str
+    #: True options the answer left out, when that (and no false pick) is why it is wrong; 0 otherwise.
+    missing: int = field(default=0, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -91,13 +111,18 @@ class Question:
         if not name.startswith("check_"):
             raise ValueError(f"a question is named after its check function (check_...), got {name!r}")
         self.name, self.prompt, self.explanation = name, prompt, explanation
+        self.told_missing = False  # has check() told this kernel's learner that a true option is missing?
 
-    def grade(self, answer: object) -> Feedback:
-        """The feedback ``answer`` gets (a ValueError names what a well-formed answer looks like)."""
+    def grade(self, answer: object, *, told_missing: bool = False) -> Feedback:
+        """The feedback ``answer`` gets (a ValueError names what a well-formed answer looks like).
+
+        ``told_missing``: whether the learner was already told, on an earlier try, that a true option is
+        missing; only then does a "select all" answer that leaves one out get that option's own hint.
+        """
         raise NotImplementedError
 
     def payload(self) -> dict:
-        """What the browser reads to draw and grade the question (plain JSON)."""
+        """The whole question as plain JSON, key included (the page seals it: :mod:`mha.explorers.quiz`)."""
         return {"kind": self.kind, "name": self.name, "prompt": self.prompt,
                 "explanation": self.explanation, **self._payload()}
 
@@ -108,7 +133,8 @@ class Question:
         """Print ``✔ <name> passed: <why>`` for a right answer; raise CheckFailed with the hint otherwise."""
         if placeholder(answer):
             raise NotDone(self.name)
-        feedback = self.grade(answer)
+        feedback = self.grade(answer, told_missing=self.told_missing)
+        self.told_missing = self.told_missing or feedback.missing > 0
         if not feedback.correct:
             raise CheckFailed(f"{self.name}: not quite. {feedback.message}")
         if not quiet:
@@ -158,7 +184,7 @@ class Choice(Question):
             raise ValueError(f"{name}: every option a learner can get wrong needs a hint: {missing}")
         self.explanation = " ".join(o.explains or "" for o in right)  # right options explain
 
-    def grade(self, answer: object) -> Feedback:
+    def grade(self, answer: object, *, told_missing: bool = False) -> Feedback:
         letters = _letters(answer, len(self.options), self.name)
         if not self.several and len(letters) != 1:
             raise ValueError(f"{self.name}: choose one option, got {answer!r}")
@@ -166,9 +192,10 @@ class Choice(Question):
         for i, option in enumerate(self.options):  # a wrong choice first: it names a misconception
             if i in chosen and not option.right:
                 return Feedback(False, option.hint or "")
-        for i, option in enumerate(self.options):  # then a right option left out
-            if i not in chosen and option.right:
-                return Feedback(False, option.hint or "")
+        missed = [o for i, o in enumerate(self.options) if i not in chosen and o.right]
+        if missed:  # then the right options left out: that there are some, and on the next try which
+            message = (missed[0].hint or "") if told_missing else missing_message(len(missed))
+            return Feedback(False, message, missing=len(missed))
         return Feedback(True, self.explanation)
 
     def _payload(self) -> dict:
@@ -190,7 +217,7 @@ class Number(Question):
         if any(r.high > answer.low and r.low < answer.high for r in self.wrong):
             raise ValueError(f"{name}: a wrong range overlaps the right one {answer}")
 
-    def grade(self, answer: object) -> Feedback:
+    def grade(self, answer: object, *, told_missing: bool = False) -> Feedback:
         if isinstance(answer, bool) or not isinstance(answer, numbers.Real) or not math.isfinite(answer):
             raise ValueError(f"{self.name} takes a finite number{' in ' + self.unit if self.unit else ''}, "
                              f"got {type(answer).__name__} {answer!r}")
@@ -232,7 +259,7 @@ class Order(Question):
         if wrong_way:
             raise ValueError(f"{name}: the right order itself makes the mistake {wrong_way[0]}")
 
-    def grade(self, answer: object) -> Feedback:
+    def grade(self, answer: object, *, told_missing: bool = False) -> Feedback:
         letters = _letters(answer, len(self.items), self.name)
         if sorted(letters) != sorted(self.answer):
             raise ValueError(f"{self.name}: order every item once, e.g. {LETTERS[:len(self.items)]!r}; "

@@ -27,7 +27,7 @@ from mha.explorers.quiz import quiz
 from mha.explorers.real_heads import head_view, model_view, query_key_view, sentence_explorer
 from mha.explorers.self_attention import scaling_explorer
 from mha.explorers.self_attention_geometry import geometry_view
-from mha.explorers.self_attention_one_head import head_steps_explorer
+from mha.explorers.self_attention_one_head import head_steps_explorer, lookup_explorer
 from mha.explorers.self_attention_softmax import softmax_view
 from mha.explorers.shapes import shape_explorer
 from mha.explorers.tiny_gpt import sampling_explorer
@@ -63,6 +63,7 @@ __all__ = [
     "context_explorer",
     "quiz",
     "head_steps_explorer",
+    "lookup_explorer",
     "geometry_view",
     "circuits_explorer",
 ]

@@ -113,9 +113,11 @@ from mha.lab.self_attention_one_head import (
     STEPS,
     HeadWalkthrough,
     KeyGeometry,
+    SoftLookup,
     geometry_weights,
     head_walkthrough,
     key_geometry,
+    soft_lookup,
 )
 from mha.lab.shapes import (
     ShapeStep,
@@ -148,6 +150,7 @@ __all__ = [
     "heads_that_learn_circuits", "prose",
     # one head's arithmetic, queries and keys in two dimensions
     "STEPS", "HeadWalkthrough", "head_walkthrough", "KeyGeometry", "key_geometry", "geometry_weights",
+    "SoftLookup", "soft_lookup",
     # a head's QK and OV circuits
     "HeadCircuits", "head_circuits", "qk_circuit", "ov_circuit", "argmax_share",
     # examples

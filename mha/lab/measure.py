@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import tracemalloc
 from collections.abc import Callable, Iterable
-from time import perf_counter
+from time import perf_counter, process_time
 
 import numpy as np
 
@@ -44,20 +44,32 @@ def median_seconds(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 
     return statistics.median(times)
 
 
-def interleaved_seconds(calls: Iterable[Callable[[], object]], *, rounds: int = 5) -> np.ndarray:
-    """Each call's best wall time over ``rounds`` rounds in which the calls take turns, ``(len(calls),)``.
+def interleaved_seconds(calls: Iterable[Callable[[], object]], *, rounds: int = 5,
+                        clock: str = "wall") -> np.ndarray:
+    """Each call's best time over ``rounds`` rounds in which the calls take turns, ``(len(calls),)``.
 
     Compare calls with it rather than timing each on its own: a burst of load from elsewhere then slows
     one round of every call, not all the repeats of one, and the best round of each survives it. Every
     call runs once untimed first (allocations, threads starting).
+
+    ``clock="cpu"`` times with :func:`time.process_time`: the processor time this process spent (all its
+    threads), which other programs sharing the machine do not inflate. On a machine busier than its cores,
+    wall times jump by whole scheduling slices and even the best round can mislead; CPU times of
+    single-threaded calls (hold BLAS to one thread with :func:`blas_threads`) stay what an idle machine's
+    wall clock would show, give or take cache effects.
 
     Examples
     --------
     >>> fast, slow = interleaved_seconds([lambda: sum(range(10)), lambda: sum(range(100_000))], rounds=3)
     >>> bool(fast < slow)
     True
+    >>> interleaved_seconds([lambda: None], clock="cpu").shape
+    (1,)
     """
     rounds = check_positive_int(rounds, "rounds")
+    if clock not in ("wall", "cpu"):
+        raise ValueError(f'clock is "wall" (time.perf_counter) or "cpu" (time.process_time), got {clock!r}')
+    timer = process_time if clock == "cpu" else perf_counter
     calls = list(calls)
     for call in calls:
         if not callable(call):
@@ -66,9 +78,9 @@ def interleaved_seconds(calls: Iterable[Callable[[], object]], *, rounds: int = 
     best = [float("inf")] * len(calls)
     for _ in range(rounds):
         for i, call in enumerate(calls):
-            start = perf_counter()
+            start = timer()
             call()
-            best[i] = min(best[i], perf_counter() - start)
+            best[i] = min(best[i], timer() - start)
     return np.array(best)  # (len(calls),)
 
 

@@ -47,7 +47,7 @@ from mha.plotting.self_attention import (
     plot_score_variance,
     plot_scores_and_weights,
 )
-from mha.plotting.self_attention_one_head import plot_head_step
+from mha.plotting.self_attention_one_head import plot_head_step, plot_lookup_temperature
 from mha.plotting.shapes import (
     memory_layout_html,
     plot_head_assignment,
@@ -96,6 +96,7 @@ __all__ = [
     "plot_blend_margins",
     "plot_online_softmax",
     "plot_head_step",
+    "plot_lookup_temperature",
     "plot_circuits",
     "plot_memory",
     "plot_decode_cost",

@@ -1,4 +1,5 @@
-"""One head's arithmetic, one step per figure, with every number printed in its cell.
+"""One head's arithmetic, one step per figure, with every number printed in its cell; and one query's
+lookup, from hard to soft as the temperature slides (:func:`plot_lookup_temperature`).
 
 A matrix product is drawn the way it is done by hand: the left factor on the left, the right factor above,
 the product where their rows and columns meet. One query's row is traced through every step (an orange
@@ -14,10 +15,11 @@ from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from mha.lab.self_attention_one_head import STEPS, HeadWalkthrough
-from mha.plotting.style import SIGNED_CMAP, WEIGHTS_CMAP, new_figure
+from mha.lab.self_attention_one_head import STEPS, HeadWalkthrough, SoftLookup
+from mha.plotting.style import MAX_WIDTH_IN, SERIES_COLORS, SIGNED_CMAP, TITLE_PT, WEIGHTS_CMAP, new_figure
+from mha.typing import ArrayLike
 
-__all__ = ["plot_head_step"]
+__all__ = ["plot_head_step", "plot_lookup_temperature"]
 
 FOCUS = "#E69F00"  # the traced query's row (orange, from the course's series colours)
 WIDTH = 4.8  # inches: 480 px at 100 dpi
@@ -203,4 +205,101 @@ def plot_head_step(head: HeadWalkthrough, step: str, query: int = 0) -> Figure:
     fig.alt_text = (f"One head's arithmetic on \u201c{' '.join(head.tokens)}\u201d, step "
                     f"{STEPS.index(step) + 1} ({step}), tracing the row of \u201c{head.tokens[query]}\u201d. "
                     + caption)
+    return fig
+
+
+def plot_lookup_temperature(tokens: list[str], lookup: SoftLookup, temperatures: ArrayLike,
+                            sensitivities: ArrayLike, *, value_limit: float, query: str = "it",
+                            title: str | None = None) -> Figure:
+    """One query's lookup at one temperature: its weights, its answer next to a dictionary's, and its slope.
+
+    Three panels, one under the other (for the book's column): the weight of every key, with the key a
+    hard lookup returns outlined at a weight of 1; the soft answer ``weights @ values`` above the hard one
+    ``values[best]``; and how far the soft answer moves per unit the query moves, against the temperature,
+    with this frame's temperature marked (a hard lookup's is 0 at every temperature).
+
+    Parameters
+    ----------
+    tokens : list of str, length seq_k
+    lookup : SoftLookup
+        From :func:`mha.lab.self_attention_one_head.soft_lookup`.
+    temperatures, sensitivities : array_like, shape (n,)
+        The curve of the third panel: ``soft_lookup(...).sensitivity`` at each temperature.
+    value_limit : float
+        The colour scale of the answers spans ``[-value_limit, value_limit]``: one scale for every frame.
+    query : str
+        The token asking.
+    title : str, optional
+
+    Returns
+    -------
+    CourseFigure
+
+    Examples
+    --------
+    >>> from mha.lab.self_attention_one_head import soft_lookup
+    >>> keys, values = np.eye(3), np.eye(3)
+    >>> temps = [0.1, 1.0, 10.0]
+    >>> curve = [soft_lookup([2.0, 0, 0], keys, values, t).sensitivity for t in temps]
+    >>> fig = plot_lookup_temperature(["a", "b", "c"], soft_lookup([2.0, 0, 0], keys, values), temps, curve,
+    ...                               value_limit=1.0, query="a")
+    >>> [ax.get_title() for ax in fig.axes][:2]
+    ['T = 1: the weight of each key', 'the answers, at distance 0.47']
+    """
+    tokens = [str(t) for t in tokens]
+    temperatures = np.asarray(temperatures, dtype=float)
+    sensitivities = np.asarray(sensitivities, dtype=float)
+    weights, soft, hard = lookup.weights, lookup.soft, lookup.hard
+    if len(tokens) != weights.size or soft.shape != hard.shape or soft.ndim != 1:
+        raise ValueError(f"expected one token per weight and soft and hard answers of one shape; got "
+                         f"{len(tokens)} tokens, {weights.size} weights, answers {soft.shape} and "
+                         f"{hard.shape}")
+    if temperatures.ndim != 1 or temperatures.shape != sensitivities.shape or not temperatures.size:
+        raise ValueError(f"expected a curve of temperatures and sensitivities of one length, got "
+                         f"{temperatures.shape} and {sensitivities.shape}")
+    if not (np.all(temperatures > 0) and np.all(np.isfinite(sensitivities))):
+        raise ValueError("temperatures must be positive and sensitivities finite")
+    if not 0 < value_limit < np.inf:
+        raise ValueError(f"value_limit must be positive and finite, got {value_limit!r}")
+    best, t = lookup.best, lookup.temperature
+    apart = float(np.linalg.norm(soft - hard))
+    n = len(tokens)
+    fig = new_figure(MAX_WIDTH_IN, 1.3 + 0.26 * n + 1.25 + 2.1, alt_text=(
+        f'The query "{query}" at temperature T = {t:g}: "{tokens[best]}" gets weight {weights[best]:.2f} '
+        f"(a hard lookup gives it 1); the soft answer lies {apart:.2f} from the hard one; it moves by "
+        f"{lookup.sensitivity:.2f} per unit the query moves, where the hard answer does not move at all."))
+    grid = fig.add_gridspec(3, 1, height_ratios=(0.26 * n + 0.6, 1.0, 1.9))
+    ax_w = fig.add_subplot(grid[0])
+    ax_w.barh(range(n), weights, color=SERIES_COLORS[0], height=0.7, label="attention (soft)")
+    ax_w.barh([best], [1.0], height=0.7, fill=False, edgecolor=SERIES_COLORS[1], linewidth=2,
+              linestyle="--", label="dictionary (hard)")
+    for i, w in enumerate(weights):
+        ax_w.text(min(w, 1.0) + 0.02, i, f"{w:.2f}", va="center", fontsize=10)
+    ax_w.set_yticks(range(n), tokens, fontsize=10)
+    ax_w.invert_yaxis()
+    ax_w.set_xlim(0, 1.16)
+    ax_w.set_xticks([0, 0.5, 1])
+    ax_w.set_xlabel("weight = softmax(q·k / √d_k / T)", fontsize=10)
+    ax_w.set_title(f"T = {t:g}: the weight of each key", fontsize=10, pad=26)
+    # above the bars, under the title: never over a bar or a number, whatever the weights
+    ax_w.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, fontsize=10, frameon=False,
+                borderaxespad=0.2)
+    ax_a = fig.add_subplot(grid[1])
+    ax_a.imshow(np.stack([soft, hard]), cmap=SIGNED_CMAP, vmin=-value_limit, vmax=value_limit, aspect="auto",
+                interpolation="nearest")
+    ax_a.set_yticks([0, 1], ["soft: Σ w·v", f"hard: v({tokens[best]})"], fontsize=10)
+    ax_a.set_xticks([])
+    ax_a.set_xlabel("feature of the answer", fontsize=10)
+    ax_a.set_title(f"the answers, at distance {apart:.2f}", fontsize=10)
+    ax_s = fig.add_subplot(grid[2])
+    ax_s.semilogx(temperatures, sensitivities, color=SERIES_COLORS[0], label="soft lookup")
+    ax_s.axhline(0.0, color=SERIES_COLORS[1], linestyle="--", linewidth=2, label="hard lookup: 0")
+    ax_s.plot([t], [lookup.sensitivity], "o", color="black", markersize=7, label=f"T = {t:g}")
+    ax_s.set_xlabel("temperature T", fontsize=10)
+    ax_s.set_ylabel("‖∂ answer / ∂ q‖", fontsize=10)
+    ax_s.set_ylim(-0.08 * max(sensitivities.max(), 1e-9), 1.25 * max(sensitivities.max(), 1e-9))
+    ax_s.tick_params(labelsize=10)
+    ax_s.set_title("how far the answer moves with the query", fontsize=10)
+    ax_s.legend(loc="upper right", fontsize=10, frameon=True, framealpha=0.9)  # over the curve's far tail
+    fig.suptitle(title or f"“{query}” looks up the sentence: from hard to soft", fontsize=TITLE_PT)
     return fig

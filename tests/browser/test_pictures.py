@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mha.explorers import geometry_view
-from mha.lab import geometry_weights
+from mha.lab import geometry_weights, key_geometry
 from tests.browser.test_pages import PROFILES, open_page, unexpected, wait_for_widgets
 
 pytestmark = pytest.mark.browser
@@ -80,6 +80,28 @@ def test_the_plane_draws_mhas_weights_wherever_the_query_goes(browser, profile):
         assert bars["x"] + bars["width"] <= 390  # the score and weight columns fit beside the keys
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert errors == []
+    context.close()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_no_two_key_names_sit_on_each_other_in_the_plane(browser, profile):
+    """Keys that lean one way (the chapter's key bias) point close together: their names are moved apart."""
+    context = browser.new_context(**PROFILES[profile])
+    page = context.new_page()
+    views = "".join(geometry_view(key_geometry(rng=seed)).to_html(element_id=f"gv{seed}")
+                    for seed in range(6))
+    page.set_content(f'<html lang="en"><body>{views}</body></html>')
+    for seed in range(6):
+        boxes = page.eval_on_selector_all(f"#gv{seed} text.mha-gv-token",
+                                          "names => names.map(n => {const b = n.getBoundingClientRect(); "
+                                          "return [b.left, b.top, b.right, b.bottom];})")
+        plane = page.locator(f"#gv{seed} svg.mha-gv-plane").bounding_box()
+        assert len(boxes) == 8 and all(b[2] > b[0] for b in boxes)
+        for i, a in enumerate(boxes):
+            assert plane["y"] - 1 <= a[1] and a[3] <= plane["y"] + plane["height"] + 1, seed
+            for b in boxes[i + 1:]:
+                overlap = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+                assert min(overlap) <= 0.5, (seed, a, b)
     context.close()
 
 

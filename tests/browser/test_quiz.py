@@ -11,6 +11,7 @@ import pytest
 
 from mha import checks
 from mha.explorers import quiz
+from mha.explorers.quiz import sealed_payload
 from tests.browser.test_pages import PROFILES, open_page, unexpected
 from tests.checks.test_questions import QUESTIONS, _all_answers
 
@@ -35,14 +36,17 @@ def _offline_page(browser, profile: str, names):
 
 
 def test_the_browser_grades_every_answer_as_the_check_does(browser):
+    """From the sealed page data alone, on a first try and after being told that an option is missing."""
     page, errors = _offline_page(browser, "desktop", sorted(QUESTIONS))
     for name, question in QUESTIONS.items():
         answers = _all_answers(question)
-        graded = page.evaluate("([q, answers]) => answers.map(a => window.mhaQuiz.grade(q, a))",
-                               [question.payload(), answers])
-        for answer, got in zip(answers, graded, strict=True):
-            expected = question.grade(answer)
-            assert (got["correct"], got["message"]) == (expected.correct, expected.message), (name, answer)
+        for told in (False, True):
+            graded = page.evaluate("([q, answers, told]) => answers.map(a => mhaQuiz.grade(q, a, told))",
+                                   [sealed_payload(question), answers, told])
+            for answer, got in zip(answers, graded, strict=True):
+                expected = question.grade(answer, told_missing=told)
+                assert (got["correct"], got["message"], got["missing"]) == (
+                    expected.correct, expected.message, expected.missing), (name, answer, told)
     assert page.evaluate("['4', '4.0', ' 4 ', '4,0', '\u22125', '1e3', '4,194,304', '.5']"
                          ".map(window.mhaQuiz.parseNumber)") == [4, 4, 4, 4, -5, 1000, 4194304, 0.5]
     assert page.evaluate("['', 'four', '4 MiB', '1/2'].map(t => isNaN(window.mhaQuiz.parseNumber(t)))") == [
@@ -92,12 +96,16 @@ def test_each_kind_is_answered_wrong_then_right_by_keyboard_alone(browser, profi
     state, text = _feedback(page, "check_flat_mask")
     assert state == "right" and _plain(flat.grade("b").message) in text and "Right" in text
 
-    # Several answers: a missing right option is named, then all of them pass.
+    # Several answers: a missing right option is said to be missing, named on the next try, then all pass.
     _tab_to(page, "#check_average_tells input[value=a]")
     page.keyboard.press("Space")
     _tab_to(page, "#check_average_tells .mha-quiz-check")
     page.keyboard.press("Enter")
-    assert _feedback(page, "check_average_tells")[1].count(_plain(average.grade("a").message)) == 1
+    first = _feedback(page, "check_average_tells")[1]
+    named = _plain(average.grade("a", told_missing=True).message)
+    assert _plain(average.grade("a").message) in first and named not in first and "left out" in first
+    page.keyboard.press("Enter")  # the same answer, checked again
+    assert _feedback(page, "check_average_tells")[1].count(named) == 1
     _tab_to(page, "#check_average_tells input[value=c]")
     page.keyboard.press("Space")
     _tab_to(page, "#check_average_tells .mha-quiz-check")

@@ -23,6 +23,7 @@ from mha.checks.questions import (
     Question,
     Range,
     check_function,
+    missing_message,
 )
 
 QUESTIONS = {name: getattr(checks, name).question for name in checks.__all__
@@ -88,13 +89,35 @@ def test_an_order_must_place_every_item_once():
     assert question.grade(["c", "b", "a"]).correct and question.grade("C, B, A").correct
 
 
-def test_several_right_options_each_name_what_leaving_them_out_misses():
+def test_several_right_options_each_name_what_leaving_them_out_misses_on_the_next_try():
+    question = _choice(options=[Option("p", explains="e1", hint="missed p"), Option("q", hint="not q"),
+                                Option("r", explains="e2", hint="missed r"),
+                                Option("s", explains="e3", hint="missed s")], several=True)
+    assert question.grade("acd").correct and question.grade({"c", "a", "d"}).correct
+    assert question.grade("abc").message == "not q"  # a wrong pick is named before a miss
+    assert question.grade("abc", told_missing=True).message == "not q"
+    first = question.grade("ac")  # first told that a true option is missing, not which
+    assert (first.correct, first.missing, first.message) == (False, 1, missing_message(1))
+    assert "missed" not in first.message and "one more option is true" in first.message
+    assert question.grade("ac", told_missing=True).message == "missed s"
+    assert question.grade("c").message == missing_message(2)
+    assert "2 more options are true" in missing_message(2)
+    assert question.grade("c", told_missing=True).message == "missed p"  # the first one left out
+
+
+def test_a_notebook_check_names_the_missing_option_on_the_next_try(capsys):
     question = _choice(options=[Option("p", explains="e1", hint="missed p"), Option("q", hint="not q"),
                                 Option("r", explains="e2", hint="missed r")], several=True)
-    assert question.grade("ac").correct and question.grade({"c", "a"}).correct
-    assert question.grade("abc").message == "not q"  # a wrong pick is named before a miss
-    assert question.grade("a").message == "missed r"
-    assert question.grade("c").message == "missed p"
+    check = check_function(question, "tests", "demo")
+    with pytest.raises(CheckFailed, match="not q"):  # a wrong pick: nothing is told about the others
+        check("ab")
+    with pytest.raises(CheckFailed) as first:
+        check("a")
+    assert "missed r" not in str(first.value) and "one more option is true" in str(first.value)
+    with pytest.raises(CheckFailed, match="missed r"):
+        check("a")
+    check("ac")
+    assert capsys.readouterr().out == "✔ check_demo passed: e1 e2\n"
 
 
 def _all_answers(question: Question):
@@ -111,13 +134,17 @@ def _all_answers(question: Question):
     return [(r.low + r.high) / 2 for r in ranges] + [far, -far]
 
 
-def _expected(question: Question, answer):
+def _expected(question: Question, answer, told_missing: bool = False):
     """The rule each kind of question states, written out independently of grade()."""
     if question.kind == "choice":
         picked = {LETTERS.index(c) for c in answer}
         wrong = [o for i, o in enumerate(question.options) if i in picked and not o.right]
         missed = [o for i, o in enumerate(question.options) if i not in picked and o.right]
-        return (False, (wrong or missed)[0].hint) if wrong or missed else (True, question.explanation)
+        if wrong:
+            return False, wrong[0].hint
+        if missed:
+            return False, missed[0].hint if told_missing else missing_message(len(missed))
+        return True, question.explanation
     if question.kind == "number":
         if question.answer.low <= answer < question.answer.high:
             return True, question.explanation
@@ -134,13 +161,15 @@ def test_every_answer_to_every_question_gets_the_feedback_its_rule_gives(name):
     answers = _all_answers(question)
     verdicts = []
     for answer in answers:
-        feedback = question.grade(answer)
-        assert (feedback.correct, feedback.message) == _expected(question, answer), answer
-        assert feedback.message and feedback.message[-1] in ".)?", f"{answer!r}: {feedback.message!r}"
+        for told in (False, True):
+            feedback = question.grade(answer, told_missing=told)
+            assert (feedback.correct, feedback.message) == _expected(question, answer, told), (answer, told)
+            assert feedback.message and feedback.message[-1] in ".)?", f"{answer!r}: {feedback.message!r}"
         verdicts.append(feedback.correct)
     assert verdicts.count(True) == 1  # one right answer (for a number: one right range)
-    wrong_messages = {question.grade(a).message
-                      for a, right in zip(answers, verdicts, strict=True) if not right}
+    wrong_messages = {question.grade(a, told_missing=told).message
+                      for a, right in zip(answers, verdicts, strict=True) if not right
+                      for told in (False, True)}
     assert question.explanation not in wrong_messages
 
 
@@ -148,7 +177,7 @@ def test_every_answer_to_every_question_gets_the_feedback_its_rule_gives(name):
 def test_every_hint_can_be_reached(name):
     """A hint no answer produces is a misconception nobody is told about: a slip in the question."""
     question = QUESTIONS[name]
-    reached = {question.grade(a).message for a in _all_answers(question)}
+    reached = {question.grade(a, told_missing=True).message for a in _all_answers(question)}
     if question.kind == "choice":
         written = {o.hint for o in question.options if o.hint and (question.several or not o.right)}
     elif question.kind == "number":
@@ -162,14 +191,17 @@ def test_every_hint_can_be_reached(name):
 def test_the_kernel_check_agrees_with_the_grade(name, capsys):
     check, question = getattr(checks, name), QUESTIONS[name]
     assert check.__module__.startswith("mha.checks.") and check.__name__ == name
+    question.told_missing = told = False  # a fresh kernel
     for answer in _all_answers(question):
-        feedback = question.grade(answer)
+        feedback = question.grade(answer, told_missing=told)
+        told = told or feedback.missing > 0
         if feedback.correct:
             check(answer)
             assert capsys.readouterr().out == f"✔ {name} passed: {feedback.message}\n"
         else:
             with pytest.raises(CheckFailed, match=re.escape(feedback.message)):
                 check(answer)
+    question.told_missing = False  # as other tests find it
 
 
 def test_an_untouched_answer_is_not_done_yet_and_fails_when_grading(capsys):

@@ -70,3 +70,15 @@ def test_interleaved_calls_take_turns_and_keep_each_calls_best_round(monkeypatch
         interleaved_seconds([1])
     with pytest.raises(ValueError, match="rounds"):
         interleaved_seconds([timed("a")], rounds=0)
+
+
+def test_the_cpu_clock_is_the_process_time_and_no_other_clock_is_taken(monkeypatch):
+    import mha.lab.measure
+
+    ticks = iter(range(100))
+    monkeypatch.setattr(mha.lab.measure, "process_time", lambda: float(next(ticks)))
+    monkeypatch.setattr(mha.lab.measure, "perf_counter", lambda: 0.0)  # would time every call at 0
+    assert interleaved_seconds([lambda: None, lambda: None], rounds=2, clock="cpu").tolist() == [1.0, 1.0]
+    for clock in ("CPU", "process", None, 1):
+        with pytest.raises(ValueError, match='clock is "wall"'):
+            interleaved_seconds([lambda: None], clock=clock)

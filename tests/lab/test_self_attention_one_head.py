@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import mha
-from mha.lab.self_attention_one_head import STEPS, geometry_weights, head_walkthrough, key_geometry
+from mha.lab.self_attention_one_head import (STEPS, geometry_weights, head_walkthrough, key_geometry,
+                                             soft_lookup)
 
 
 @pytest.mark.parametrize(("sentence", "d_model", "d_k", "seed"), [
@@ -41,6 +42,38 @@ def test_the_plane_holds_one_arrow_per_word_and_the_query_of_its_token():
         key_geometry("the cat", query_token="dog")
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_a_key_bias_above_one_leaves_directions_that_score_every_key_below_zero(seed):
+    """The chapter's third experiment ("point it away from every key") can be done, whatever the seed."""
+    geometry = key_geometry(rng=seed)
+    angles = np.linspace(0, 2 * np.pi, 720, endpoint=False)
+    directions = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (720, 2)
+    assert np.all(directions @ geometry.keys.T < 0, axis=1).mean() > 1 / 8  # an arc of more than 45°
+    bare = key_geometry(rng=seed, key_bias=0)
+    np.testing.assert_array_equal(bare.key_bias, 0)
+    np.testing.assert_allclose(geometry.keys - geometry.key_bias, bare.keys)  # the same keys, shifted
+    np.testing.assert_array_equal(geometry.query, bare.query)
+    for query in (geometry.query, 5 * directions[7], -geometry.key_bias):  # the bias changes no weight
+        np.testing.assert_allclose(geometry_weights(query, geometry.keys), geometry_weights(query, bare.keys))
+
+
+def test_the_bias_follows_the_keys_mean_and_the_longest_key():
+    geometry = key_geometry("the cat saw the dog", query_token="cat", key_bias=2.0, rng=1)
+    bare = key_geometry("the cat saw the dog", query_token="cat", key_bias=0, rng=1)
+    longest = np.linalg.norm(bare.keys, axis=1).max()
+    assert math.isclose(np.linalg.norm(geometry.key_bias), 2.0 * longest)
+    mean = bare.keys.mean(axis=0)
+    assert math.isclose(geometry.key_bias @ mean, np.linalg.norm(geometry.key_bias) * np.linalg.norm(mean))
+    single = key_geometry("dog", query_token="dog", rng=0)  # one key: it leans along itself
+    np.testing.assert_allclose(single.keys, 2.25 * (single.keys - single.key_bias))
+
+
+@pytest.mark.parametrize("bias", [-0.5, float("nan"), float("inf"), "1", True, None])
+def test_a_key_bias_is_a_finite_length_of_zero_or_more(bias):
+    with pytest.raises(ValueError, match="key_bias is a length"):
+        key_geometry(key_bias=bias)
+
+
 def test_plane_weights_are_the_softmax_of_scaled_dot_products():
     rng = np.random.default_rng(0)
     keys, query = rng.normal(size=(6, 2)), rng.normal(size=2)
@@ -64,3 +97,47 @@ def test_a_longer_query_sharpens_the_weights_toward_the_key_it_points_at():
 def test_bad_plane_input_names_the_shapes_expected(query, keys):
     with pytest.raises(ValueError, match="query|finite"):
         geometry_weights(query, keys)
+
+
+def _lookup_case(seed=0, seq_k=6, d_k=4, d_v=3):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=d_k), rng.normal(size=(seq_k, d_k)), rng.normal(size=(seq_k, d_v))
+
+
+@pytest.mark.parametrize("temperature", [0.05, 0.5, 1.0, 3.0, 40.0])
+def test_a_soft_lookup_is_attention_at_a_temperature_and_its_slope_is_measured(temperature):
+    query, keys, values = _lookup_case()
+    lookup = soft_lookup(query, keys, values, temperature)
+    scores = keys @ query / (math.sqrt(4) * temperature)
+    np.testing.assert_allclose(lookup.weights, mha.softmax(scores))
+    np.testing.assert_allclose(lookup.soft, lookup.weights @ values)
+    assert lookup.best == scores.argmax() and np.array_equal(lookup.hard, values[scores.argmax()])
+    # the same as a query 1/T times longer, at T = 1
+    np.testing.assert_allclose(soft_lookup(query / temperature, keys, values).weights, lookup.weights)
+    step = 1e-6  # the Jacobian's norm against central differences, one query feature at a time
+    columns = [(soft_lookup(query + step * e, keys, values, temperature).soft
+                - soft_lookup(query - step * e, keys, values, temperature).soft) / (2 * step)
+               for e in np.eye(4)]
+    assert math.isclose(lookup.sensitivity, np.linalg.norm(np.stack(columns, axis=1)), rel_tol=1e-5)
+
+
+def test_the_slope_vanishes_for_a_hard_and_for_an_even_lookup():
+    query, keys, values = _lookup_case(1)
+    slopes = [soft_lookup(query, keys, values, t).sensitivity for t in (1e-3, 1.0, 1e4)]
+    assert slopes[0] < 1e-6 * slopes[1] and slopes[2] < 1e-3 * slopes[1]
+    assert soft_lookup(query, keys, values, 1e-3).weights.max() > 1 - 1e-9  # as a dictionary
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (dict(temperature=0.0), "positive finite"), (dict(temperature=-1.0), "positive finite"),
+    (dict(temperature=float("inf")), "positive finite"), (dict(temperature=True), "positive finite"),
+    (dict(temperature="1"), "positive finite"), (dict(query=np.ones(5)), "one d_k"),
+    (dict(values=np.ones((5, 3))), "one seq_k"),
+    (dict(keys=np.ones((0, 4)), values=np.ones((0, 3))), "seq_k"),
+    (dict(query=np.array([np.nan, 0, 0, 0])), "finite"),
+])
+def test_a_soft_lookup_refuses_what_it_cannot_compute(args, message):
+    query, keys, values = _lookup_case()
+    given = {"query": query, "keys": keys, "values": values, "temperature": 1.0, **args}
+    with pytest.raises(ValueError, match=message):
+        soft_lookup(**given)

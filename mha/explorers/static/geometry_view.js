@@ -1,9 +1,9 @@
 /* Queries and keys as arrows: drag the query, watch the dot products and the softmax weights follow.
  *
- * mha.explorers.geometry_view writes one <div class="mha-gv"> holding a <script type="application/json">
+ * mha.explorers.self_attention_geometry writes one <div class="mha-gv"> holding a <script type="application/json">
  * with the keys (seq_k x 2), their tokens and the first query (2 numbers), inlines view_base.js and this
  * file, then calls window.mhaGeometryView.mount(root). Everything is computed here, in the browser, as
- * mha.lab.one_head.geometry_weights does: score_j = q . k_j / sqrt(2), weights = softmax(scores) (each
+ * mha.lab.self_attention_one_head.geometry_weights does: score_j = q . k_j / sqrt(2), weights = softmax(scores) (each
  * score minus the largest, exponentiated, divided by the sum). The tests compare the two.
  *
  * Controls: drag (mouse, pen or finger) anywhere in the plane to move the query's tip; or focus the plane
@@ -33,6 +33,40 @@
 
   function fixed(x, digits) {
     return x.toFixed(digits).replace("-", "\u2212");
+  }
+
+  /* Keys that point nearly the same way put their names on top of each other: move overlapping names apart
+     vertically, as little as it takes, keeping each beside its arrow's tip. Needs the plane laid out (in a
+     closed section getBBox is empty: the names stay where they are). */
+  function spread(texts) {
+    var boxes = texts.map(function (t) {
+      var b = t.getBBox();
+      return {t: t, y0: Number(t.getAttribute("y")), x: b.x, y: b.y, w: b.width, h: b.height, top: b.y};
+    });
+    if (!boxes.some(function (b) { return b.w > 0; })) {
+      return;
+    }
+    function apart(a, b) {
+      return a.x + a.w <= b.x || b.x + b.w <= a.x || a.top + a.h <= b.top || b.top + b.h <= a.top;
+    }
+    for (var pass = 0; pass < 50; pass++) {
+      var moved = false;
+      boxes.sort(function (a, b) { return a.top - b.top; });
+      for (var i = 0; i < boxes.length; i++) {
+        for (var j = i + 1; j < boxes.length; j++) {
+          if (!apart(boxes[i], boxes[j])) {
+            var push = (boxes[i].top + boxes[i].h - boxes[j].top) / 2 + 0.5;
+            boxes[i].top = Math.max(0, boxes[i].top - push);
+            boxes[j].top = Math.min(SIZE - boxes[j].h, boxes[j].top + push);
+            moved = true;
+          }
+        }
+      }
+      if (!moved) {
+        break;
+      }
+    }
+    boxes.forEach(function (b) { b.t.setAttribute("y", b.y0 + b.top - b.y); });
   }
 
   function mount(root) {
@@ -72,16 +106,18 @@
       el("path", {d: "M 0 0 L 10 5 L 0 10 z", fill: color}, m);
     }
     var line = el("line", {"class": "mha-gv-query-line"}, svg);  // the query's direction, both ways
+    var names = [];
     var shadows = keys.map(function (k, j) {
       var color = COLORS[j % COLORS.length];
       marker(root.id + "-k" + j, color);
       var tip = px(k);
       el("line", {x1: o[0], y1: o[1], x2: tip[0], y2: tip[1], stroke: color, "stroke-width": 2,
         "marker-end": "url(#" + root.id + "-k" + j + ")"}, svg);
-      el("text", {x: tip[0] + (k[0] >= 0 ? 4 : -4), y: tip[1] + (k[1] >= 0 ? -4 : 12),
-        "text-anchor": k[0] >= 0 ? "start" : "end", "class": "mha-gv-token"}, svg, tokens[j]);
+      names.push(el("text", {x: tip[0] + (k[0] >= 0 ? 4 : -4), y: tip[1] + (k[1] >= 0 ? -4 : 12),
+        "text-anchor": k[0] >= 0 ? "start" : "end", "class": "mha-gv-token"}, svg, tokens[j]));
       return el("line", {"class": "mha-gv-shadow", stroke: color}, svg);
     });
+    spread(names);
     marker(root.id + "-q", QUERY);
     var arrow = el("line", {x1: o[0], y1: o[1], stroke: QUERY, "stroke-width": 4,
       "marker-end": "url(#" + root.id + "-q)", "class": "mha-gv-query"}, svg);

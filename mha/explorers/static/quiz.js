@@ -1,9 +1,11 @@
 /* The course's in-page questions: answer, press "Check", read the feedback. No kernel, no network.
  *
  * mha.explorers.quiz writes one <div class="mha-quiz"> holding a <script type="application/json"> with the
- * question (mha.checks.questions: Question.payload()), inlines view_base.js and this file, then calls
- * window.mhaQuiz.mount(root). Grading is the line-by-line port of Question.grade, so the page and the
- * notebook's check_... function give the same feedback; the browser tests compare both.
+ * question, its key and hints sealed by the answers that earn them (mha.explorers.quiz.sealed_payload), inlines
+ * view_base.js and this file, then calls window.mhaQuiz.mount(root). Grading is the line-by-line port of
+ * Question.grade, so the page and the notebook's check_... function give the same feedback; the browser tests
+ * compare both. A "select all" answer that leaves a true option out is told that one is missing, and which
+ * one only on the next such try.
  *
  * Accessibility: the question is a <fieldset> named by its prompt; options are native radio buttons or
  * checkboxes, the number a labelled text box (Enter checks it), the order a list whose items move with
@@ -13,57 +15,113 @@
  */
 (function () {
   "use strict";
-  if (window.mhaQuiz && window.mhaQuiz.version >= 1) {
+  if (window.mhaQuiz && window.mhaQuiz.version >= 2) {
     return;
   }
   var LETTERS = "abcdefgh";
+  /* As mha.checks.questions.MISSING: what a "select all" answer that leaves true options out hears first. */
+  var MISSING = "Everything you chose is true, but {count} true too: read the options you left out again " +
+    "(check once more to be told which).";
+
+  /* -------------------------------------------- the sealed key (as mha.explorers.quiz, line by line) */
+
+  function hash32(text, seed) {  // FNV-1a over UTF-8, then murmur3's finaliser
+    var bytes = new TextEncoder().encode(text), h = (0x811c9dc5 ^ seed) >>> 0;
+    for (var i = 0; i < bytes.length; i++) {
+      h = Math.imul(h ^ bytes[i], 0x01000193) >>> 0;
+    }
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b) >>> 0;
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35) >>> 0;
+    return (h ^ (h >>> 16)) >>> 0;
+  }
+
+  function hex8(n) {
+    return ("0000000" + n.toString(16)).slice(-8);
+  }
+
+  function tag(key) {
+    return hex8(hash32(key, 1)) + hex8(hash32(key, 2));
+  }
+
+  function unseal(key, sealed) {
+    var raw = atob(sealed), bytes = new Uint8Array(raw.length), word = 0;
+    for (var i = 0; i < raw.length; i++) {
+      if (i % 4 === 0) {
+        word = hash32(key + "|" + (i / 4), 3);
+      }
+      bytes[i] = raw.charCodeAt(i) ^ ((word >>> (8 * (i % 4))) & 255);
+    }
+    return new TextDecoder().decode(bytes).replace(/ +$/, "");
+  }
 
   /* ------------------------------------------------------------------ grading (as Question.grade) */
 
-  function gradeChoice(q, letters) {
-    var chosen = letters.split("").map(function (c) { return LETTERS.indexOf(c); });
-    var i;
-    for (i = 0; i < q.options.length; i++) {
-      if (chosen.indexOf(i) >= 0 && !q.options[i].right) {
-        return {correct: false, message: q.options[i].hint};
+  /* toldMissing: this reader was told on an earlier try that a true option is missing; only now is it named. */
+  function gradeChoice(q, letters, toldMissing) {
+    var verdicts = q.options.map(function (option, i) {
+      var chosen = letters.indexOf(LETTERS[i]) >= 0;
+      var sealed = chosen ? option.chosen : option.left;
+      return sealed ? JSON.parse(unseal(q.salt + "|" + LETTERS[i] + "|" + (chosen ? "chosen" : "left"), sealed)) :
+        {v: "fine", m: ""};
+    });
+    var i, missed = [], explained = [];
+    for (i = 0; i < verdicts.length; i++) {  // a wrong choice first: it names a misconception
+      if (verdicts[i].v === "wrong") {
+        return {correct: false, message: verdicts[i].m, missing: 0};
       }
     }
-    for (i = 0; i < q.options.length; i++) {
-      if (chosen.indexOf(i) < 0 && q.options[i].right) {
-        return {correct: false, message: q.options[i].hint};
+    for (i = 0; i < verdicts.length; i++) {
+      if (verdicts[i].v === "missing") {
+        missed.push(verdicts[i].m);
+      } else if (verdicts[i].v === "right") {
+        explained.push(verdicts[i].m);
       }
     }
-    return {correct: true, message: q.explanation};
+    if (missed.length) {  // then the right options left out: that there are some, and on the next try which
+      var count = missed.length === 1 ? "one more option is" : missed.length + " more options are";
+      return {correct: false, message: toldMissing ? missed[0] : MISSING.replace("{count}", count),
+        missing: missed.length};
+    }
+    return {correct: true, message: explained.join(" "), missing: 0};
   }
 
   function gradeNumber(q, value) {
-    if (q.answer[0] <= value && value < q.answer[1]) {
-      return {correct: true, message: q.explanation};
+    var key = JSON.parse(unseal(q.salt + "|number", q.sealed));
+    if (key.answer[0] <= value && value < key.answer[1]) {
+      return {correct: true, message: key.explanation, missing: 0};
     }
-    for (var i = 0; i < q.wrong.length; i++) {
-      if (q.wrong[i][0] <= value && value < q.wrong[i][1]) {
-        return {correct: false, message: q.wrong[i][2]};
+    for (var i = 0; i < key.wrong.length; i++) {
+      if (key.wrong[i][0] <= value && value < key.wrong[i][1]) {
+        return {correct: false, message: key.wrong[i][2], missing: 0};
       }
     }
-    return {correct: false, message: q.otherwise};
+    return {correct: false, message: key.otherwise, missing: 0};
   }
 
   function gradeOrder(q, letters) {
-    if (letters === q.answer) {
-      return {correct: true, message: q.explanation};
+    if (tag(q.salt + "|order|" + letters) === q.solved) {
+      return {correct: true, message: unseal(q.salt + "|explain|" + letters, q.explanation), missing: 0};
     }
-    for (var i = 0; i < q.mistakes.length; i++) {
-      var m = q.mistakes[i];
-      if (letters.indexOf(m[0]) < letters.indexOf(m[1])) {
-        return {correct: false, message: m[2]};
+    var before = {};  // the tag of every pair the answer puts first-then -> the pair
+    for (var a = 0; a < letters.length; a++) {
+      for (var b = a + 1; b < letters.length; b++) {
+        before[tag(q.salt + "|before|" + letters[a] + letters[b])] = letters[a] + letters[b];
       }
     }
-    return {correct: false, message: q.otherwise};
+    for (var i = 0; i < q.mistakes.length; i++) {  // the first listed misconception the answer makes
+      var pair = before[q.mistakes[i][0]];
+      if (pair) {
+        return {correct: false, message: unseal(q.salt + "|hint|" + pair, q.mistakes[i][1]), missing: 0};
+      }
+    }
+    return {correct: false, message: q.otherwise, missing: 0};
   }
 
-  function grade(q, answer) {
+  function grade(q, answer, toldMissing) {
     if (q.kind === "choice") {
-      return gradeChoice(q, answer);
+      return gradeChoice(q, answer, Boolean(toldMissing));
     }
     return q.kind === "number" ? gradeNumber(q, answer) : gradeOrder(q, answer);
   }
@@ -168,6 +226,7 @@
     var button = el("button", {type: "button", "class": "mha-quiz-check"}, actions, "Check");
     var feedback = el("p", {"class": "mha-quiz-feedback", role: "status", "aria-live": "polite"}, form);
     var code = el("p", {"class": "mha-quiz-code"}, root);
+    var toldMissing = false;  // a "select all" answer that left a true option out: named on the next such try
     var example = q.kind === "number" ? "\u2026" : "\"\u2026\"";
     base.withCode(code, "In a notebook: `" + q.name + "(" + example + ")`, with " +
       (q.kind === "number" ? "your number." : q.kind === "order" ? "your letters, first to last." :
@@ -188,7 +247,8 @@
           "Choose an option first.";
         return;
       }
-      var result = grade(q, answer);
+      var result = grade(q, answer, toldMissing);
+      toldMissing = toldMissing || result.missing > 0;
       root.dataset.state = result.correct ? "right" : "wrong";
       root.dataset.answer = String(answer);
       feedback.className = "mha-quiz-feedback " + (result.correct ? "mha-quiz-right" : "mha-quiz-wrong");
@@ -205,5 +265,5 @@
     form.addEventListener(q.kind === "number" ? "input" : "change", forget);
   }
 
-  window.mhaQuiz = {version: 1, mount: mount, grade: grade, parseNumber: parseNumber};
+  window.mhaQuiz = {version: 2, mount: mount, grade: grade, parseNumber: parseNumber, unseal: unseal};
 })();
