@@ -1,7 +1,8 @@
 """The attention of five published models, from their config files, and what their KV caches cost.
 
-Each :class:`AttentionConfig` holds the numbers a model's published ``config.json`` (or paper) gives for its
-attention, with where they come from; :meth:`AttentionConfig.cache_bytes` computes its cache with
+Each :class:`AttentionConfig` holds the numbers a model's released ``config.json`` gives for its attention,
+field by field (the ``config.json`` key of each field is listed in :class:`AttentionConfig`), with the file
+it comes from as ``source``; :meth:`AttentionConfig.cache_bytes` computes its cache with
 :func:`mha.cost.attention_cache_bytes`, layer by layer. :func:`comparison_rows` is the table the chapter on
 modern attention prints: nothing in it is typed in by hand except the configs themselves.
 """
@@ -29,24 +30,32 @@ class AttentionConfig:
     ----------
     name : str
     n_layers, d_model, n_heads : int
+        ``num_hidden_layers``, ``hidden_size``, ``num_attention_heads``.
     n_kv_heads, d_head : int or None
-        Key/value heads and their width (None for latent attention).
+        Key/value heads and their width: ``num_key_value_heads`` and ``head_dim`` (``hidden_size /
+        num_attention_heads`` where the file has no ``head_dim``). None for latent attention, whose cache
+        holds no per-head keys (DeepSeek-V2's file says 128 key/value heads: each head's keys are rebuilt
+        from the cached latent).
     window : int or None
-        Sliding window of the layers that use one.
+        ``sliding_window``, for the layers that use one.
     local_layers : int
-        How many of the layers attend within ``window`` (the rest attend to everything).
+        How many of the layers attend within ``window`` (the rest attend to everything). Not a
+        ``config.json`` key: every layer in Mistral 7B's modelling code, every other one in Gemma 2's.
     kv_rank, d_rope : int or None
-        Multi-head latent attention: the cached latent's width and the shared rotary key's.
+        Multi-head latent attention: ``kv_lora_rank`` (the cached latent's width) and ``qk_rope_head_dim``
+        (the shared rotary key's).
     softcap : float or None
-        Attention-logit soft-capping.
+        ``attn_logit_softcapping``: attention-logit soft-capping.
     context : int
-        The longest context the released model supports.
+        ``max_position_embeddings``: the longest context the released configuration allows. It can exceed
+        what the paper reports training on (Mistral 7B: 8,192 in the paper, 32,768 here).
     variants : tuple of str
-        What the chapter calls the attention variants the model uses.
+        What the chapter calls the attention variants the model uses (from the paper where the
+        ``config.json`` does not say it, e.g. Qwen2.5's YaRN, which its model card adds for 128k).
     cite : str
         Key of the paper in the course's ``references.bib``.
     source : str
-        Where the numbers are published.
+        The released ``config.json`` every number comes from.
     """
 
     name: str
@@ -107,25 +116,36 @@ class ModelTable(dict[str, "AttentionConfig"]):
                            f"{hint}")
 
 
-#: The five models of the chapter's table, by name. Numbers from each ``source`` (a released config.json).
+#: The five models of the chapter's table, by name. Every number from each ``source``, the model's released
+#: config.json (the keys are listed in :class:`AttentionConfig`); the comment above each entry quotes them.
 PUBLISHED = ModelTable({
+    # num_hidden_layers 32, hidden_size 4096, num_attention_heads 32, num_key_value_heads 8 (head_dim
+    # 4096 / 32), max_position_embeddings 8192, rope_theta 500000.0.
     "Llama 3 8B": AttentionConfig(
         "Llama 3 8B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_head=128, context=8192,
         variants=("GQA", "RoPE (base 500 000)"), cite="grattafiori2024llama3",
         source=_HF.format("meta-llama/Meta-Llama-3-8B")),
+    # num_hidden_layers 32, hidden_size 4096, num_attention_heads 32, num_key_value_heads 8 (head_dim
+    # 4096 / 32), sliding_window 4096, max_position_embeddings 32768.
     "Mistral 7B": AttentionConfig(
-        "Mistral 7B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_head=128, context=8192,
+        "Mistral 7B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_head=128, context=32768,
         window=4096, local_layers=32, variants=("GQA", "sliding window 4096", "rolling cache", "RoPE"),
         cite="jiang2023mistral", source=_HF.format("mistralai/Mistral-7B-v0.1")),
+    # num_hidden_layers 42, hidden_size 3584, num_attention_heads 16, num_key_value_heads 8, head_dim 256,
+    # sliding_window 4096, attn_logit_softcapping 50.0, max_position_embeddings 8192.
     "Gemma 2 9B": AttentionConfig(
         "Gemma 2 9B", n_layers=42, d_model=3584, n_heads=16, n_kv_heads=8, d_head=256, context=8192,
         window=4096, local_layers=21, softcap=50.0,
         variants=("GQA", "local/global layers (window 4096)", "soft-capping 50", "RoPE"),
         cite="gemmateam2024gemma2", source=_HF.format("google/gemma-2-9b")),
+    # num_hidden_layers 60, hidden_size 5120, num_attention_heads 128, kv_lora_rank 512, qk_rope_head_dim
+    # 64, max_position_embeddings 163840, rope_scaling {type yarn, factor 40, original 4096}.
     "DeepSeek-V2": AttentionConfig(
-        "DeepSeek-V2", n_layers=60, d_model=5120, n_heads=128, n_kv_heads=None, d_head=None, context=131072,
+        "DeepSeek-V2", n_layers=60, d_model=5120, n_heads=128, n_kv_heads=None, d_head=None, context=163840,
         kv_rank=512, d_rope=64, variants=("MLA (latent 512 + rotary 64)", "YaRN (x40)"),
         cite="deepseekai2024deepseekv2", source=_HF.format("deepseek-ai/DeepSeek-V2")),
+    # num_hidden_layers 28, hidden_size 3584, num_attention_heads 28, num_key_value_heads 4 (head_dim
+    # 3584 / 28), max_position_embeddings 131072, rope_theta 1000000.0, use_sliding_window false.
     "Qwen2.5 7B": AttentionConfig(
         "Qwen2.5 7B", n_layers=28, d_model=3584, n_heads=28, n_kv_heads=4, d_head=128, context=131072,
         variants=("GQA", "QKV bias", "RoPE (base 1 000 000)", "YaRN for 128k"),
@@ -140,8 +160,9 @@ def comparison_rows(seqs: Iterable[int] = (8192, 131072), *,
     Returns
     -------
     list of dict
-        Keys ``model``, ``heads``, ``kv_heads``, ``head_width``, ``window``, ``variants`` and, per length
-        ``n`` in ``seqs``, ``bytes_per_token_{n}`` and ``cache_{n}`` (bytes of one sequence).
+        Keys ``model``, ``heads``, ``kv_heads``, ``head_width``, ``window``, ``variants``, ``context`` (the
+        config's ``max_position_embeddings``), ``cache_context`` (bytes of one sequence of that length) and,
+        per length ``n`` in ``seqs``, ``bytes_per_token_{n}`` and ``cache_{n}`` (bytes of one sequence).
 
     Examples
     --------
@@ -160,7 +181,8 @@ def comparison_rows(seqs: Iterable[int] = (8192, 131072), *,
                "head_width": config.d_head if config.kv_rank is None else config.kv_rank + config.d_rope,
                "window": "-" if config.window is None else
                f"{config.window} ({config.local_layers}/{config.n_layers} layers)",
-               "variants": ", ".join(config.variants)}
+               "variants": ", ".join(config.variants), "context": config.context,
+               "cache_context": config.cache_bytes(config.context, dtype=dtype)}
         for seq in seqs:
             row[f"bytes_per_token_{seq}"] = config.bytes_per_token(seq, dtype=dtype)
             row[f"cache_{seq}"] = config.cache_bytes(seq, dtype=dtype)

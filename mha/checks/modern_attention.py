@@ -16,9 +16,12 @@ from typing import Any
 import numpy as np
 
 from mha import cost, masks
+from mha.attention import softmax
 from mha.checks.machinery import Checker, Mistake, learner_check
 from mha.checks.questions import Before, Number, Order, Range, check_function
 from mha.checks.shared import expect_values, input_rng
+from mha.positions import rope_frequencies
+from mha.rope_scaling import SCALING_METHODS, scaled_rotary, turns_in_context, yarn_ramp
 
 
 @learner_check
@@ -144,36 +147,63 @@ def check_linear_state(values: object, *, quiet: bool = False) -> None:
 
 
 # ------------------------------------------------------------ questions answered before the solutions
+def _capped(scores: tuple[float, ...], cap: float) -> np.ndarray:
+    """``cap · tanh(s / cap)`` of each score: the soft-cap of the question, computed for its texts."""
+    return cap * np.tanh(np.asarray(scores) / cap)
+
+
+_ROW = (12.0, 4.0, 0.0)
+_CAPPED = _capped(_ROW, 5.0)  # (3,)
+_CAPPED_WEIGHT = float(softmax(_CAPPED)[0])
+_RAW_WEIGHT = float(softmax(np.asarray(_ROW))[0])
+_SQUASH = (f"The cap squashes 12 to about {_CAPPED[0]:.2f} and 4 to about {_CAPPED[1]:.2f}, so the lead "
+           f"shrinks to {_CAPPED[0] - _CAPPED[1]:.1f}.")
+
 SOFTCAP_WEIGHT = Number("check_softcap_weight", (
     "One query's scores are (12, 4, 0). Soft-cap them with a cap of 5, s ↦ 5 · tanh(s / 5), then take the "
     "softmax. What weight does the first key get? (Two decimals.)"),
     Range(0.815, 0.84), unit="of the row's weight", wrong=[
-    Range(0.99, 1.001, "that is the softmax of the raw scores: a lead of 8 makes the row one-hot. The cap "
-                       "squashes 12 to about 4.92 and 4 to about 3.32, so the lead shrinks to 1.6."),
-    Range(0.715, 0.74, "that clips the scores at 5 (a hard cap: 5, 4, 0). tanh bends before the cap: 4 "
-                       "becomes 5 · tanh(0.8) ≈ 3.32, not 4, so the first key keeps a larger lead."),
+    Range(0.99, 1.001, "that is the softmax of the raw scores: a lead of 8 makes the row one-hot. "
+                       + _SQUASH),
+    Range(0.715, 0.74, f"that clips the scores at 5 (a hard cap: 5, 4, 0). tanh bends before the cap: 4 "
+                       f"becomes 5 · tanh(0.8) ≈ {_CAPPED[1]:.2f}, not 4, so the first key keeps a larger "
+                       "lead."),
     Range(0.49, 0.505, "that is 5 · tanh(s), without dividing by the cap inside: both 12 and 4 saturate at "
                        "5 and tie. Dividing by c keeps small scores almost unchanged."),
     Range(0.465, 0.49, "that is tanh(s / 5) without multiplying back by 5: every score lands in (−1, 1) "
                        "and the row flattens. The cap multiplies tanh, so scores can reach ±5."),
-    Range(0.76, 0.785, "that divides the scores by 5, a temperature, not a cap: soft-capping hardly "
-                       "changes a score well below the cap (4 becomes 3.32, not 0.8)."),
-], otherwise="cap each score with 5 · tanh(s / 5) first (about 4.92, 3.32, 0), then the softmax of those.",
-    explanation="5 · tanh(12 / 5) ≈ 4.92 and 5 · tanh(4 / 5) ≈ 3.32: the lead of 8 shrinks to 1.6, and the "
-                "first key gets about 0.83 of the weight instead of 0.9997. A capped row can never be "
+    Range(0.76, 0.785, f"that divides the scores by 5, a temperature, not a cap: soft-capping hardly "
+                       f"changes a score well below the cap (4 becomes {_CAPPED[1]:.2f}, not 0.8)."),
+], otherwise=f"cap each score with 5 · tanh(s / 5) first (about {_CAPPED[0]:.2f}, {_CAPPED[1]:.2f}, 0), "
+             "then the softmax of those.",
+    explanation=f"5 · tanh(12 / 5) ≈ {_CAPPED[0]:.2f} and 5 · tanh(4 / 5) ≈ {_CAPPED[1]:.2f}: the lead of 8 "
+                f"shrinks to {_CAPPED[0] - _CAPPED[1]:.1f}, and the first key gets about "
+                f"{_CAPPED_WEIGHT:.2f} of the weight instead of {_RAW_WEIGHT:.4f}. A capped row can never be "
                 "one-hot: its lead is at most 2c.")
 
 check_softcap_weight = check_function(SOFTCAP_WEIGHT, __name__,
                                       "Grade your answer to “A capped row”: a number.")
 
+def _pair_speeds(pair: int = 1) -> dict[str, float]:
+    """Radians per position of one pair in the chapter's tables: d_head 16, trained on 32, scale 4."""
+    return {method: float(scaled_rotary(method, 16, scale=4.0, original_context=32).frequencies[pair])
+            for method in SCALING_METHODS}
+
+
+_SPEED = _pair_speeds()
+_ALONG = float(yarn_ramp(16, 32)[1])  # where pair 1 sits on YaRN's ramp: 1 kept, 0 interpolated
+_TURNS = float(turns_in_context(rope_frequencies(16), 32)[1])
+_NTK_SLOWING = _SPEED["none"] / _SPEED["ntk"]
+_YARN_SLOWING = _SPEED["none"] / _SPEED["yarn"]
+
 ROPE_PAIR_ORDER = Order("check_rope_pair_order", (
     "The tiny GPT's heads have 16 dimensions, 8 rotary pairs, trained on 32 positions. Rescaled for 4 times "
-    "the context (s = 4), how fast does the second-fastest pair (i = 1, θ = 10000^(−2/16) ≈ 0.32 radians "
-    "a position) turn under each table? Order them fastest first."), [
+    f"the context (s = 4), how fast does the second-fastest pair (i = 1, θ = 10000^(−2/16) ≈ "
+    f"{_SPEED['none']:.2f} radians a position) turn under each table? Order them fastest first."), [
     "position interpolation", "no scaling", "YaRN (α = 1, β = 32)", "NTK-aware scaling"], "bdca",
     mistakes=[
     Before("d", "b", "NTK-aware scaling never speeds a pair up: it raises the base, which slows every pair "
-                     "but the fastest (the second by s^(2/14) ≈ 1.22)."),
+                     f"but the fastest (the second by s^(2/14) ≈ {_NTK_SLOWING:.2f})."),
     Before("c", "b", "YaRN never speeds a pair up: it interpolates the pairs that turn few times and "
                      "leaves the fastest alone at best."),
     Before("a", "b", "position interpolation divides every speed by s = 4; nothing is faster than the "
@@ -181,17 +211,22 @@ ROPE_PAIR_ORDER = Order("check_rope_pair_order", (
     Before("a", "d", "interpolation slows every pair by the full s = 4; NTK-aware scaling slows pair i by "
                      "s^(2i/(d − 2)), only the slowest by the full 4, so this fast pair keeps most of "
                      "its speed."),
-    Before("c", "d", "YaRN keeps a pair's speed only if it turns more than β = 32 times over the training "
-                     "context; over 32 positions this pair turns 1.6 times, so YaRN's ramp interpolates it "
-                     "almost fully, while NTK-aware scaling slows it by only 1.22."),
+    Before("c", "d", "YaRN ramps in the pair index, from the pair that turns β = 32 times over the training "
+                     "context to the one that turns α = 1 time, rounded outwards to whole pairs: over 32 "
+                     f"positions that is pair 0 to pair 2, so pair 1 sits at {_ALONG:.0%} of the ramp and is "
+                     f"slowed by {_YARN_SLOWING:.2f}, while NTK-aware scaling slows it by only "
+                     f"{_NTK_SLOWING:.2f}."),
     Before("a", "c", "YaRN interpolates a pair at most as much as position interpolation does; in its "
-                     "ramp (between α and β turns) it keeps part of the speed, so it is never slower."),
-], otherwise="compare each table's speed of pair 1 with θ₁ ≈ 0.32: interpolation divides by 4, NTK-aware "
-             "scaling by 4^(1/7), YaRN by a ramp between the two extremes.",
-    explanation="no scaling (0.316), NTK-aware (0.259: slowed by 4^(1/7) ≈ 1.22), YaRN (0.084: this pair "
-                "turns 1.6 times over 32 positions, near α, so it is almost fully interpolated), "
-                "interpolation (0.079: divided by 4). NTK-aware scaling is the one that keeps fast pairs "
-                "fast, which is why it read furthest without training.")
+                     "ramp it keeps part of the speed, so it is never slower."),
+], otherwise=f"compare each table's speed of pair 1 with θ₁ ≈ {_SPEED['none']:.2f}: interpolation divides by "
+             "4, NTK-aware scaling by 4^(1/7), YaRN by a ramp between the two extremes.",
+    explanation=f"no scaling ({_SPEED['none']:.3f}), NTK-aware ({_SPEED['ntk']:.3f}: slowed by 4^(1/7) ≈ "
+                f"{_NTK_SLOWING:.2f}), YaRN ({_SPEED['yarn']:.3f}: its ramp runs from pair 0 to pair 2 here, "
+                f"and pair 1, at {_ALONG:.0%} of it, runs at {_SPEED['yarn'] / _SPEED['none']:.1%} of its "
+                f"speed), interpolation ({_SPEED['interpolation']:.3f}: "
+                "divided by 4). NTK-aware scaling keeps this pair nearest its trained speed; YaRN keeps only "
+                "the fastest pair whole. (The paper's formula, a ramp in turns, would slow this pair almost "
+                f"as much as interpolation: it turns {_TURNS:.1f} times over 32 positions, just past α.)")
 
 check_rope_pair_order = check_function(
     ROPE_PAIR_ORDER, __name__, "Grade your answer to “One pair, four tables”: letters, fastest first.")

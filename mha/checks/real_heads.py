@@ -66,17 +66,18 @@ check_trophy_head = check_function(TROPHY_HEAD, __name__,
 ABLATION_ORDER = Order("check_ablation_order", (
     "Order by how much of the paraphrase gap is lost, most first."), [
     "switching off the one head whose removal costs the most",
-    "switching off all 34 [CLS] (\u201cparking\u201d) heads together",
-    "switching off all 27 mixed heads together",
+    "switching off all the [CLS] (\u201cparking\u201d) heads together",
+    "switching off all the mixed heads together (fewer than the parking heads)",
 ], "cba", mistakes=[
     Before("b", "c", "more heads are not more work: the parking heads put most of their weight on a token "
-                     "that carries no meaning, so even 34 of them cost little; the mixed heads do the work."),
-    Before("a", "c", "no single head matters much here (about 3 % of the gap at most): many heads share each "
-                     "job, so a group costs more than any one head."),
-    Before("a", "b", "one head costs at most about 3 % of the gap; the 34 parking heads together, idle "
+                     "that carries no meaning, so even all of them together cost little; the mixed heads do "
+                     "the work."),
+    Before("a", "c", "no single head matters much here (a few per cent of the gap at most): many heads share "
+                     "each job, so a group costs more than any one head."),
+    Before("a", "b", "one head costs at most a few per cent of the gap; the parking heads together, idle "
                      "as each one is, cost a little more than that."),
 ], otherwise="compare the groups by what their heads do, not by how many heads they hold.",
-    explanation="the 27 mixed heads cost about four times as much as the 34 parking heads, which "
+    explanation="the mixed heads cost several times as much as the more numerous parking heads, which "
                 "together cost a little more than the most useful single head. A head's pattern tells "
                 "you where it reads; only an ablation tells you what it is worth.")
 
@@ -84,7 +85,7 @@ check_ablation_order = check_function(ABLATION_ORDER, __name__,
                                       "Grade your answer to “Switch off the parking heads”: letters.")
 
 MODIFIER_NOUNS = Order("check_modifier_nouns", (
-    "Layer 3 head 1 finds the noun of 55 determiners in 58. Order these scores on the same sentences, "
+    "Layer 3 head 1 finds the noun of nearly every determiner. Order these scores on the same sentences, "
     "highest first (each a share of pairs whose most-attended word is the labelled one)."), [
     "a random head, from each modifier to its noun",
     "layer 3 head 1, from each noun back to its determiner",

@@ -93,6 +93,7 @@ from mha.lab.modern_attention import (
     largest_logit,
     logit_ranges,
     receptive_field,
+    reread_losses,
     stream_losses,
     window_similarity,
 )
@@ -179,7 +180,8 @@ __all__ = [
     "extract_prose", "course_text", "CharVocabulary", "text_batch", "text_windows", "bigram_loss",
     "unigram_loss", "TinyGPT", "sample_next", "generate", "per_position_loss",
     # modern attention
-    "bos_batch", "bos_windows", "first_token_weight", "window_similarity", "stream_losses", "context_losses",
+    "bos_batch", "bos_windows", "first_token_weight", "window_similarity", "stream_losses", "reread_losses",
+    "context_losses",
     "receptive_field", "cache_growth", "largest_logit", "logit_ranges",
     # a tiny encoder-decoder
     "Seq2Seq", "greedy_decode", "Seq2SeqBatch", "alignment_match",

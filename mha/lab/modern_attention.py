@@ -23,7 +23,7 @@ from mha.lab.tasks import Batch
 from mha.lab.tiny_gpt import TinyGPT, per_position_loss
 from mha.layers import MultiHeadAttention
 from mha.masks import causal_mask, sliding_window_mask
-from mha.rope_scaling import scaled_rotary
+from mha.rope_scaling import YARN_RAMPS, scaled_rotary
 from mha.typing import FloatArray, Seed
 from mha.validation import as_generator, check_positive_int
 from mha.variants import ModernAttention
@@ -31,8 +31,9 @@ from mha.variants import ModernAttention
 if TYPE_CHECKING:  # the encoder needs the pretrained extra; only its type is named here
     from mha.pretrained import Encoder
 
-__all__ = ["bos_batch", "bos_windows", "first_token_weight", "stream_losses", "context_losses",
-           "receptive_field", "cache_growth", "largest_logit", "logit_ranges", "window_similarity"]
+__all__ = ["bos_batch", "bos_windows", "first_token_weight", "stream_losses", "reread_losses",
+           "context_losses", "receptive_field", "cache_growth", "largest_logit", "logit_ranges",
+           "window_similarity"]
 
 
 # ------------------------------------------------------------------------------------------ data
@@ -169,9 +170,57 @@ def stream_losses(model: TinyGPT, tokens: ArrayLike, *, cache: str = "full", win
     return losses
 
 
+def reread_losses(model: TinyGPT, tokens: ArrayLike, *, start: int) -> NDArray[np.floating]:
+    """Loss of every next token from ``start`` on, each read afresh as in training.
+
+    Token ``t + 1`` is predicted from the stream's first token (its start token, e.g. ``BOS``) followed by
+    the ``context - 2`` tokens before ``t`` and ``t`` itself: a full training window, ``model.context``
+    long, for every prediction. It is what a decoder that keeps a window of recent tokens aims for, with
+    none of a rolling cache's state (one batched pass, no cache).
+
+    Parameters
+    ----------
+    model : TinyGPT
+    tokens : int array_like, shape (seq,)
+        The stream, its start token first.
+    start : int
+        The first ``t`` to predict from; ``start >= model.context - 1`` so that every window is full.
+
+    Returns
+    -------
+    ndarray, shape (seq - 1 - start,): the loss of predicting ``tokens[t + 1]``, ``t = start .. seq - 2``
+
+    Raises
+    ------
+    ValueError
+        ``tokens`` that are not one stream of integer ids, a ``start`` before the first full window, or
+        one that leaves nothing to predict.
+
+    Examples
+    --------
+    >>> model = TinyGPT(5, 4, d_model=8, n_heads=2, positions="rotary", rng=0)
+    >>> reread_losses(model, [4, 0, 1, 2, 3, 0, 1], start=3).shape
+    (3,)
+    """
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
+        raise ValueError(f"tokens must be one stream of integer ids, shape (seq,), got {tokens.dtype} "
+                         f"{tokens.shape}")
+    context = model.context
+    start = check_positive_int(start, "start", minimum=context - 1)
+    if start > tokens.size - 2:
+        raise ValueError(f"start={start} leaves no token to predict in a stream of {tokens.size}")
+    ends = np.arange(start, tokens.size - 1)  # (n,): the last token each window reads
+    recent = ends[:, None] + np.arange(2 - context, 1)[None, :]  # (n, context - 1): positions read
+    windows = np.concatenate([np.full((ends.size, 1), tokens[0]), tokens[recent]], axis=1)  # (n, context)
+    logits = model(windows)[:, -1].astype(np.float64)  # (n, vocab_size): after each window's last token
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return np.log(np.exp(shifted).sum(axis=-1)) - shifted[np.arange(ends.size), tokens[ends + 1]]
+
+
 # ------------------------------------------------------------------------------------------ long contexts
 def context_losses(model: TinyGPT, batches: Mapping[int, Batch], *, original_context: int,
-                   methods: Sequence[str] = ("none", "interpolation", "ntk", "yarn"),
+                   methods: Sequence[str] = ("none", "interpolation", "ntk", "yarn"), ramp: str = "index",
                    ) -> dict[str, dict[int, NDArray[np.floating]]]:
     """Per-position loss of a rotary model on longer windows, under each RoPE scaling method.
 
@@ -185,11 +234,15 @@ def context_losses(model: TinyGPT, batches: Mapping[int, Batch], *, original_con
     methods : sequence of str
         From :data:`mha.rope_scaling.SCALING_METHODS`; each layer's table is set to
         ``scaled_rotary(method, d_head, scale=length / original_context)`` for the batch of that length.
+    ramp : {"index", "turns"}, default "index"
+        YaRN's ramp (:func:`mha.rope_scaling.yarn_ramp`): as models run it, or as the paper writes it.
 
     Returns
     -------
     dict method -> dict length -> ndarray (length,), nats per position
     """
+    if ramp not in YARN_RAMPS:
+        raise ValueError(f"ramp must be one of {YARN_RAMPS}, got {ramp!r}")
     layers = [block.attention for block in model.blocks
               if isinstance(block.attention, ModernAttention) and block.attention.rope is not None]
     if len(layers) != len(model.blocks):
@@ -202,7 +255,7 @@ def context_losses(model: TinyGPT, batches: Mapping[int, Batch], *, original_con
                 scale = max(1.0, length / original_context)
                 for layer in layers:
                     layer.rope = scaled_rotary(method, layer.d_head, scale=scale,
-                                               original_context=original_context)
+                                               original_context=original_context, ramp=ramp)
                 results.setdefault(method, {})[length] = per_position_loss(model, batch)
     finally:
         for layer, rope in zip(layers, before, strict=True):

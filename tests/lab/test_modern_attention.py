@@ -48,6 +48,31 @@ def test_streaming_through_a_window_equals_the_band_masked_pass():
                                rtol=1e-4)
 
 
+def test_rereading_equals_a_one_layer_rolling_cache_that_keeps_its_start_token():
+    """One layer: caching the start token and the last context - 1 tokens reads as a fresh window does."""
+    model = TinyGPT(12, 8, d_model=16, n_heads=2, n_layers=1, positions="rotary", rng=5)
+    stream = np.concatenate([[11], np.random.default_rng(6).integers(0, 11, 40)])
+    reread = lab.reread_losses(model, stream, start=7)
+    rolling = lab.stream_losses(model, stream, cache="window", window=7, sinks=1)
+    assert reread.shape == (40 - 7,)
+    np.testing.assert_allclose(reread, rolling[7:], rtol=1e-4)
+    # the first full window is the stream's own beginning: what dense attention read there
+    np.testing.assert_allclose(reread[0], lab.stream_losses(model, stream)[7], rtol=1e-4)
+
+
+def test_rereading_refuses_windows_that_are_not_full_or_not_a_stream():
+    model = TinyGPT(12, 8, d_model=16, n_heads=2, positions="rotary", rng=5)
+    stream = np.arange(20) % 12
+    with pytest.raises(ValueError, match="start must be >= 7, got 3"):
+        lab.reread_losses(model, stream, start=3)
+    with pytest.raises(ValueError, match="start=19 leaves no token to predict in a stream of 20"):
+        lab.reread_losses(model, stream, start=19)
+    with pytest.raises(ValueError, match=r"one stream of integer ids, shape \(seq,\), got int64 \(2, 10\)"):
+        lab.reread_losses(model, stream.reshape(2, 10), start=7)
+    with pytest.raises(ValueError, match="integer ids"):
+        lab.reread_losses(model, stream.astype(float), start=7)
+
+
 def test_first_token_weight_averages_the_late_queries_of_each_head():
     w = np.zeros((2, 3, 10, 10))
     w[:, 1, 8:, 0] = 1.0
@@ -63,6 +88,16 @@ def test_context_losses_restore_the_trained_table_and_differ_by_method():
     assert results["none"][16].shape == (16,)
     assert not np.allclose(results["none"][16], results["ntk"][16])
     assert [block.attention.rope for block in model.blocks] == trained
+
+
+def test_context_losses_take_yarns_ramp_and_refuse_an_unknown_one():
+    model = small_rotary_gpt(4)
+    batches = {32: bos_windows(np.arange(100) % 12, 32, bos=11, n_windows=3)}
+    index = lab.context_losses(model, batches, original_context=8, methods=("yarn",))
+    turns = lab.context_losses(model, batches, original_context=8, methods=("yarn",), ramp="turns")
+    assert not np.allclose(index["yarn"][32], turns["yarn"][32])
+    with pytest.raises(ValueError, match="ramp must be one of"):
+        lab.context_losses(model, batches, original_context=8, methods=("none",), ramp="paper")
 
 
 def test_context_losses_need_a_rotary_model():
