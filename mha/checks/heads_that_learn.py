@@ -30,21 +30,21 @@ def check_uniform_entropy(mean_entropy: object, *, quiet: bool = False) -> None:
 
 # ------------------------------------------------------------ questions answered before the solutions
 BLINDED_INDUCTION = Choice("check_blinded_induction", (
-    "You switch off only the previous-token head of layer 0. What happens to the induction share of the "
-    "four layer-1 heads, which you did not touch?"), [
+    "You switch off the previous-token heads of layer 0 (every head with more than half its weight one step "
+    "back). What happens to the induction share of the four layer-1 heads, which you did not touch?"), [
     Option("Nothing: the layer-1 heads were not touched.",
            hint="their weights were not touched, but their *keys* were: a layer-1 head matches its query "
-                "against keys that carry each position's predecessor, and the previous-token head is what "
+                "against keys that carry each position's predecessor, and the previous-token heads are what "
                 "wrote the predecessor there."),
     Option("It collapses, to well under a half.",
            explains="one head's output is another's input: without the predecessor in the keys, the "
                     "match has nothing to find. Heads in different layers form a circuit."),
     Option("It rises: with one head fewer, layer 1 reads a cleaner stream.",
-           hint="the head switched off is the one whose output layer 1 needs; removing it takes away the "
-                "signal, not noise."),
-    Option("It falls by about a quarter, one of layer 0's four heads.",
-           hint="heads do not each hold an equal share of a job: the three other layer-0 heads cannot "
-                "stand in for the one that writes the predecessor."),
+           hint="the heads switched off are the ones whose output layer 1 needs; removing them takes away "
+                "the signal, not noise."),
+    Option("It falls in proportion: by a quarter for each of layer 0's four heads switched off.",
+           hint="heads do not each hold an equal share of a job: the other layer-0 heads cannot stand in "
+                "for the ones that write the predecessor."),
 ])
 
 check_blinded_induction = check_function(BLINDED_INDUCTION, __name__,
@@ -84,7 +84,7 @@ check_narrow_heads_longer = check_function(NARROW_HEADS_LONGER, __name__,
                                            "Grade your answer to “Width or time?”: a letter.")
 
 TWO_JOBS_MARGIN = Number("check_two_jobs_margin", (
-    "The trained one-head model puts 0.61 of its weight on the previous card and 0.32 on the first card. "
+    "A one-head model puts 0.61 of its weight on the previous card and 0.32 on the first card. "
     "With one-hot values over the 4 numbers, what margin does that split keep, on the scale where one "
     "relation with all the weight keeps 1?"),
     Range(0.28, 0.30), wrong=[

@@ -35,7 +35,7 @@ from mha.attention import softmax
 from mha.lab.models import AttentionOnlyModel
 from mha.lab.training import logits_quality, progress_bar, train
 from mha.typing import ArrayLike, Seed
-from mha.validation import as_generator, check_positive_int
+from mha.validation import as_generator, check_positive_int, check_positive_real
 
 __all__ = ["RELATIONS", "CardBatch", "HeadCountSweep", "blend_margin", "card_relations", "card_vocab_size",
            "head_count_sweep", "relation_accuracy", "relation_margins"]
@@ -309,7 +309,7 @@ def _check_head_counts(head_counts, d_model: int) -> np.ndarray:
 def head_count_sweep(head_counts: Sequence[int] = (1, 2, 4, 8, 16, 32), *, rng: Seed, d_model: int = 32,
                      n_seeds: int = 3, steps: int = 300, batch: int = 32, lr: float = 3e-2,
                      n_colours: int = 6, n_numbers: int = 4, n_held_out: int = 512,
-                     progress: bool = True) -> HeadCountSweep:
+                     qk_init_scale: float = 1.0, progress: bool = True) -> HeadCountSweep:
     """Train a one-layer :class:`~mha.lab.AttentionOnlyModel` per head count and seed; score held-out cards.
 
     Everything but the number of heads is the same across head counts: ``d_model``, the parameter count,
@@ -332,6 +332,9 @@ def head_count_sweep(head_counts: Sequence[int] = (1, 2, 4, 8, 16, 32), *, rng: 
         The task's size (see :func:`card_relations`).
     n_held_out : int, default 512
         Held-out sequences.
+    qk_init_scale : float, default 1.0
+        Multiplies the initial query and key weights: below 1, every head's attention starts closer to
+        uniform (its scores closer to 0), so it commits to a key later.
     progress : bool, default True
         One progress bar over all runs.
 
@@ -351,6 +354,7 @@ def head_count_sweep(head_counts: Sequence[int] = (1, 2, 4, 8, 16, 32), *, rng: 
     n_seeds = check_positive_int(n_seeds, "n_seeds")
     steps, batch = check_positive_int(steps, "steps"), check_positive_int(batch, "batch")
     n_held_out = check_positive_int(n_held_out, "n_held_out")
+    qk_init_scale = check_positive_real(qk_init_scale, "qk_init_scale")
     rng = as_generator(rng)
     held_out = card_relations(n_held_out, n_colours, n_numbers, rng=rng)
     run_seeds = rng.integers(0, 2**63, size=(n_seeds, 2))  # (n_seeds, 2): weights, batches
@@ -368,6 +372,10 @@ def head_count_sweep(head_counts: Sequence[int] = (1, 2, 4, 8, 16, 32), *, rng: 
             for s, (weight_seed, data_seed) in enumerate(run_seeds):
                 model = AttentionOnlyModel(vocab, seq, d_model=d_model, n_heads=int(n_heads), n_layers=1,
                                            rng=np.random.default_rng(weight_seed))
+                if qk_init_scale != 1.0:
+                    for layer in model.layers:  # in place: W_q and W_k may be views of one fused array
+                        layer.W_q[...] *= layer.W_q.dtype.type(qk_init_scale)
+                        layer.W_k[...] *= layer.W_k.dtype.type(qk_init_scale)
                 train(model, sample, steps=steps, rng=np.random.default_rng(data_seed), lr=lr,
                       progress=False)
                 logits = model(held_out.tokens)  # (batch, seq, vocab): one forward pass for both

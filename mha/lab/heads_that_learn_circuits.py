@@ -15,7 +15,12 @@ reader can check against a job (the style of the transformer-circuits papers and
   ``E W_QK (E W_OV,prev)ᵀ``: row = the query's token, column = the token *before* the key. An induction head
   has a bright diagonal: it looks for the place after an earlier copy of the current token.
 
-The biases are left out: they shift every score of a query alike (``b_k``) or add a constant direction.
+The tables leave the biases out, and not all of them are harmless to leave out. With them, a score is
+``(x_i W_q,h + b_q,h) · (x_j W_k,h + b_k,h)``: besides ``x_i W_QK x_jᵀ`` it holds ``x_i W_q,h b_k,hᵀ`` and
+``b_q,h · b_k,h``, which are the same for every key of a query (the softmax ignores them), and
+``b_q,h W_k,hᵀ x_jᵀ``, which changes from key to key: a preference for some keys whatever the query, which the
+QK tables do not show. On the OV side, ``b_v,h W_o,h`` and ``b_o`` add the same vector whatever the head looks
+at (its weights sum to 1).
 """
 
 from __future__ import annotations

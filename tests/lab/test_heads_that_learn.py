@@ -134,6 +134,37 @@ def test_sweep_refuses_zero_seeds():
         head_count_sweep((1,), rng=0, **{**TINY, "n_seeds": 0})
 
 
+def test_a_smaller_query_key_start_scales_only_the_initial_queries_and_keys(monkeypatch):
+    from mha.lab import heads_that_learn as module
+
+    started = []
+
+    def record_start(model, *args, **kwargs):  # the weights as training receives them
+        started.append({name: value.copy() for name, value in model.parameters().items()})
+
+    monkeypatch.setattr(module, "train", record_start)
+    head_count_sweep((1, 2), rng=5, **TINY)
+    head_count_sweep((1, 2), rng=5, qk_init_scale=0.1, **TINY)
+    plain, small = started[:6], started[6:]
+    for before, after in zip(plain, small, strict=True):
+        for name, value in before.items():
+            scale = 0.1 if name.endswith(("W_q", "W_k")) else 1.0
+            np.testing.assert_allclose(after[name], value * scale, rtol=1e-6)
+            assert after[name].dtype == value.dtype
+
+
+def test_the_default_start_is_the_plain_sweep_and_a_smaller_one_trains_elsewhere():
+    plain = head_count_sweep((1,), rng=5, **TINY)
+    np.testing.assert_array_equal(plain.loss, head_count_sweep((1,), rng=5, qk_init_scale=1.0, **TINY).loss)
+    assert not np.array_equal(plain.loss, head_count_sweep((1,), rng=5, qk_init_scale=0.1, **TINY).loss)
+
+
+@pytest.mark.parametrize("scale", [0, -0.1, float("nan"), float("inf"), True, "0.1", None])
+def test_a_query_key_scale_that_is_not_a_positive_number_is_refused(scale):
+    with pytest.raises(ValueError, match="qk_init_scale must be a finite number > 0"):
+        head_count_sweep((1,), rng=0, qk_init_scale=scale, **TINY)
+
+
 def test_the_sweep_keeps_every_trained_model_and_its_held_out_cards():
     sweep = head_count_sweep((1, 2), rng=5, **TINY)
     model = sweep.model(2, 1)

@@ -27,6 +27,27 @@ def test_circuits_reproduce_the_heads_scores_and_writes(head):
     np.testing.assert_allclose(layer(x)[0], written, atol=1e-12)
 
 
+def test_the_tables_leave_out_b_qs_per_key_term_and_nothing_else_the_softmax_sees():
+    """b_k (and b_q · b_k) shift all of a query's scores alike; b_q adds b_q W_kᵀ x_j, which varies by key."""
+    layer = mha.MultiHeadAttention(12, 3, rng=1)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 5, 12))
+    head, d = 1, layer.d_head
+    cols = slice(head * d, (head + 1) * d)
+    table = x[0] @ qk_circuit(layer, head) @ x[0].T / math.sqrt(d)  # (seq_q, seq_k): what the tables show
+
+    layer.b_q, layer.b_k = np.zeros(12), rng.standard_normal(12)  # b_k alone: the table is the whole story
+    _, weights = layer(x, return_weights=True)  # (1, n_heads, seq_q, seq_k)
+    np.testing.assert_allclose(weights[0, head], mha.softmax(table), atol=1e-12)
+
+    layer.b_q = rng.standard_normal(12)  # b_q too: its per-key term moves the weights
+    per_key = layer.b_q[cols] @ layer.W_k[:, cols].T @ x[0].T / math.sqrt(d)  # (seq_k,)
+    _, weights = layer(x, return_weights=True)
+    np.testing.assert_allclose(weights[0, head], mha.softmax(table + per_key), atol=1e-12)
+    assert np.ptp(per_key) > 0.1
+    assert not np.allclose(weights[0, head], mha.softmax(table), atol=1e-3)
+
+
 def _copying_model(vocab=6, seq=8):
     """One head per layer; embeddings orthonormal; layer 1 copies (W_v W_o = I), unembedding = Eᵀ."""
     d_model = 8
