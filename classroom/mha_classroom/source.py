@@ -205,12 +205,24 @@ def classify_cell(cell_type: str, source: str) -> Cell:
 def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
     """Return ``(cell_type, source)`` pairs of a MyST ``.md`` or ``.ipynb`` notebook."""
     if path.suffix == ".ipynb":
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-        return [
-            (cell["cell_type"], "".join(cell["source"]) if isinstance(cell["source"], list)
-             else cell["source"])
-            for cell in notebook["cells"]
-        ]
+        try:
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+            return [
+                (cell["cell_type"], "".join(cell["source"]) if isinstance(cell["source"], list)
+                 else cell["source"])
+                for cell in notebook["cells"]
+            ]
+        except json.JSONDecodeError as error:
+            raise AssignmentError(f"{path}: not a notebook (invalid JSON at line {error.lineno}, column "
+                                  f"{error.colno}: {error.msg}); save it again from Jupyter, or "
+                                  "pass the assignment's .md source") from None
+        except UnicodeDecodeError:
+            raise AssignmentError(f"{path}: not a notebook (not UTF-8 text); save it again from "
+                                  "Jupyter, or pass the assignment's .md source") from None
+        except (KeyError, TypeError, AttributeError):
+            raise AssignmentError(f"{path}: JSON, but not a Jupyter notebook (each cell needs a "
+                                  "cell_type and a source); pass the assignment's .md or .ipynb "
+                                  "source") from None
     if path.suffix == ".md":
         try:
             import jupytext  # only the teacher's side needs it
@@ -252,6 +264,10 @@ def load_assignment(path: str | Path) -> Assignment:
         cells.append(cell)
     if not seen:
         raise AssignmentError(f"{path}: no test cell (first line '# grade_id: <id>  points: <n>')")
+    if not any(cell.role == "solution" for cell in cells):
+        raise AssignmentError(f"{path}: no solution region ({BEGIN_SOLUTION} ... {END_SOLUTION}): "
+                              "this looks like a released notebook, not a source; pass the source "
+                              "the release was made from (assignments/*.md)")
     return Assignment(path.stem, path, tuple(cells))
 
 
