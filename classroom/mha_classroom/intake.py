@@ -13,12 +13,11 @@ folder are the student's own modules (:func:`sibling_modules`).
 from __future__ import annotations
 
 import os
-import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha_classroom.roster import Roster, match
+from mha_classroom.roster import Roster, match, safe_id
 from mha_classroom.submission import InvalidSubmission, read_bytes
 
 __all__ = ["Found", "Skipped", "find_submissions", "notebook_stem", "safe_id", "scan_submissions",
@@ -28,7 +27,6 @@ MAX_ENTRIES = 10_000  # entries in the submissions folder
 MAX_WALK = 500  # entries looked at inside one student's folder
 MAX_LEVELS = 4
 MAX_MODULES, MAX_MODULE_BYTES = 50, 2**20  # .py files handed in next to a notebook
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: Names a notebook may be saved under (compared in lower case): browsers add .txt or .json.
 NOTEBOOK_SUFFIXES = (".ipynb", ".ipynb.txt", ".ipynb.json")
 _NOT_A_NOTEBOOK = {
@@ -82,23 +80,6 @@ def _why_not(name: str) -> str:
         if lower.endswith(suffixes):
             return reason
     return "not a notebook (no .ipynb in its name)"
-
-
-def safe_id(name: str) -> str:
-    """A file-name safe id: letters, digits, ``_ . -``; no leading dot or dash; at most 64 chars.
-
-    Examples
-    --------
-    >>> safe_id("=cmd|' /C calc'!A0")
-    'cmd_C_calc_A0'
-    >>> safe_id("../../etc")
-    'etc'
-    >>> safe_id("José Núñez")  # accents dropped, so the id still reads as the name
-    'Jose_Nunez'
-    """
-    ascii_text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
-    text = _UNSAFE.sub("_", ascii_text).strip("._-")[:64].strip("._-")
-    return text or "student"
 
 
 def unique_ids(names: list[str]) -> list[str]:

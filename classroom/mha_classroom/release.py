@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mha_classroom.source import Assignment, AssignmentError, Cell, written_header
+from mha_classroom.source import Assignment, AssignmentError, Cell, variant_cell, written_header
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -67,16 +67,10 @@ def _cell_dict(index: int, cell: Cell, source: str, metadata: dict) -> dict:
     return base
 
 
-def _variant_index(assignment: Assignment) -> int | None:
-    from mha_classroom.variants import variant_cell  # variants imports this module
-
-    return variant_cell(assignment)
-
-
 def _nbgrader_ids(assignment: Assignment) -> list[dict[str, Any] | None]:
     """Each cell's nbgrader metadata (None for a cell nbgrader leaves alone), as the instructor
     notebook declares it; the same ids whichever notebook is written."""
-    variant = _variant_index(assignment)
+    variant = variant_cell(assignment)
     found: list[dict[str, Any] | None] = []
     answers = 0
     for index, cell in enumerate(assignment.cells):
@@ -127,7 +121,7 @@ def _locks(nbgrader: dict[str, Any]) -> dict[str, bool]:
 def student_notebook(assignment: Assignment) -> dict:
     """Return the released notebook (nbformat 4 as a dict) for students, with nbgrader's metadata."""
     cells = []
-    variant = _variant_index(assignment)
+    variant = variant_cell(assignment)
     for index, (cell, nbgrader) in enumerate(zip(assignment.cells, _nbgrader_ids(assignment),
                                                  strict=True)):
         metadata: dict[str, Any] = {"mha_classroom": {"role": cell.role}}

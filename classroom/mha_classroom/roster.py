@@ -16,13 +16,15 @@ by construction: :func:`file_stem`).
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Roster", "check_student", "file_stem", "match", "read_roster"]
+__all__ = ["Roster", "check_student", "file_stem", "match", "read_roster", "safe_id"]
 
 MAX_ID_CHARS = 100
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _ID_PUNCTUATION = frozenset("_.@-")
 
 
@@ -56,6 +58,23 @@ def check_student(student: str) -> str:
     return normal
 
 
+def safe_id(name: str) -> str:
+    """A file-name safe id: letters, digits, ``_ . -``; no leading dot or dash; at most 64 chars.
+
+    Examples
+    --------
+    >>> safe_id("=cmd|' /C calc'!A0")
+    'cmd_C_calc_A0'
+    >>> safe_id("../../etc")
+    'etc'
+    >>> safe_id("José Núñez")  # accents dropped, so the id still reads as the name
+    'Jose_Nunez'
+    """
+    ascii_text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    text = _UNSAFE.sub("_", ascii_text).strip("._-")[:64].strip("._-")
+    return text or "student"
+
+
 def file_stem(student: str) -> str:
     """The name a student's files take: the id itself (ids are checked to be safe), or, for a
     name that is no valid id, its letters and a hash (two names never share it).
@@ -67,8 +86,6 @@ def file_stem(student: str) -> str:
     """
     if not _id_problem(student) and unicodedata.is_normalized("NFC", student):
         return student
-    from mha_classroom.intake import safe_id  # intake imports this module
-
     digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{safe_id(student)}-{digest}"
 

@@ -30,6 +30,8 @@ _ENDS = {END_SOLUTION: "solution", END_HIDDEN: "hidden"}
 _MARKER_LIKE = re.compile(r"^\s*#{2,}\s*(BEGIN|END)\b", re.IGNORECASE)
 _HEADER = re.compile(r"^#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:\s*(?P<points>\S+)\s*$")
 _HEADER_LIKE = re.compile(r"^#\s*(grade_id|points)\s*:", re.IGNORECASE)
+#: First line of the variant cell: the numbers each student's copy draws (mha_classroom.variants).
+VARIANT_HEADER = "# variant"
 #: First line of a written answer, a Markdown cell graded by hand (see :mod:`mha_classroom.rubrics`).
 WRITTEN_HEADER = re.compile(r"^<!--\s*written_answer:\s*(?P<id>[A-Za-z0-9_.-]+)\s+"
                             r"points:\s*(?P<points>[0-9]+(?:\.[0-9]+)?)\s*-->$")
@@ -122,6 +124,15 @@ def parse_header(first_line: str) -> tuple[str, float] | None:
             f"got {match['points']!r}"
         )
     return match["id"], points
+
+
+def variant_cell(assignment: Assignment) -> int | None:
+    """Index of the assignment's variant cell (None if it has none)."""
+    found = [i for i, cell in enumerate(assignment.cells) if cell.role == "given"
+             and cell.source.lstrip().startswith(VARIANT_HEADER)]
+    if len(found) > 1:
+        raise AssignmentError(f"{assignment.path}: {len(found)} variant cells; one at most")
+    return found[0] if found else None
 
 
 def written_header(source: str) -> re.Match | None:

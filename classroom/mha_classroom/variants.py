@@ -28,9 +28,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mha_classroom.source import Assignment, AssignmentError, classify_cell, instructor_source
+from mha_classroom.source import (
+    VARIANT_HEADER,
+    Assignment,
+    AssignmentError,
+    classify_cell,
+    instructor_source,
+    variant_cell,
+)
 
-HEADER = "# variant"
 _DRAW = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)\s*=\s*(?P<default>[^#]+?)\s*#\s*draw:\s*"
                    r"(?P<kind>integers|choice)\((?P<args>[^()]*)\)\s*$")
 _ASSIGNED = re.compile(r"^[A-Z][A-Z0-9_]*\s*=")
@@ -46,15 +52,6 @@ class Draw:
     default: object
     kind: str  # "integers" (inclusive bounds) or "choice"
     args: tuple
-
-
-def variant_cell(assignment: Assignment) -> int | None:
-    """Index of the assignment's variant cell (None if it has none)."""
-    found = [i for i, cell in enumerate(assignment.cells) if cell.role == "given"
-             and cell.source.lstrip().startswith(HEADER)]
-    if len(found) > 1:
-        raise AssignmentError(f"{assignment.path}: {len(found)} variant cells; one at most")
-    return found[0] if found else None
 
 
 @functools.lru_cache(maxsize=64)  # read again for every student's copy and every value compared
@@ -185,7 +182,7 @@ def same_cell(a: str, b: str) -> bool:
 def submitted_variant(cells: list[tuple[str, str, str | None]]) -> tuple[int, str] | None:
     """(number from 1, source) of the first code cell of a submission that is a variant cell."""
     for number, (kind, source, _) in enumerate(cells, start=1):
-        if kind == "code" and source.lstrip().startswith(HEADER):
+        if kind == "code" and source.lstrip().startswith(VARIANT_HEADER):
             return number, source
     return None
 
