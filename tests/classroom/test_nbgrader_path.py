@@ -72,10 +72,8 @@ def _filled(path: Path, solutions: dict[str, str], written: str = "", typed_for:
     return notebook
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory, sandbox):
-    pytest.importorskip("nbgrader")
-    root = tmp_path_factory.mktemp("nbgrader-path")
+def _course(root: Path):
+    """The course, the students' work, nbgrader's runs and the course grader's, in ``root``."""
     course = root / "course"
     assert main(["nbgrader", str(SOURCE), "--out", str(course / "source")]) == 0
     (course / "nbgrader_config.py").write_text("c = get_config()\n")
@@ -127,10 +125,10 @@ def _ours(root: Path) -> dict[tuple[str, str], float]:
     return scores
 
 
-def test_nbgrader_scores_every_question_as_the_course_grader_does_copies_included(course):
+def _same_scores(root: Path, course_dir: Path) -> None:
+    """nbgrader and the course grader give every question the same score, copies included."""
     from nbgrader.api import Gradebook
 
-    root, course_dir, _ = course
     ours = _ours(root)
     tests = {test.test_id: test.points for test in load_assignment(SOURCE).tests}
     theirs = {}
@@ -148,14 +146,14 @@ def test_nbgrader_scores_every_question_as_the_course_grader_does_copies_include
     assert (course_dir / "feedback" / "ann" / NAME / f"{NAME}.html").is_file()
 
 
-def test_nbgrader_validate_fails_an_unanswered_copy_and_passes_an_answered_one(course):
-    _, _, validated = course
+def _validated(validated: dict[str, str]) -> None:
+    """``nbgrader validate`` fails an unanswered copy and passes an answered one."""
     assert "Success" not in validated["carol"] and "VALIDATION FAILED" in validated["carol"]
     assert "Success! Your notebook passes all the tests." in validated["ann"]
 
 
-def test_written_answers_are_found_with_or_without_their_marker(course):
-    root, _, _ = course
+def _written_found(root: Path) -> None:
+    """Written answers are found with or without their marker."""
     rows = {}
     for folder in ("graded-copies", "graded-plain"):
         for row in csv.DictReader((root / folder / "written" / "answers.csv").open(encoding="utf-8")):
@@ -165,10 +163,10 @@ def test_written_answers_are_found_with_or_without_their_marker(course):
     assert rows["carol"] == rows["erin"] == "(not answered)"
 
 
-def test_written_scores_reach_nbgrader_with_the_manual_grade_flag_cleared(course, capsys):
+def _scores_loaded(root: Path, course_dir: Path, capsys) -> None:
+    """The scores typed into answers.csv reach nbgrader, the manual-grade flag cleared."""
     from nbgrader.api import Gradebook
 
-    root, course_dir, _ = course
     filled = root / "filled.csv"
     for folder, scores in (("graded-copies", {"ann": "3"}), ("graded-plain", {"dave": "2.5", "erin": "9"})):
         with (root / folder / "written" / "answers.csv").open(encoding="utf-8") as file:
@@ -196,3 +194,40 @@ def test_written_scores_reach_nbgrader_with_the_manual_grade_flag_cleared(course
             assert submission.score == automatic + score and not submission.needs_manual_grade
         erin = gradebook.find_grade("why_scale", NAME, NAME, "erin")
         assert erin.manual_score is None and erin.needs_manual_grade
+
+
+def _graded_by_hand(course_dir: Path) -> None:
+    """nbgrader keeps the written answer for the formgrader, with its points (before any is loaded)."""
+    from nbgrader.api import Gradebook
+
+    from book.assessment import WRITTEN_STUB, read_assignment
+
+    written = [q for q in read_assignment(SOURCE).questions if q.kind == "written"]
+    released = json.loads((course_dir / "release" / NAME / f"{NAME}.ipynb").read_text(encoding="utf-8"))
+    answers = [c for c in released["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id")
+               in {q.id for q in written}]
+    assert [("".join(c["source"]), c["metadata"]["nbgrader"]["points"]) for c in answers] == \
+        [(WRITTEN_STUB, q.points) for q in written]
+    automatic = load_assignment(SOURCE).max_points
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+        record = gradebook.find_assignment(NAME)
+        by_hand = sum(q.points for q in written)
+        assert (record.max_code_score, record.max_written_score) == (automatic, by_hand)
+        cell = gradebook.find_grade_cell(written[0].id, NAME, NAME)
+        assert (cell.cell_type, cell.max_score) == ("markdown", written[0].points)
+        for student in ("ann", "dave"):  # this grader's copy and nbgrader's release, both answered
+            submission = gradebook.find_submission(NAME, student)
+            assert submission.code_score == automatic and submission.needs_manual_grade
+            grade = gradebook.find_grade(written[0].id, NAME, NAME, student)
+            assert grade.needs_manual_grade and grade.auto_score is None
+
+
+def test_the_nbgrader_path_is_whole(tmp_path, sandbox, capsys):
+    """One test, so that the course is made once whichever worker runs it."""
+    pytest.importorskip("nbgrader")
+    root, course_dir, validated = _course(tmp_path)
+    _validated(validated)
+    _same_scores(root, course_dir)
+    _written_found(root)
+    _graded_by_hand(course_dir)
+    _scores_loaded(root, course_dir, capsys)
