@@ -4,8 +4,10 @@ so that a crash or a kill loses nothing, and a second run resumes.
 For every finished student :func:`grade_batch` writes ``feedback/<id>.md`` and ``.html``, a record in
 ``<out>/.progress/<id>.json`` and the CSVs and the summary of everyone finished so far. The record
 holds a fingerprint of what decided the result (the assignment's source, the submission's bytes and
-those of the ``.py`` files next to it, the limits, the sandbox, the grader's version); a later run
-on the same folder uses the record instead of grading again while the fingerprint matches.
+those of the ``.py`` files next to it, the limits, the sandbox, the grader's version) and is signed
+with a key kept outside the output folder (:mod:`mha_classroom.records`); a later run on the same
+folder uses the record instead of grading again only when its signature, its fingerprint, the
+assignment's questions and points, and its scores all check out.
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ import threading
 from pathlib import Path
 
 import mha_classroom
-from mha_classroom.grade import QuestionResult, StudentResult, grade_folder
+from mha_classroom.grade import StudentResult, grade_folder
 from mha_classroom.intake import Found, scan_submissions, sibling_modules
+from mha_classroom.records import check_record, result_from_json, sign_record
 from mha_classroom.release import write_atomically
 from mha_classroom.reports import write_reports, write_student
+from mha_classroom.roster import Roster, file_stem
 from mha_classroom.sandbox import Limits, Sandbox
 from mha_classroom.source import Assignment
 from mha_classroom.submission import InvalidSubmission, read_bytes
 
-__all__ = ["grade_batch", "fingerprint", "load_result"]
+__all__ = ["Batch", "grade_batch", "fingerprint", "load_result"]
 
 PROGRESS = ".progress"
 
@@ -50,77 +54,85 @@ def fingerprint(assignment: Assignment, found: Found, limits: Limits, sandbox: S
     return digest.hexdigest()
 
 
-def _to_json(result: StudentResult) -> dict:
-    return dataclasses.asdict(result)
-
-
-def _from_json(data: dict) -> StudentResult | None:
-    try:
-        questions = tuple(QuestionResult(**q) for q in data["questions"])
-        fields = {key: tuple(data[key]) for key in ("notes", "cell_errors", "events", "used_mha")}
-        values = tuple((name, value) for name, value in data.get("values") or ())
-        return StudentResult(data["student"], questions, original=data["original"], values=values,
-                             **fields)
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
 def load_result(path: Path) -> StudentResult | None:
-    """The result a progress record holds (None if it is not one)."""
+    """The result a progress record holds, *unchecked* (for tests and tools that read their own
+    records; a resumed run checks them: :func:`mha_classroom.records.check_record`)."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return result_from_json(record["result"])
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return _from_json(record.get("result") or {}) if isinstance(record, dict) else None
 
 
-def _resumed(folder: Path, found: Found, print_: str) -> StudentResult | None:
-    try:
-        record = json.loads((folder / f"{found.student}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict) or record.get("fingerprint") != print_:
-        return None
-    return _from_json(record.get("result") or {})
+@dataclasses.dataclass
+class Batch:
+    """What :func:`grade_batch` did: the results, the entries not graded, the students whose results
+    came from a checked record, and those whose record failed its check (and why)."""
+
+    results: list[StudentResult]
+    skipped: list
+    resumed: list[str]
+    refused: dict[str, str]
 
 
 def grade_batch(assignment: Assignment, submissions: Path, out: Path, limits: Limits,
-                sandbox: Sandbox, jobs: int = 2, resume: bool = True, assignment_for=None):
-    """Grade ``submissions`` into ``out``; returns (results, skipped entries, students resumed).
+                sandbox: Sandbox, jobs: int = 2, resume: bool = True, assignment_for=None,
+                key: bytes | None = None, roster: Roster | None = None, extra=()) -> Batch:
+    """Grade ``submissions`` into ``out``.
 
-    ``assignment_for(student)``: each student's own copy (a variant), when there is one."""
-    found, skipped = scan_submissions(submissions, assignment.name)
+    ``assignment_for(student)``: each student's own copy (a variant), when there is one; ``key``:
+    the key that signs the progress records (None: no record is written or read); ``roster``: the
+    class list (only its ids are graded); ``extra``: summary lines of the caller.
+    """
+    found, skipped = scan_submissions(submissions, assignment.name, roster)
     progress = Path(out) / PROGRESS
     own = assignment_for or (lambda student: assignment)
     prints = {f.student: fingerprint(own(f.student), f, limits, sandbox) for f in found}
     budget = sandbox.budget.describe(limits.memory_mb, limits.nproc) \
         if sandbox.kind == "bubblewrap" else ""
     done: dict[str, StudentResult] = {}
-    resumed, lock = [], threading.RLock()
+    resumed: list[str] = []
+    refused: dict[str, str] = {}
+    lock = threading.RLock()
 
     def skip(item: Found) -> StudentResult | None:
-        result = _resumed(progress, item, prints[item.student]) if resume else None
-        if result is not None:
-            resumed.append(item.student)
-            finished(item, result)
+        if not resume or key is None:
+            return None
+        try:
+            text = (progress / f"{file_stem(item.student)}.json").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        result, why = check_record(text, key, own(item.student), item.student, prints[item.student])
+        if result is None:
+            with lock:
+                refused[item.student] = why
+            return None
+        resumed.append(item.student)
+        finished(item, result)
         return result
 
     def finished(item: Found, result: StudentResult) -> None:
         with lock:
-            _write(item, result)
-
-    def _write(item: Found, result: StudentResult) -> None:
-        done[item.student] = result
-        write_student(assignment, result, out)
-        write_atomically(progress / f"{item.student}.json", json.dumps(
-            {"fingerprint": prints[item.student], "result": _to_json(result)}, sort_keys=True))
-        if len(done) < len(found):  # the files of everyone so far: a kill now loses nothing
-            write_reports(assignment, list(done.values()), out, sandbox.kind, skipped=skipped,
-                          budget=budget, progress=f"{len(done)} of {len(found)} graded so far",
-                          students=False)
+            if key is not None:  # the record keeps what was graded, not what this run found
+                kept = dataclasses.replace(result, events=tuple(e for e in result.events
+                                                                if e != "record_refused"))
+                write_atomically(progress / f"{file_stem(item.student)}.json",
+                                 sign_record(key, own(item.student), item.student,
+                                             prints[item.student], kept))
+            if item.student in refused:
+                result = dataclasses.replace(result, events=tuple(sorted({*result.events,
+                                                                          "record_refused"})))
+            done[item.student] = result
+            write_student(assignment, result, out)
+            if len(done) < len(found):  # the files of everyone so far: a kill now loses nothing
+                write_reports(assignment, list(done.values()), out, sandbox.kind, skipped=skipped,
+                              budget=budget, progress=f"{len(done)} of {len(found)} graded so far",
+                              students=False, extra=tuple(extra))
 
     results = grade_folder(assignment, submissions, limits, jobs=jobs, sandbox=sandbox,
-                           on_result=finished, skip=skip, assignment_for=assignment_for)
+                           on_result=finished, skip=skip, assignment_for=assignment_for,
+                           found=found)
+    results = [done.get(r.student, r) for r in results]
     write_reports(assignment, results, out, sandbox.kind, skipped=skipped, budget=budget,
-                  students=False)
-    return results, skipped, sorted(resumed)
+                  students=False, extra=tuple(extra))
+    return Batch(results, skipped, sorted(resumed), refused)

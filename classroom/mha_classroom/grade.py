@@ -38,11 +38,13 @@ from mha_classroom.sandbox import Limits, Sandbox, get_sandbox
 from mha_classroom.source import Assignment
 from mha_classroom.submission import (
     InvalidSubmission,
+    foreign_tests,
     notes_on_test_cells,
-    read_notebook,
+    read_submission,
     untouched_test_cells,
 )
 from mha_classroom.text import without_paths
+from mha_classroom.variants import same_cell, submitted_variant, variant_source
 
 MAX_ROUNDS = 8  # one new call a round when a test feeds an answer to another (6 in assignment 3)
 PENDING = ("not graded: your answers led the test to calls the grader could not ask your code "
@@ -74,6 +76,7 @@ class StudentResult:
     original: str = ""  # the submission's file or folder name, when ``student`` had to change it
     used_mha: tuple[str, ...] = ()  # the answers (and cells) that needed the mha package
     values: tuple = ()  # (name, plain data) of each value answer given: variants compare them
+    variant: str | None = None  # the variant cell handed in, when it is not the one released
 
     @property
     def points(self) -> float:
@@ -154,12 +157,15 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
     try:
         if path is None:
             raise InvalidSubmission(problem or "no notebook found")
-        notebook = read_notebook(path)
+        notebook, declared = read_submission(path)
     except InvalidSubmission as error:
         return _zero(assignment, student, str(error), "invalid")
+    if wrong := foreign_tests(assignment, notebook, declared):
+        return _zero(assignment, student, wrong, "wrong_assignment")
     sandbox = sandbox or get_sandbox()
     recording = recording_for(assignment)
     notes, events = notes_on_test_cells(assignment, notebook)
+    notebook, handed_in = _released_variant(assignment, notebook, notes, events)
     untouched = untouched_test_cells(assignment, notebook)
     own = [(number, source) for number, (kind, source, _) in enumerate(notebook, start=1)
            if kind == "code" and number not in untouched]
@@ -216,7 +222,36 @@ def grade_submission(assignment: Assignment, student: str, path: Path | None,
     return StudentResult(student, tuple(questions), tuple(without_paths(n, hide) for n in said),
                          tuple(without_paths(e, hide) for e in errors),
                          tuple(sorted(events | got.events | ({"used_mha"} if got.used_mha else set()))),
-                         used_mha=tuple(got.used_mha), values=values)
+                         used_mha=tuple(got.used_mha), values=values, variant=handed_in)
+
+
+def _released_variant(assignment: Assignment, notebook: list, notes: list[str], events: set[str]):
+    """The notebook with the variant cell released to this student in place of the one handed in
+    (as nbgrader restores a locked cell), and the cell handed in when it differed ("" if missing)."""
+    released = variant_source(assignment)
+    if released is None:
+        return notebook, None
+    found = submitted_variant(notebook)
+    notebook = list(notebook)
+    if found is not None:
+        number, source = found
+        if same_cell(source, released):
+            return notebook, None
+        notebook[number - 1] = ("code", released, None)
+        notes.append(f"the variant cell (cell {number}, the numbers of your copy) is not the one you "
+                     "were given; the grader ran the one released to you, as it was")
+        events.add("variant_changed")
+        return notebook, source
+    first = next((i for i, (kind, source, grade_id) in enumerate(notebook)
+                  if kind == "code" and grade_id is None), None)
+    if first is None:
+        notebook.insert(0, ("code", released, None))
+    else:
+        notebook[first] = ("code", f"{released}\n\n{notebook[first][1]}", None)
+    notes.append("your notebook has no variant cell (the numbers of your copy, near the top); the "
+                 "grader ran the one released to you before your first code cell")
+    events.add("variant_missing")
+    return notebook, ""
 
 
 def _value_answers(recording: Recording, got: Collected) -> tuple:
@@ -239,17 +274,21 @@ def _value_answers(recording: Recording, got: Collected) -> tuple:
 
 def grade_folder(assignment: Assignment, folder: Path, limits: Limits | None = None,
                  jobs: int = 2, sandbox: Sandbox | None = None, on_result=None,
-                 skip=None, assignment_for=None) -> list[StudentResult]:
+                 skip=None, assignment_for=None, found: list[Found] | None = None,
+                 roster=None) -> list[StudentResult]:
     """Grade every submission in ``folder``, ``jobs`` at a time, in student-id order.
 
     ``on_result(found, result)`` is called as each student finishes (from a worker thread, one at
     a time); ``skip(found)`` may return a result to use instead of grading (a resumed batch);
-    ``assignment_for(student)`` gives each student's own copy (:mod:`~mha_classroom.variants`).
+    ``assignment_for(student)`` gives each student's own copy (:mod:`~mha_classroom.variants`);
+    ``found``: the submissions, when the caller has read the folder already; ``roster``: the class
+    list (:mod:`~mha_classroom.roster`), whose ids alone are graded.
     """
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     sandbox = sandbox or get_sandbox()
-    submissions: list[Found] = find_submissions(folder, assignment.name)
+    submissions: list[Found] = found if found is not None else find_submissions(
+        folder, assignment.name, roster)
     sandbox.check_private(folder, assignment.path)
     recording_for(assignment)  # record once, before the threads start
     lock = threading.Lock()

@@ -13,11 +13,11 @@ folder are the student's own modules (:func:`sibling_modules`).
 from __future__ import annotations
 
 import os
-import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from mha_classroom.roster import Roster, match, safe_id
 from mha_classroom.submission import InvalidSubmission, read_bytes
 
 __all__ = ["Found", "Skipped", "find_submissions", "notebook_stem", "safe_id", "scan_submissions",
@@ -27,7 +27,6 @@ MAX_ENTRIES = 10_000  # entries in the submissions folder
 MAX_WALK = 500  # entries looked at inside one student's folder
 MAX_LEVELS = 4
 MAX_MODULES, MAX_MODULE_BYTES = 50, 2**20  # .py files handed in next to a notebook
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: Names a notebook may be saved under (compared in lower case): browsers add .txt or .json.
 NOTEBOOK_SUFFIXES = (".ipynb", ".ipynb.txt", ".ipynb.json")
 _NOT_A_NOTEBOOK = {
@@ -81,23 +80,6 @@ def _why_not(name: str) -> str:
         if lower.endswith(suffixes):
             return reason
     return "not a notebook (no .ipynb in its name)"
-
-
-def safe_id(name: str) -> str:
-    """A file-name safe id: letters, digits, ``_ . -``; no leading dot or dash; at most 64 chars.
-
-    Examples
-    --------
-    >>> safe_id("=cmd|' /C calc'!A0")
-    'cmd_C_calc_A0'
-    >>> safe_id("../../etc")
-    'etc'
-    >>> safe_id("José Núñez")  # accents dropped, so the id still reads as the name
-    'Jose_Nunez'
-    """
-    ascii_text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
-    text = _UNSAFE.sub("_", ascii_text).strip("._-")[:64].strip("._-")
-    return text or "student"
 
 
 def unique_ids(names: list[str]) -> list[str]:
@@ -164,9 +146,14 @@ def _walk(folder: Path, wanted: str) -> tuple[list[Path], str]:
     return [], f"{len(chosen)} notebooks in the folder, expected {wanted}.ipynb"
 
 
-def scan_submissions(folder: Path, assignment_name: str) -> tuple[list[Found], list[Skipped]]:
+def scan_submissions(folder: Path, assignment_name: str,
+                     roster: Roster | None = None) -> tuple[list[Found], list[Skipped]]:
     """Every ``<student>.ipynb`` or ``<student>/`` in ``folder``, in id order, and every other
-    entry with the reason it is not graded."""
+    entry with the reason it is not graded.
+
+    With a class list (``roster``), a submission is graded only under an id of the list that its
+    name matches exactly (:func:`mha_classroom.roster.match`); without one, ids are made from the
+    names (file-name safe, unique)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder}: expected a folder of submissions, found none")
@@ -177,6 +164,7 @@ def scan_submissions(folder: Path, assignment_name: str) -> tuple[list[Found], l
                 raise ValueError(f"{folder}: more than {MAX_ENTRIES} entries")
             entries.append(entry)
     items: list[tuple[str, Path | None, str, Path | None]] = []
+    entry_names: list[str] = []  # what the teacher sees in the folder, for the summary
     skipped = []
     for entry in sorted(entries, key=lambda e: e.name):
         name = unicodedata.normalize("NFC", entry.name)
@@ -186,24 +174,32 @@ def scan_submissions(folder: Path, assignment_name: str) -> tuple[list[Found], l
             skipped.append(Skipped(name, "its name starts with a dot (hidden); rename it to grade it"))
         elif entry.is_symlink():
             items.append((stem or name, None, "the submission is a symbolic link (not accepted)", None))
+            entry_names.append(name)
         elif entry.is_dir(follow_symlinks=False):
             chosen, problem = _walk(path, assignment_name)
             items.append((name, chosen[0] if chosen else None, problem, path))
+            entry_names.append(name + "/")
         elif stem is not None:
             regular = entry.is_file(follow_symlinks=False)
             items.append((stem, path if regular else None,
                           "" if regular else "the submission is not a regular file", None))
+            entry_names.append(name)
         else:
             skipped.append(Skipped(name, _why_not(name)))
-    ids = unique_ids([name for name, _, _, _ in items])
-    found = [Found(i, name, path, problem, student_folder)
-             for i, (name, path, problem, student_folder) in zip(ids, items, strict=True)]
-    return sorted(found, key=lambda f: f.student), skipped
+    names = [name for name, _, _, _ in items]
+    if roster is None:
+        ids = dict(enumerate(unique_ids(names)))
+    else:
+        ids, refused = match(names, roster)
+        skipped += [Skipped(entry_names[index], reason) for index, reason in refused.items()]
+    found = [Found(ids[index], name, path, problem, student_folder)
+             for index, (name, path, problem, student_folder) in enumerate(items) if index in ids]
+    return sorted(found, key=lambda f: f.student), sorted(skipped, key=lambda s: s.name)
 
 
-def find_submissions(folder: Path, assignment_name: str) -> list[Found]:
-    """Every ``<student>.ipynb`` or ``<student>/`` in ``folder``, in id order."""
-    return scan_submissions(folder, assignment_name)[0]
+def find_submissions(folder: Path, assignment_name: str, roster: Roster | None = None) -> list[Found]:
+    """Every ``<student>.ipynb`` or ``<student>/`` in ``folder`` that is graded, in id order."""
+    return scan_submissions(folder, assignment_name, roster)[0]
 
 
 def sibling_modules(notebook: Path, folder: Path) -> list[tuple[str, bytes]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["SYSTEM_DIRS", "clashes", "font_cache", "grader_package_copies", "inside",
-           "interpreter", "python_dirs", "site_dirs"]
+           "interpreter", "lies_in", "python_dirs", "site_dirs", "write_private"]
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 GRADER_PACKAGE = __name__.partition(".")[0]  # mha_classroom
@@ -33,6 +33,22 @@ def inside(path: str, folder: str) -> bool:
     """
     folder = folder.rstrip("/") + "/"
     return (path.rstrip("/") + "/").startswith(folder)
+
+
+def lies_in(path: Path, folder: Path) -> bool:
+    """True if ``path`` is ``folder`` or lies under it, links resolved (neither need exist)."""
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a new file readable by its owner only (its folder made private too); never overwrites
+    one (FileExistsError) and never follows a link."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(text)
 
 
 def clashes(dirs: list[str], places: list[str]) -> list[tuple[str, str]]:

@@ -3,18 +3,27 @@
 The student version replaces each solution region by ``# YOUR CODE HERE`` and
 ``raise NotImplementedError()`` (at the region's indentation) and drops hidden tests, markers
 included. Each cell carries ``metadata.mha_classroom = {"role": ..., "grade_id": ...}`` so the
-grader can find the test cells again, even if a student moves them.
+grader can find the test cells again, even if a student moves them, and the same nbgrader metadata
+(schema 3) as ``nbgrader generate_assignment`` writes from :func:`export_nbgrader`'s instructor
+notebook: the same ``grade_id`` for every cell, test cells ``grade`` with their points and
+``locked``, answer cells ``solution``, given code ``locked``, each written answer ``solution`` and
+``grade``, the checksums nbgrader computes, and the same read-only flags for Jupyter. So a notebook
+this module releases, per-student copies included, is graded by nbgrader's ``autograde`` in a course
+whose source is :func:`export_nbgrader`'s (and ``nbgrader validate`` reports an unanswered one as
+failing). The variant cell is the one cell left unlocked for nbgrader, so that nbgrader keeps each
+copy's own numbers instead of restoring the source's (it is read-only in Jupyter all the same).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from mha_classroom.source import Assignment, Cell, written_header
+from mha_classroom.source import Assignment, AssignmentError, Cell, variant_cell, written_header
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -45,8 +54,9 @@ def student_source(cell: Cell) -> str:
     return "\n".join(lines)
 
 
-def _notebook(cells: list[dict]) -> dict:
-    return {"cells": cells, "metadata": NOTEBOOK_METADATA, "nbformat": 4, "nbformat_minor": 5}
+def _notebook(cells: list[dict], assignment: Assignment) -> dict:
+    metadata = {**NOTEBOOK_METADATA, "mha_classroom": {"assignment": assignment.name}}
+    return {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
 
 
 def _cell_dict(index: int, cell: Cell, source: str, metadata: dict) -> dict:
@@ -57,15 +67,76 @@ def _cell_dict(index: int, cell: Cell, source: str, metadata: dict) -> dict:
     return base
 
 
-def student_notebook(assignment: Assignment) -> dict:
-    """Return the released notebook (nbformat 4 as a dict) for students."""
-    cells = []
+def _nbgrader_ids(assignment: Assignment) -> list[dict[str, Any] | None]:
+    """Each cell's nbgrader metadata (None for a cell nbgrader leaves alone), as the instructor
+    notebook declares it; the same ids whichever notebook is written."""
+    variant = variant_cell(assignment)
+    found: list[dict[str, Any] | None] = []
+    answers = 0
     for index, cell in enumerate(assignment.cells):
-        metadata = {"mha_classroom": {"role": cell.role}}
-        if cell.grade_id:
-            metadata["mha_classroom"]["grade_id"] = cell.grade_id
-        cells.append(_cell_dict(index, cell, student_source(cell), metadata))
-    return _notebook(cells)
+        nbgrader: dict[str, Any] = {"schema_version": 3, "grade": False, "solution": False,
+                                    "locked": False}
+        written = written_header(cell.source) if cell.role == "markdown" else None
+        if cell.role == "solution":
+            answers += 1
+            nbgrader.update(solution=True, grade_id=f"answer_{answers}")
+        elif cell.role == "test":
+            nbgrader.update(grade=True, locked=True, grade_id=cell.grade_id, points=cell.points)
+        elif cell.role == "given" and index != variant:
+            nbgrader.update(locked=True, grade_id=f"given_{index}")
+        elif written:  # a manually graded answer: nbgrader keeps it for the formgrader
+            nbgrader.update(solution=True, grade=True, grade_id=written["id"],
+                            points=float(written["points"]))
+        found.append(nbgrader if "grade_id" in nbgrader else None)
+    ids = [entry["grade_id"] for entry in found if entry is not None]
+    if len(ids) != len(set(ids)):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise AssignmentError(f"{assignment.path}: grade ids used twice for nbgrader: {', '.join(twice)} "
+                              "(answer_<n> and given_<n> name the answer and given cells): rename them")
+    return found
+
+
+def nbgrader_checksum(cell: dict) -> str:
+    """The checksum nbgrader keeps of a cell (its source, type, roles, id and points), computed as
+    nbgrader 0.9 does, so that ``nbgrader validate`` sees an edited locked cell."""
+    meta = cell["metadata"]["nbgrader"]
+    grade, solution = bool(meta.get("grade")), bool(meta.get("solution"))
+    locked = False if solution else (True if grade else bool(meta.get("locked")))
+    digest = hashlib.md5(usedforsecurity=False)
+    for part in (cell["source"], cell["cell_type"], str(grade), str(solution), str(locked),
+                 meta["grade_id"]):
+        digest.update(part.encode("utf-8"))
+    if grade:
+        digest.update(str(float(meta["points"])).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _locks(nbgrader: dict[str, Any]) -> dict[str, bool]:
+    """The Jupyter flags nbgrader's release sets: a cell that cannot be deleted or edited."""
+    if nbgrader["solution"]:
+        return {"deletable": False}
+    return {"deletable": False, "editable": False}
+
+
+def student_notebook(assignment: Assignment) -> dict:
+    """Return the released notebook (nbformat 4 as a dict) for students, with nbgrader's metadata."""
+    cells = []
+    variant = variant_cell(assignment)
+    for index, (cell, nbgrader) in enumerate(zip(assignment.cells, _nbgrader_ids(assignment),
+                                                 strict=True)):
+        metadata: dict[str, Any] = {"mha_classroom": {"role": cell.role}}
+        grade_id = cell.grade_id or (nbgrader["grade_id"] if nbgrader and nbgrader["grade"] else None)
+        if grade_id:
+            metadata["mha_classroom"]["grade_id"] = grade_id
+        entry = _cell_dict(index, cell, student_source(cell), metadata)
+        if nbgrader is not None:
+            metadata.update(_locks(nbgrader))
+            metadata["nbgrader"] = {**nbgrader, "cell_type": entry["cell_type"]}
+            metadata["nbgrader"]["checksum"] = nbgrader_checksum(entry)
+        elif index == variant:
+            metadata.update(deletable=False, editable=False)  # read-only in Jupyter, open to nbgrader
+        cells.append(entry)
+    return _notebook(cells, assignment)
 
 
 def nbgrader_notebook(assignment: Assignment) -> dict:
@@ -73,26 +144,15 @@ def nbgrader_notebook(assignment: Assignment) -> dict:
 
     Teachers who use nbgrader put it in ``source/<assignment>/`` and run ``nbgrader
     generate_assignment`` as usual: solution cells are marked ``solution``, test cells ``grade``
-    with their points and locked, every other code cell locked, and each written answer (Markdown)
-    ``solution`` and ``grade`` with its points: a manually graded answer.
+    with their points and locked, every other code cell but the variant cell locked, and each
+    written answer (Markdown) ``solution`` and ``grade`` with its points: a manually graded answer.
     """
-    cells, answers = [], 0
-    for index, cell in enumerate(assignment.cells):
-        nbgrader: dict[str, Any] = {"schema_version": 3, "grade": False, "solution": False, "locked": False}
-        if cell.role == "solution":
-            answers += 1
-            nbgrader.update(solution=True, grade_id=f"answer_{answers}")
-        elif cell.role == "test":
-            nbgrader.update(grade=True, locked=True, grade_id=cell.grade_id, points=cell.points)
-        elif cell.role == "given":
-            nbgrader.update(locked=True, grade_id=f"given_{index}")
-        written = written_header(cell.source) if cell.role == "markdown" else None
-        if written:  # a manually graded answer: nbgrader keeps it for the formgrader
-            nbgrader.update(solution=True, grade=True, grade_id=written["id"],
-                            points=float(written["points"]))
-        metadata = {"nbgrader": nbgrader} if cell.role != "markdown" or written else {}
+    cells = []
+    for index, (cell, nbgrader) in enumerate(zip(assignment.cells, _nbgrader_ids(assignment),
+                                                 strict=True)):
+        metadata = {"nbgrader": nbgrader} if nbgrader is not None else {}
         cells.append(_cell_dict(index, cell, cell.source, metadata))
-    return _notebook(cells)
+    return _notebook(cells, assignment)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -130,5 +190,5 @@ def export_nbgrader(assignment: Assignment, out_dir: Path) -> Path:
     return write_notebook(nbgrader_notebook(assignment), target)
 
 
-__all__ = ["export_nbgrader", "nbgrader_notebook", "release",
+__all__ = ["export_nbgrader", "nbgrader_checksum", "nbgrader_notebook", "release",
            "student_notebook", "student_source", "write_atomically", "write_notebook"]

@@ -30,6 +30,8 @@ _ENDS = {END_SOLUTION: "solution", END_HIDDEN: "hidden"}
 _MARKER_LIKE = re.compile(r"^\s*#{2,}\s*(BEGIN|END)\b", re.IGNORECASE)
 _HEADER = re.compile(r"^#\s*grade_id:\s*(?P<id>[A-Za-z0-9_.-]+)\s+points:\s*(?P<points>\S+)\s*$")
 _HEADER_LIKE = re.compile(r"^#\s*(grade_id|points)\s*:", re.IGNORECASE)
+#: First line of the variant cell: the numbers each student's copy draws (mha_classroom.variants).
+VARIANT_HEADER = "# variant"
 #: First line of a written answer, a Markdown cell graded by hand (see :mod:`mha_classroom.rubrics`).
 WRITTEN_HEADER = re.compile(r"^<!--\s*written_answer:\s*(?P<id>[A-Za-z0-9_.-]+)\s+"
                             r"points:\s*(?P<points>[0-9]+(?:\.[0-9]+)?)\s*-->$")
@@ -124,6 +126,15 @@ def parse_header(first_line: str) -> tuple[str, float] | None:
     return match["id"], points
 
 
+def variant_cell(assignment: Assignment) -> int | None:
+    """Index of the assignment's variant cell (None if it has none)."""
+    found = [i for i, cell in enumerate(assignment.cells) if cell.role == "given"
+             and cell.source.lstrip().startswith(VARIANT_HEADER)]
+    if len(found) > 1:
+        raise AssignmentError(f"{assignment.path}: {len(found)} variant cells; one at most")
+    return found[0] if found else None
+
+
 def written_header(source: str) -> re.Match | None:
     """The written-answer marker on a Markdown cell's first line (None if there is none).
 
@@ -205,12 +216,24 @@ def classify_cell(cell_type: str, source: str) -> Cell:
 def read_notebook_cells(path: Path) -> list[tuple[str, str]]:
     """Return ``(cell_type, source)`` pairs of a MyST ``.md`` or ``.ipynb`` notebook."""
     if path.suffix == ".ipynb":
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-        return [
-            (cell["cell_type"], "".join(cell["source"]) if isinstance(cell["source"], list)
-             else cell["source"])
-            for cell in notebook["cells"]
-        ]
+        try:
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+            return [
+                (cell["cell_type"], "".join(cell["source"]) if isinstance(cell["source"], list)
+                 else cell["source"])
+                for cell in notebook["cells"]
+            ]
+        except json.JSONDecodeError as error:
+            raise AssignmentError(f"{path}: not a notebook (invalid JSON at line {error.lineno}, column "
+                                  f"{error.colno}: {error.msg}); save it again from Jupyter, or "
+                                  "pass the assignment's .md source") from None
+        except UnicodeDecodeError:
+            raise AssignmentError(f"{path}: not a notebook (not UTF-8 text); save it again from "
+                                  "Jupyter, or pass the assignment's .md source") from None
+        except (KeyError, TypeError, AttributeError):
+            raise AssignmentError(f"{path}: JSON, but not a Jupyter notebook (each cell needs a "
+                                  "cell_type and a source); pass the assignment's .md or .ipynb "
+                                  "source") from None
     if path.suffix == ".md":
         try:
             import jupytext  # only the teacher's side needs it
@@ -252,6 +275,10 @@ def load_assignment(path: str | Path) -> Assignment:
         cells.append(cell)
     if not seen:
         raise AssignmentError(f"{path}: no test cell (first line '# grade_id: <id>  points: <n>')")
+    if not any(cell.role == "solution" for cell in cells):
+        raise AssignmentError(f"{path}: no solution region ({BEGIN_SOLUTION} ... {END_SOLUTION}): "
+                              "this looks like a released notebook, not a source; pass the source "
+                              "the release was made from (assignments/*.md)")
     return Assignment(path.stem, path, tuple(cells))
 
 

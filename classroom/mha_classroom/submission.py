@@ -97,8 +97,25 @@ def _test_id(source: str, metadata: dict) -> str | None:
     return ids[0] if ids else None
 
 
+def _markdown_id(metadata: dict) -> str | None:
+    """The grade id a Markdown cell's metadata names (a written answer whose marker line is gone:
+    nbgrader's release replaces the whole cell with its stub)."""
+    for key in ("mha_classroom", "nbgrader"):
+        entry = metadata.get(key)
+        if isinstance(entry, dict) and isinstance(entry.get("grade_id"), str):
+            return entry["grade_id"][:200]
+    return None
+
+
 def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
-    """``(cell_type, source, grade_id or None)`` per cell of a submitted ``.ipynb``."""
+    """``(cell_type, source, grade_id or None)`` per cell of a submitted ``.ipynb`` (a code cell's
+    test, a Markdown cell's written answer as its metadata names it)."""
+    return read_submission(path)[0]
+
+
+def read_submission(path: Path) -> tuple[list[tuple[str, str, str | None]], str | None]:
+    """:func:`read_notebook`'s cells, and the assignment the notebook says it is (its
+    ``metadata.mha_classroom.assignment``, which ``release`` writes; None if it says none)."""
     data = read_bytes(path)
     try:
         text = data.decode("utf-8")
@@ -132,9 +149,29 @@ def read_notebook(path: Path) -> list[tuple[str, str, str | None]]:
             raise InvalidSubmission("the notebook's code is too long or holds NUL characters")
         metadata = cell.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
-        grade_id = _test_id(source, metadata) if cell["cell_type"] == "code" else None
+        grade_id = (_test_id(source, metadata) if cell["cell_type"] == "code"
+                    else _markdown_id(metadata))
         cells.append((cell["cell_type"], source, grade_id))
-    return cells
+    declared = notebook.get("metadata")
+    declared = declared.get("mha_classroom") if isinstance(declared, dict) else None
+    declared = declared.get("assignment") if isinstance(declared, dict) else None
+    return cells, declared[:200] if isinstance(declared, str) else None
+
+
+def foreign_tests(assignment: Assignment, cells, declared: str | None) -> str:
+    """Why a notebook is another assignment's ("" if it may be this one's): it holds more test cells
+    of other ids than of this assignment's (a source renamed since the release still matches its
+    notebooks; the name the notebook's metadata gives only helps the message)."""
+    ours = {test.test_id for test in assignment.tests}
+    found = {grade_id for kind, source, grade_id in cells
+             if kind == "code" and grade_id is not None and grade_id in _header_ids(source)}
+    other = sorted(found - ours)
+    if not other or len(found & ours) >= len(other):
+        return ""
+    named = f" (its metadata names {declared!r})" if declared and declared != assignment.name else ""
+    return (f"the notebook is another assignment's{named}: it holds the test cells "
+            f"{', '.join(other[:3])}{', ...' if len(other) > 3 else ''}, not those of "
+            f"{assignment.name}; hand in the notebook of {assignment.name}")
 
 
 def without_hidden_tests(source: str) -> str:
@@ -188,8 +225,8 @@ def notes_on_test_cells(assignment: Assignment, cells) -> tuple[list[str], set[s
     notes, events = [], set()
     tests = {test.test_id for test in assignment.tests}
     present: dict[str, list[str]] = {}  # a test cell copied in Jupyter keeps its id: several cells
-    for _, source, grade_id in cells:
-        if is_test_cell(source, grade_id, tests):
+    for kind, source, grade_id in cells:
+        if kind == "code" and is_test_cell(source, grade_id, tests):
             present.setdefault(grade_id, []).append(source.strip())
     for test in assignment.tests:
         copies = present.get(test.test_id, [])

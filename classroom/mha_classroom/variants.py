@@ -7,35 +7,39 @@ An assignment opts in with one **variant cell**, a given code cell whose first l
     SEED = 0  # draw: integers(0, 2147483647)
     D_K = 64  # draw: choice(16, 32, 64, 128, 256)
 
-The cell as written (the defaults) is what ``release`` without a seed hands out and what nbgrader
-grades. With a student list and the teacher's secret seed, each student's values are drawn from
-``sha256(seed, assignment, student)``: the same student always gets the same copy, nobody can
-compute another's copy without the seed, and grading regenerates the student's copy (hidden tests
-included, as the tests read these names) instead of storing it anywhere a student could read.
-
-A value answer (a name a solution cell sets) that equals another student's instructor value but not
-the student's own is reported by :func:`find_copies`, and the questions that read it lose their
-points (:func:`apply_copies`).
+The cell as written (the defaults) is what ``release`` without a seed hands out. With a class list
+(:mod:`mha_classroom.roster`) and the teacher's secret seed (:mod:`mha_classroom.seeds`), each
+student's values are drawn from ``sha256(seed, assignment, student)``: the same student always gets
+the same copy, nobody can compute another's copy without the seed, and grading regenerates the
+student's copy (hidden tests included, as the tests read these names) instead of storing it
+anywhere a student could read. The variant cell a student hands in is checked against the one
+released to their id (:func:`variant_source`, :func:`submitted_variant`); value answers that match
+another student's copy are evidence for the teacher (:mod:`mha_classroom.copies`).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import math
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
-from mha_classroom.source import Assignment, AssignmentError, classify_cell, instructor_source
+from mha_classroom.source import (
+    VARIANT_HEADER,
+    Assignment,
+    AssignmentError,
+    classify_cell,
+    instructor_source,
+    variant_cell,
+)
 
-HEADER = "# variant"
 _DRAW = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)\s*=\s*(?P<default>[^#]+?)\s*#\s*draw:\s*"
                    r"(?P<kind>integers|choice)\((?P<args>[^()]*)\)\s*$")
 _ASSIGNED = re.compile(r"^[A-Z][A-Z0-9_]*\s*=")
-_STUDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,99}$")
-MIN_SEED_CHARS = 8
 #: Two numbers closer than this (relative) count as the same value answer.
 RTOL = 1e-6
 
@@ -50,25 +54,7 @@ class Draw:
     args: tuple
 
 
-@dataclass(frozen=True)
-class Copy:
-    """A value answer of ``student`` equal to ``source``'s variant, not to the student's own."""
-
-    student: str
-    name: str
-    source: str
-    questions: tuple[str, ...]
-
-
-def variant_cell(assignment: Assignment) -> int | None:
-    """Index of the assignment's variant cell (None if it has none)."""
-    found = [i for i, cell in enumerate(assignment.cells) if cell.role == "given"
-             and cell.source.lstrip().startswith(HEADER)]
-    if len(found) > 1:
-        raise AssignmentError(f"{assignment.path}: {len(found)} variant cells; one at most")
-    return found[0] if found else None
-
-
+@functools.lru_cache(maxsize=64)  # read again for every student's copy and every value compared
 def draws(assignment: Assignment) -> tuple[Draw, ...]:
     """The names of the variant cell and their draws (``()`` for an assignment without one).
 
@@ -109,37 +95,6 @@ def _parse_line(line: str) -> Draw:
     if match["kind"] == "choice" and not args:
         raise AssignmentError(f"variant cell line {line.strip()!r}: choice() needs values")
     return Draw(match["name"], default, match["kind"], args)
-
-
-def check_seed(seed: str) -> str:
-    """The teacher's secret seed, stripped; too short a seed is an error (students could guess it)."""
-    seed = seed.strip()
-    if len(seed) < MIN_SEED_CHARS:
-        raise ValueError(f"the variant seed must be a secret of at least {MIN_SEED_CHARS} characters "
-                         f"(got {len(seed)}): with a short one, students could compute each other's "
-                         "variants")
-    return seed
-
-
-def check_student(student: str) -> str:
-    """A student id of the list: letters, digits and ``_ . @ -`` (it names a file)."""
-    if not _STUDENT.match(student):
-        raise ValueError(f"student id {student!r}: expected letters, digits and _ . @ - "
-                         "(at most 100 characters, first a letter or digit)")
-    return student
-
-
-def read_students(path: Path) -> list[str]:
-    """Student ids from a file, one a line (blank lines and ``#`` comments skipped)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    students = [check_student(line.strip()) for line in lines
-                if line.strip() and not line.lstrip().startswith("#")]
-    twice = sorted({s for s in students if students.count(s) > 1})
-    if twice:
-        raise ValueError(f"{path}: student ids listed twice: {', '.join(twice)}")
-    if not students:
-        raise ValueError(f"{path}: no student ids (one a line)")
-    return students
 
 
 def values_for(assignment: Assignment, seed: str, student: str) -> dict[str, object]:
@@ -191,6 +146,12 @@ def same_value(a: object, b: object) -> bool:
     """Equal as answers: numbers within :data:`RTOL`, arrays elementwise, anything else by ``==``."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):  # the common cases, without NumPy
+        return math.isclose(a, b, rel_tol=RTOL, abs_tol=0.0)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple) and all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in (*a, *b)):
+        return len(a) == len(b) and all(math.isclose(x, y, rel_tol=RTOL, abs_tol=0.0)
+                                        for x, y in zip(a, b, strict=True))
     try:
         left, right = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     except (TypeError, ValueError):
@@ -202,78 +163,30 @@ def same_value(a: object, b: object) -> bool:
                                                           equal_nan=False))
 
 
-def readers(assignment: Assignment, name: str) -> tuple[str, ...]:
-    """The test cells (grade_ids) whose code reads ``name``."""
-    found: list[str] = []
-    for cell in assignment.tests:
-        tree = ast.parse(instructor_source(cell))
-        if any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(tree)):
-            found.append(cell.test_id)
-    return tuple(found)
+def variant_source(assignment: Assignment) -> str | None:
+    """The variant cell as ``release`` writes it (None for an assignment without one)."""
+    from mha_classroom.release import student_source
+
+    index = variant_cell(assignment)
+    return None if index is None else student_source(assignment.cells[index])
 
 
-def find_copies(assignment: Assignment, seed: str, answers: dict[str, dict[str, object]],
-                students: list[str]) -> list[Copy]:
-    """Value answers equal to another student's variant and not to the student's own.
+def same_cell(a: str, b: str) -> bool:
+    """Two cell sources equal but for trailing blanks and blank lines around them."""
+    def lines(text: str) -> list[str]:
+        return [line.rstrip() for line in text.strip("\n").splitlines()]
 
-    ``answers`` maps each graded student to their value answers; ``students`` are the ids whose
-    variants count as "another's" (the class list, or everyone graded).
-    """
-    expected = {s: instructor_values(for_student(assignment, seed, s))
-                for s in sorted(set(students) | set(answers))}
-    copies = []
-    for student, given in sorted(answers.items()):
-        own = expected[student]
-        for name, value in sorted(given.items()):
-            if name not in own or same_value(value, own[name]):
-                continue
-            for other in sorted(expected):
-                if other != student and name in expected[other] \
-                        and same_value(value, expected[other][name]):
-                    copies.append(Copy(student, name, other, readers(assignment, name)))
-                    break
-    return copies
+    return lines(a) == lines(b)
 
 
-def copy_feedback(copy: Copy) -> str:
-    """What the student reads on a question that lost its points to a copied value."""
-    return (f"{copy.name} is not the answer for your numbers (the variant cell at the top of your "
-            "notebook): it is the answer of another copy of this assignment. Work it out for your "
-            "own values; your teacher has been told.")
+def submitted_variant(cells: list[tuple[str, str, str | None]]) -> tuple[int, str] | None:
+    """(number from 1, source) of the first code cell of a submission that is a variant cell."""
+    for number, (kind, source, _) in enumerate(cells, start=1):
+        if kind == "code" and source.lstrip().startswith(VARIANT_HEADER):
+            return number, source
+    return None
 
 
-def apply_copies(results: list, copies: list[Copy]) -> list:
-    """``results`` (StudentResult) with the questions reading a copied value set to 0 points."""
-    by_student: dict[str, list[Copy]] = {}
-    for copy in copies:
-        by_student.setdefault(copy.student, []).append(copy)
-    changed = []
-    for result in results:
-        mine = by_student.get(result.student, [])
-        if not mine:
-            changed.append(result)
-            continue
-        lost = {q: c for c in mine for q in c.questions}
-        questions = tuple(replace(q, points=0.0, feedback=copy_feedback(lost[q.grade_id]))
-                          if q.grade_id in lost else q for q in result.questions)
-        events = tuple(sorted(set(result.events) | {"copied_value"}))
-        changed.append(replace(result, questions=questions, events=events))
-    return changed
-
-
-def copies_csv(copies: list[Copy]) -> str:
-    """``copies.csv`` for the teacher: who gave whose value, for which questions."""
-    import csv
-    import io
-
-    text = io.StringIO()
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["student", "answer", "matches_variant_of", "questions_set_to_zero"])
-    for copy in copies:
-        writer.writerow([copy.student, copy.name, copy.source, " ".join(copy.questions)])
-    return text.getvalue()
-
-
-__all__ = ["Copy", "Draw", "apply_copies", "check_seed", "check_student", "copies_csv", "draws",
-           "find_copies", "for_student", "instructor_values", "read_students", "readers",
-           "same_value", "values_for", "variant_cell", "with_values"]
+__all__ = ["Draw", "draws", "for_student", "instructor_values", "same_cell", "same_value",
+           "submitted_variant",
+           "values_for", "variant_cell", "variant_source", "with_values"]

@@ -141,9 +141,10 @@ def hostile_batch(assignment_1, sandbox):
 
 def _graded_batch(assignment_1, root: Path, scratch: Path) -> GradedBatch:
     from tests.classroom.hostile import CASES, build_all
+    from tests.classroom.hostile_round_three import CASES_ROUND_THREE
     from tests.classroom.hostile_round_two import CASES_ROUND_TWO
 
-    cases = (*CASES, *CASES_ROUND_TWO)
+    cases = (*CASES, *CASES_ROUND_TWO, *CASES_ROUND_THREE)
     token = str(secrets.randbelow(10**8)).zfill(8)
     submissions, out, canary = root / "submitted", root / "grades", root / "canary"
     canary.mkdir()
@@ -156,7 +157,7 @@ def _graded_batch(assignment_1, root: Path, scratch: Path) -> GradedBatch:
     command = [sys.executable, "-c", HARNESS, str(report), "grade", str(assignment_1.path),
                str(submissions), "--out", str(out), "--jobs", "2",
                "--cell-timeout", str(limits.cell_timeout), "--timeout", str(limits.timeout),
-               "--memory-mb", str(limits.memory_mb)]
+               "--memory-mb", str(limits.memory_mb), "--record-key", str(scratch / "record.key")]
     # The runs' temporary folders go to a folder of this batch: other test processes (and other
     # graders) run at the same time, and their folders must not count as this batch's leftovers.
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": str(scratch),

@@ -38,8 +38,9 @@ def honest_results(sandbox):
             cases = [case for case in HONEST if case.assignment == number]
             for case in cases:
                 build(case, assignment, folder)
-            graded, skipped, _ = grade_batch(assignment, folder, root / f"{assignment.name}-out",
-                                             HONEST_LIMITS, sandbox, jobs=2)
+            batch = grade_batch(assignment, folder, root / f"{assignment.name}-out", HONEST_LIMITS,
+                                sandbox, jobs=2)
+            graded, skipped = batch.results, batch.skipped
             assert skipped == []
             ids = {found.original: found.student for found in find_submissions(folder, assignment.name)}
             by_id = {result.student: result for result in graded}

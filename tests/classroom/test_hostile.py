@@ -1,6 +1,7 @@
 """A student who has read the grader gains nothing: no points, no secrets, no way out, no crash.
 
-One batch (``hostile.CASES`` and ``hostile_round_two.CASES_ROUND_TWO``, graded once per session by
+One batch (``hostile.CASES``, ``hostile_round_two.CASES_ROUND_TWO`` and
+``hostile_round_three.CASES_ROUND_THREE``, graded once per session by
 the real command line in ``conftest.hostile_batch``): each hostile submission scores no more than
 an empty one, honest ones score what they earn; the canary folder, the submissions, the outputs and
 the teacher's keyring are untouched; no secret reaches any output; the grader's own memory stays
@@ -21,16 +22,18 @@ from mha_classroom.intake import find_submissions
 from mha_classroom.probes import HIDDEN_FAILED
 from tests.classroom.conftest import KEY_SECRET, ROOT, SECRET, snapshot
 from tests.classroom.hostile import CASES
+from tests.classroom.hostile_round_three import CASES_ROUND_THREE
 from tests.classroom.hostile_round_two import CASES_ROUND_TWO, SIDE_CHANNELS
 
 pytestmark = pytest.mark.classroom
-ALL_CASES = [*CASES, *CASES_ROUND_TWO]
+ALL_CASES = [*CASES, *CASES_ROUND_TWO, *CASES_ROUND_THREE]
 FORBIDDEN_TEXT = (SECRET, KEY_SECRET, "CANARY-CONTENT-7c2e", "default_rng(2024)", "1e4 - 1.0",
                   "mha-teacher-ring", "kept-for-the-next-run")
 #: The grader's peak resident memory over the whole batch. Python, NumPy, the course and jupytext
 #: take about 150 MiB; each of the two runs at a time may send 64 MiB, which the grader reads and
 #: copies once. The first round's forged frames took the grader to 751 MB for one run.
 GRADER_PEAK_MIB = 450
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _result(batch, case):
@@ -176,10 +179,10 @@ def test_hidden_tests_say_the_same_words_whatever_the_code_did_on_them(hostile_b
 
 
 def test_csv_cells_never_start_like_a_formula(hostile_batch):
-    for name in ("grades.csv", "totals.csv"):
+    for name in ("grades.csv", "totals.csv", "written/answers.csv"):
         with open(hostile_batch.out / name, newline="", encoding="utf-8") as file:
             for row in csv.reader(file):
-                assert not any(cell[:1] in ("=", "+", "-", "@", "\t", "\r") for cell in row), row
+                assert not any(cell[:1] in FORMULA or cell.lstrip()[:1] in FORMULA for cell in row), row
 
 
 def test_ids_are_unique_file_name_safe_and_each_has_its_own_feedback(hostile_batch):

@@ -5,7 +5,10 @@ Opt-in (nbgrader is not a requirement of the course): ``pip install nbgrader==0.
 assignment, nbgrader generates the student version from ``mha-classroom nbgrader``'s export; five
 students fill it in (the instructor's answers, the untouched release, one answer wrong, one answer
 that calls ``mha``, every answer junk that runs), ``nbgrader autograde`` grades them in a Jupyter
-kernel, and this grader grades the same files in its sandbox: every score must be the same.
+kernel, and this grader grades the same files in its sandbox: every score must be the same. Two more
+students work in their own copies that ``mha-classroom release --students`` writes (nbgrader's
+metadata in them, the variant cell left unlocked), one with the instructor's answers and one with
+one answer wrong: nbgrader grades each on its own numbers, as this grader does with the seed.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from mha_classroom import grade_submission, load_assignment
-from mha_classroom.release import export_nbgrader
+from mha_classroom.release import export_nbgrader, student_notebook
+from mha_classroom.variants import for_student
 from tests.classroom.conftest import ASSIGNMENTS, TEST_LIMITS
 
 pytestmark = [pytest.mark.classroom,
@@ -67,6 +71,10 @@ USES_MHA = {
 }
 
 
+SEED = "d1f3a5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3"
+COPIES = ("copy_right", "copy_wrong")
+
+
 def _nbgrader(course: Path, *args: str) -> None:
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--force",
                            f"--CourseDirectory.root={course}"], capture_output=True, text=True,
@@ -79,9 +87,10 @@ def _answers(notebook: dict) -> list[dict]:
 
 
 def _students(source: dict, released: dict, name: str) -> dict[str, dict]:
-    """The five students' notebooks, each a copy of nbgrader's release filled in."""
-    def filled(change=None, junk=False):
-        notebook = json.loads(json.dumps(released))
+    """The five students' notebooks, each a copy of nbgrader's release filled in, and two who work
+    in their own copies."""
+    def filled(change=None, junk=False, base=released):
+        notebook = json.loads(json.dumps(base))
         for cell, answer in zip(_answers(notebook), _answers(source), strict=True):
             text = answer["source"] if isinstance(answer["source"], str) else "".join(answer["source"])
             text = "\n".join(line for line in text.splitlines()
@@ -94,9 +103,14 @@ def _students(source: dict, released: dict, name: str) -> dict[str, dict]:
             cell["source"] = text
         return notebook
 
-    return {"right": filled(), "release": json.loads(json.dumps(released)),
-            "one_wrong": filled(WRONG[name]), "uses_mha": filled(USES_MHA[name]),
-            "junk": filled(junk=True)}
+    students = {"right": filled(), "release": json.loads(json.dumps(released)),
+                "one_wrong": filled(WRONG[name]), "uses_mha": filled(USES_MHA[name]),
+                "junk": filled(junk=True)}
+    assignment = load_assignment(next(p for p in ASSIGNMENTS if p.stem == name))
+    for student, change in zip(COPIES, (None, WRONG[name]), strict=True):
+        own = student_notebook(for_student(assignment, SEED, student))  # this student's copy
+        students[student] = filled(change, base=own)
+    return students
 
 
 @pytest.mark.parametrize("source", ASSIGNMENTS, ids=lambda path: path.stem)
@@ -118,7 +132,8 @@ def test_nbgrader_gives_every_question_the_same_score(source, sandbox, tmp_path)
         path = course / "submitted" / student / name / f"{name}.ipynb"
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(notebook))
-        result = grade_submission(assignment, student, path, TEST_LIMITS, sandbox=sandbox)
+        own = for_student(assignment, SEED, student) if student in COPIES else assignment
+        result = grade_submission(own, student, path, TEST_LIMITS, sandbox=sandbox)
         ours[student] = {q.grade_id: q.points for q in result.questions}
     _nbgrader(course, "autograde", name)
     theirs = {}
@@ -131,5 +146,6 @@ def test_nbgrader_gives_every_question_the_same_score(source, sandbox, tmp_path)
     assert ours["right"] == {t.grade_id: t.points for t in assignment.tests}
     assert not any(ours["release"].values()) and ours["uses_mha"]["numpy_only"] == 0
     assert ours["junk"]["numpy_only"] == 0  # junk that runs does not earn the NumPy-only point
+    assert ours["copy_right"] == ours["right"] and ours["copy_wrong"] == ours["one_wrong"]
     scores = sum(len(scores) for scores in ours.values())
     print(f"{name}: {scores} per-question scores agree")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import os
 import re
 import subprocess
 import sys
@@ -102,3 +103,64 @@ def test_the_grader_imports_nothing_private_from_mha():
     assert private == set()
     # and it does use the public package, so the check above has something to look at
     assert ("probes.py", "mha.checks") in {(p.name, n) for p in sources for n in _imported_modules(p)}
+
+
+@pytest.fixture(scope="module")
+def grader_dists(tmp_path_factory) -> dict[str, Path]:
+    """The grader's sdist and wheel, built by ``python -m build`` from a copy of ``classroom/``."""
+    import shutil
+
+    source = tmp_path_factory.mktemp("classroom-source") / "classroom"
+    shutil.copytree(ROOT / "classroom", source,
+                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "dist"))
+    out = tmp_path_factory.mktemp("classroom-dist")
+    done = subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out),
+                           str(source)], capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (sdist,), (wheel,) = out.glob("*.tar.gz"), out.glob("*.whl")
+    return {"sdist": sdist, "wheel": wheel}
+
+
+def test_the_grader_requires_the_course_package_it_works_with(grader_dists):
+    import email
+
+    with zipfile.ZipFile(grader_dists["wheel"]) as wheel:
+        metadata_name = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = email.message_from_bytes(wheel.read(metadata_name))
+        names = wheel.namelist()
+    floor = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", mha_classroom.MHA_FLOOR)
+    assert floor and tuple(map(int, floor.groups())) <= tuple(map(int, mha.__version__.split(".")[:3]))
+    requires = metadata.get_all("Requires-Dist")
+    assert f"mha-course>={mha_classroom.MHA_FLOOR}" in requires
+    assert f'mha-course[pretrained]>={mha_classroom.MHA_FLOOR}; extra == "pretrained"' in requires
+    assert metadata["Version"] == mha_classroom.__version__ and metadata["License-File"] == "LICENSE"
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert not [n for n in names if n.startswith("tests/")]
+
+
+def test_the_grader_sdist_ships_its_license_changelog_and_tests_and_they_pass(grader_dists, tmp_path):
+    import tarfile
+
+    with tarfile.open(grader_dists["sdist"]) as archive:
+        archive.extractall(tmp_path, filter="data")
+    (unpacked,) = tmp_path.iterdir()
+    assert {"LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml"} <= {p.name for p in unpacked.iterdir()}
+    shipped = sorted(p.name for p in (unpacked / "tests").glob("test_*.py"))
+    assert len(shipped) >= 4
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                          cwd=unpacked, capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+def test_an_older_course_package_stops_the_grader_with_the_fix(tmp_path):
+    fake = tmp_path / "mha"
+    fake.mkdir()
+    (fake / "__init__.py").write_text('__version__ = "0.1.0"\n')
+    done = subprocess.run([sys.executable, "-c", "import mha_classroom"], capture_output=True, text=True,
+                          check=False, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ImportError: mha-classroom {mha_classroom.__version__} needs mha-course >= "
+                           f"{mha_classroom.MHA_FLOOR}, but mha-course 0.1.0 is installed")
+    assert "pip install --upgrade . ./classroom" in last

@@ -11,6 +11,7 @@ import unicodedata
 import pytest
 
 from mha_classroom.batch import PROGRESS, grade_batch
+from mha_classroom.exports import md_inline
 from mha_classroom.grade import QuestionResult, StudentResult
 from mha_classroom.intake import notebook_stem, scan_submissions
 from mha_classroom.release import nbgrader_notebook, student_notebook, write_notebook
@@ -50,15 +51,15 @@ def test_every_entry_gets_a_row_or_a_reason(tmp_path, assignment_1):
 def test_a_batch_accounts_for_every_file_and_names_shared_names(tmp_path, assignment_1, sandbox):
     folder = _folder(tmp_path, assignment_1)
     out = tmp_path / "grades"
-    results, skipped, resumed = grade_batch(assignment_1, folder, out, TEST_LIMITS, sandbox)
-    points = {r.student: r.points for r in results}
-    assert points["Ana"] == points["bea"] == 15 and resumed == []
+    batch = grade_batch(assignment_1, folder, out, TEST_LIMITS, sandbox)
+    points = {r.student: r.points for r in batch.results}
+    assert points["Ana"] == points["bea"] == 15 and batch.resumed == []
     assert sorted([points["Jose"], points["Jose-2"]]) == [0, 15]  # two students, told apart
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert f"2 submissions are named {JOSE_NFC.casefold()}" in summary
     assert "graded apart as Jose, Jose-2" in summary
     for name in ("carol.zip", ".DS_Store", ".dan.ipynb", "notes.txt"):
-        assert f"- not graded: `{name}`:" in summary
+        assert f"- not graded: {md_inline(name)}:" in summary
     assert "- limits: 768 MiB" in summary
 
 
@@ -71,7 +72,7 @@ def test_a_killed_batch_keeps_what_it_finished_and_a_second_run_resumes(tmp_path
     out = tmp_path / "grades"
     source = str(ROOT / "assignments" / "01-self-attention.md")
     command = [sys.executable, "-m", "mha_classroom", "grade", source, str(folder), "--out", str(out),
-               "--jobs", "1", "--cell-timeout", "5"]
+               "--jobs", "1", "--cell-timeout", "5", "--record-key", str(tmp_path / "key")]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
@@ -82,7 +83,7 @@ def test_a_killed_batch_keeps_what_it_finished_and_a_second_run_resumes(tmp_path
         first.kill()  # as the system's memory killer would
         first.wait()
     assert (out / "feedback" / "a1.md").is_file() and (out / "grades.csv").is_file()
-    assert "a1," in (out / "grades.csv").read_text() and "graded so far" in (out / "summary.md").read_text()
+    assert '"a1",' in (out / "grades.csv").read_text() and "graded so far" in (out / "summary.md").read_text()
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     assert "unchanged since an earlier run" in done.stdout and "a1: 15 / 15" in done.stdout
     summary = (out / "summary.md").read_text()

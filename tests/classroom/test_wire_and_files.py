@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mha_classroom import wire
+from mha_classroom.exports import fenced, neutral
 from mha_classroom.intake import find_submissions, unique_ids
-from mha_classroom.reports import fenced, neutral
 from mha_classroom.submission import InvalidSubmission, read_notebook
 from mha_classroom.wire import read_frames
 

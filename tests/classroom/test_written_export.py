@@ -42,11 +42,13 @@ def test_every_written_answer_is_exported_with_its_rubric(source, tmp_path):
         (student, q.grade_id, text) for student, text in
         (("ann", ANSWER), ("bob", NOT_ANSWERED), ("cid", MISSING)) for q in questions]
     assert all(r["max_score"] == f"{q.points:g}" and r["manual_score"] == r["manual_comment"] == ""
+               and r["assignment"] == assignment.name
                for r, q in zip(rows, questions * 3, strict=True))
-    page = " ".join((folder / "ann.md").read_text(encoding="utf8").split())
+    page = " ".join((folder / "students" / "ann.md").read_text(encoding="utf8").split())
     assert ANSWER in page
     for question in questions:
-        sheet = " ".join((folder / f"{question.grade_id}.md").read_text(encoding="utf8").split())
+        sheet = " ".join((folder / "questions" / f"{question.grade_id}.md").read_text(encoding="utf8")
+                         .split())
         for criterion in meta.rubrics[question.grade_id]["criteria"]:
             assert f"**{criterion['criterion']}** ({criterion['points']} points)" in page
             for level in criterion["levels"]:
