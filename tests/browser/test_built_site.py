@@ -369,25 +369,57 @@ def _links(page: Path) -> list[str]:
     return _parse(page).targets
 
 
-def test_notebook_pages_launch_on_binder_and_colab_from_the_repository(site_pages):
-    """The addresses are built from the repository (they cannot be opened offline: their shape is
-    checked). Binder opens the page's source in JupyterLab; Colab the published executed notebook."""
-    from book.lite_site import PAGES_BRANCH, REPOSITORY
-    from book.toc import live_pages
+def test_notebook_pages_launch_on_binder_and_colab_and_say_why_not_in_the_browser(site_pages):
+    """Binder opens the page's source in JupyterLab; Colab the notebook book.launch publishes; every
+    notebook page has the menu, and a page that JupyterLite cannot run says why in it."""
+    from book.launch import COLAB_BRANCH, REPOSITORY
+    from book.toc import live_pages, not_live_reason, notebook_pages
     from tests.chapters.harness import ROOT
 
     owner_repo = REPOSITORY.removeprefix("https://github.com/")
-    for docname, source in live_pages(ROOT).items():
+    for docname, source in notebook_pages(ROOT).items():
         links = _links(site_pages[docname])
         binder = [t for t in links if t.startswith("https://mybinder.org/")]
         colab = [t for t in links if t.startswith("https://colab.research.google.com/")]
         assert binder == [f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/"
                           f"{docname}{source.suffix}"], (docname, binder)
-        assert colab == [f"https://colab.research.google.com/github/{owner_repo}/blob/{PAGES_BRANCH}/"
-                         f"_sources/{docname}.ipynb"], (docname, colab)
-        assert (ROOT / f"{docname}{source.suffix}").is_file()  # what Binder opens exists
-        assert (site_pages[docname].parent / Path(docname).name).with_suffix(".html").is_file()
-    assert (ROOT / "binder" / "requirements.txt").is_file() and (ROOT / "binder" / "postBuild").is_file()
+        assert colab == [f"https://colab.research.google.com/github/{owner_repo}/blob/{COLAB_BRANCH}/"
+                         f"{docname}.ipynb"], (docname, colab)
+        lite = [t for t in links if "lite/notebooks/index.html?path=" in t]
+        text = site_pages[docname].read_text(encoding="utf8")
+        if docname in live_pages(ROOT):
+            assert len(lite) == 1 and lite[0].endswith(f"?path={docname}.ipynb"), (docname, lite)
+        else:
+            assert lite == [] and f"Not in the browser: {not_live_reason(source)}" in text, docname
+
+
+def test_colab_links_resolve_in_the_branch_the_publish_step_writes(site, site_pages, tmp_path):
+    """``python -m book.launch`` run on this build, into a clone: every Colab link names a notebook of
+    the branch (as GitHub serves it to Colab), whose first code cell installs the package."""
+    import subprocess
+
+    import nbformat
+
+    from book.launch import colab_files, publish
+    from tests.chapters.harness import ROOT
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(clone)], check=True)
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    commit = head.stdout.strip()
+    published = publish(colab_files(site.parent, ROOT, commit), clone, "colab", "test")
+    linked = {t for page in site_pages.values() for t in _links(page) if "colab.research.google.com" in t}
+    assert len(linked) >= 15
+    for link in sorted(linked):
+        branch, path = link.split("/blob/", 1)[1].split("/", 1)
+        shown = subprocess.run(["git", "-C", str(clone), "show", f"{published}:{path}"], capture_output=True,
+                               text=True)  # fmt: skip
+        assert branch == "colab" and shown.returncode == 0, (link, shown.stderr)
+        nb = nbformat.reads(shown.stdout, as_version=4)
+        nbformat.validate(nb)
+        first_code = next(cell for cell in nb.cells if cell.cell_type == "code")
+        assert first_code.source.startswith('%pip install -q "mha-course[') and commit in first_code.source
+        assert any(cell.get("outputs") for cell in nb.cells), f"{path}: not the executed notebook"
 
 
 def test_every_page_offers_an_edit_and_an_issue_link(site_pages):
