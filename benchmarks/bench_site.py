@@ -8,8 +8,8 @@ For each page (default: the four the site's targets name), served with gzip as a
   its metrics (FCP, LCP, TBT, Speed Index, CLS);
 - **first text** and **first widget** in a real Chromium on a phone (390x844, touch) with Chrome's
   own throttling (Slow 4G, 4x CPU; ``book.site_weight``), empty cache: the first contentful paint,
-  and the time until the page's first interactive view (an ipywidgets control or an attention or
-  softmax view) can take input, for a reader who scrolls to it as soon as the text shows;
+  and the time until the page's first interactive view (an explorer, an attention or softmax
+  view) can take input, for a reader who scrolls to it as soon as the text shows;
 - **first visit** bytes (raw and gzip) of the page and everything it loads, unthrottled.
 
 Targets (issue 38): Performance >= 90; first text <= 2 s; first widget <= 6 s; a first visit
@@ -58,12 +58,10 @@ METRICS = {
     "cumulative-layout-shift": "CLS",
 }
 
-#: The first interactive view in document order: a widget placeholder (html-manager replaces the
-#: script with the view), or an attention / softmax view (mounted by their own inline scripts).
+#: The first interactive view in document order: an explorer (HTML from the build, answering once
+#: assets/static-widgets.js has run), or an attention / softmax view (mounted by their own scripts).
 FIRST_VIEW_JS = """() => {
-  const views = document.querySelectorAll(
-    'script[type="application/vnd.jupyter.widget-view+json"], .jupyter-widgets, .mha-av, .mha-sv,'
-    + ' .mha-widget');
+  const views = document.querySelectorAll('.widget-subarea, .mha-av, .mha-sv, .mha-widget');
   const view = views[0];
   if (!view) return false;
   (view.closest('.cell_output') || view.parentElement).scrollIntoView({block: 'center'});
@@ -71,10 +69,11 @@ FIRST_VIEW_JS = """() => {
 }"""
 #: Resolves with the time (ms since navigation) at which that view first has a control.
 VIEW_READY_JS = """() => new Promise((resolve) => {
-  const controls = '.widget-subarea .widget-slider .noUi-handle, .widget-subarea button,'
-    + ' .widget-subarea select, .mha-av button, .mha-av select, .mha-sv input';
+  const controls = '.mha-av button, .mha-av select, .mha-sv input';
   (function check() {
-    if (document.querySelector(controls)) resolve(performance.now());
+    const frames = document.documentElement.dataset.mhaFrames
+      && document.querySelector('.widget-subarea input');
+    if (frames || document.querySelector(controls)) resolve(performance.now());
     else setTimeout(check, 20);
   })();
 })"""

@@ -182,15 +182,15 @@ def guard_lite_pages(app, exception) -> None:
     lite = Path(app.outdir) / "lite"
     if exception is not None or not lite.is_dir():
         return
+    from bs4 import BeautifulSoup
+
     for page in lite.rglob("index.html"):
-        html = page.read_text(encoding="utf8")
-        if "lite-guard.js" in html:
+        soup = BeautifulSoup(page.read_text(encoding="utf8"), "html.parser")
+        if soup.find("script", src=lambda src: src and src.endswith("lite-guard.js")):
             continue
         src = Path(*[".."] * (len(page.relative_to(Path(app.outdir)).parts) - 1), "_static", "lite-guard.js")
-        tag = f'<script src="{src.as_posix()}"></script>'
-        guarded = html.replace("</body>", f"{tag}</body>", 1) if "</body>" in html else (
-            html.replace("</html>", f"{tag}\n</html>", 1))
-        page.write_text(guarded, encoding="utf8")
+        (soup.body or soup.html or soup).append(soup.new_tag("script", src=src.as_posix()))
+        page.write_text(str(soup), encoding="utf8")
 
 
 def setup(app):

@@ -22,8 +22,7 @@ pytestmark = pytest.mark.browser
 CDN_HOSTS = ("cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com", "fonts.googleapis.com",
              "fonts.gstatic.com", "mathjax.org")
 
-VENDORED = ("vendored/html-manager/embed.js", "vendored/katex/katex.min.css")
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+VENDORED = ("vendored/katex/katex.min.css",)
 
 
 def test_no_page_names_a_cdn(site):
@@ -61,16 +60,17 @@ def _source(tag: str) -> str:
     return re.search(r'src="([^"?]+)', tag)[1].rsplit("_static/", 1)[-1]
 
 
-def test_widget_pages_load_only_the_deferred_widget_script(site_pages):
-    """The site's widget script draws the widgets; html-manager (1.8 MB) is never named by a page."""
+def test_explorer_pages_load_only_the_small_deferred_frame_script(site_pages):
+    """Explorers are HTML already (book/static_widgets.py): no widget state, view or manager in any page,
+    the theme's icon script nowhere, and the frame switcher only where an explorer is."""
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
         sources = [_source(tag) for tag in _script_tags(html)]
-        assert not any("fontawesome.js" in src for src in sources), f"{docname} loads the icon script"
-        assert not any("html-manager" in src for src in sources), f"{docname} loads the manager eagerly"
+        assert not any("fontawesome.js" in src or "html-manager" in src for src in sources), docname
+        assert "application/vnd.jupyter.widget" not in html, f"{docname} still holds widget state or views"
         loaders = [tag for tag in _script_tags(html) if _source(tag) == "static-widgets.js"]
-        if WIDGET_STATE not in html:
-            assert loaders == [], f"{docname} has no widget but loads the widget script"
+        if 'class="mha-stack"' not in html:
+            assert loaders == [], f"{docname} has no explorer but loads the frame script"
             continue
         assert len(loaders) == 1 and "defer" in loaders[0], (docname, loaders)
 
@@ -107,31 +107,27 @@ def test_katex_stylesheet_matches_the_katex_that_typesets(site):
     assert npm == sphinxcontrib.katex.katex_version
 
 
-def _widget_states(html: str) -> list[dict]:
-    bodies = re.findall(rf'<script type="{re.escape(WIDGET_STATE)}">(.*?)</script>', html, re.S)
-    return [json.loads(body) for body in bodies]
+def test_explorer_frames_are_image_files_loaded_when_shown(site_pages):
+    """Each frame an <img> of a file under _images/frames/, sized, 1x/2x, lazy, with alt text naming
+    the values it shows; every stack follows a control of its page; one frame of each stack shown."""
+    from bs4 import BeautifulSoup
 
-
-def test_widget_frames_are_image_files_loaded_when_shown(site, site_pages):
-    """No PNG inside a page's widget state; each frame an <img> of a file under _images/frames/,
-    sized, 1x/2x, lazy, with alt text."""
     frames = 0
     for docname, page in site_pages.items():
-        for state in _widget_states(page.read_text(encoding="utf8")):
-            for model in state["state"].values():
-                assert model["model_name"] != "ImageModel", f"{docname}: a frame is still inline"
-                value = model["state"].get("value")
-                if not (isinstance(value, str) and "_images/frames/" in value):
-                    continue
-                frames += 1
-                img = re.fullmatch(r"<img ([^>]*)>", value)
-                attributes = dict(re.findall(r'(\w+)="([^"]*)"', img[1]))
-                assert attributes["loading"] == "lazy" and attributes["alt"], (docname, attributes)
-                assert int(attributes["width"]) > 0 and int(attributes["height"]) > 0
-                # a frame drawn at its shown size has no sharper copy, hence no srcset (figures.one_x_copy)
-                srcset = attributes.get("srcset", "")
-                for url in [attributes["src"], *[c.split()[0] for c in srcset.split(",") if c.strip()]]:
-                    assert (page.parent / unquote(url)).is_file(), (docname, url)
+        soup = BeautifulSoup(page.read_text(encoding="utf8"), "html.parser")
+        for stack in soup.select(".mha-stack"):
+            assert soup.find(id=stack["data-control"]), (docname, stack["data-control"])
+            shown = [frame for frame in stack.find_all(class_="mha-frame", recursive=False)
+                     if not frame.has_attr("hidden")]  # fmt: skip
+            assert len(shown) == 1, docname
+        for img in soup.select(".mha-frame img"):
+            frames += 1
+            assert img["loading"] == "lazy" and "(" in img["alt"], (docname, img.attrs)
+            assert int(img["width"]) > 0 and int(img["height"]) > 0
+            # a frame drawn at its shown size has no sharper copy, hence no srcset (figures.one_x_copy)
+            urls = [img["src"], *[c.split()[0] for c in img.get("srcset", "").split(",") if c.strip()]]
+            for url in urls:
+                assert (page.parent / unquote(url)).is_file(), (docname, url)
     assert frames > 100
 
 
@@ -140,9 +136,6 @@ def test_no_progress_bar_in_any_output(site_pages):
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
         assert not re.search(r"\d it/s|\d+\.\d+it/s", html), docname
-        for state in _widget_states(html):
-            kinds = {model["model_name"] for model in state["state"].values()}
-            assert "FloatProgressModel" not in kinds, docname
 
 
 # --- internal links and images ---------------------------------------------------------------------
