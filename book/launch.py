@@ -65,8 +65,10 @@ def launch_urls(repository: str, branch: str, pagename: str, source_suffix: str)
 def add_launch_menu(app, pagename, templatename, context, doctree) -> None:
     """Put the launch menu (rocket) on a notebook page: JupyterLite (or why not), Binder, Colab."""
     root = Path(app.srcdir)
-    if "header_buttons" not in context or pagename not in notebook_pages(root):
+    if pagename not in notebook_pages(root):
         return
+    if "header_buttons" not in context:
+        raise RuntimeError(f"{pagename}: no header_buttons in its context: did sphinx-book-theme change?")
     options = app.config.html_theme_options or {}
     source = notebook_pages(root)[pagename]
     repository = options.get("repository_url") or REPOSITORY

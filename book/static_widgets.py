@@ -150,7 +150,6 @@ def draw_widgets(app, doctree, docname: str) -> None:
         markup = page.draw(view["model_id"])  # "" for a view only a kernel shows: no empty panel
         node.replace_self(nodes.raw("", f'<div class="widget-subarea">{markup}</div>' if markup else "",
                                     format="html"))
-    app.env.mha_widget_pages = getattr(app.env, "mha_widget_pages", set()) | {docname}
 
 
 def no_widget_state(app, pagename, templatename, context, doctree) -> None:
@@ -158,11 +157,12 @@ def no_widget_state(app, pagename, templatename, context, doctree) -> None:
     scripts = context.get("script_files")
     if scripts:
         scripts[:] = [js for js in scripts if (getattr(js, "attributes", None) or {}).get("type") != STATE]
-    if pagename in getattr(app.env, "mha_widget_pages", ()):
+    raws = doctree.findall(nodes.raw) if doctree is not None else ()
+    if any('class="mha-stack"' in node.astext() for node in raws):
         app.add_js_file("static-widgets.js", defer="defer")
 
 
 def setup(app):
     app.connect("doctree-resolved", draw_widgets)
     app.connect("html-page-context", no_widget_state, priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": False}
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
