@@ -78,7 +78,7 @@ def add_launch_menu(app, pagename, templatename, context, doctree) -> None:
                 "url": f"{context['pathto'](LITE_APP, 1)}?path={pagename}.ipynb"}  # fmt: skip
     else:
         why = not_live_reason(source)
-        lite = {"text": f"Not in the browser: {why}", "tooltip": f"JupyterLite cannot run this page: {why}",
+        lite = {"text": f"No JupyterLite: {why}", "tooltip": f"JupyterLite cannot run this page: it {why}",
                 "url": context["pathto"]("chapters/run_locally")}  # fmt: skip
     entries = [
         {**lite, "icon": "_static/images/logo_jupyterlite.svg", "label": "launch-jupyterlite-button"},

@@ -88,7 +88,7 @@ def live_pages(root: Path) -> dict[str, Path]:
 def not_live_reason(path: Path) -> str:
     """Why the page at ``path`` does not open in JupyterLite: its ``mha.jupyterlite_why``, a short phrase."""
     why = (front_matter(path).get("mha") or {}).get("jupyterlite_why")
-    if not isinstance(why, str) or not 10 <= len(why.strip()) <= 48:
+    if not isinstance(why, str) or not 8 <= len(why.strip()) <= 20:
         raise ValueError(f"{path}: a page with `jupyterlite: false` says why in `jupyterlite_why:` "
-                         f"(10 to 48 characters, shown in its launch menu); found {why!r}")
+                         f"(8 to 20 characters, shown in its launch menu on a phone); found {why!r}")
     return why.strip()

@@ -21,7 +21,7 @@ parts:
     chapters:
       - file: chapters/b
 """
-OPT_OUT = "jupyterlite: false, jupyterlite_why: needs a 90 MB model"
+OPT_OUT = "jupyterlite: false, jupyterlite_why: reads a 90 MB model"
 NOTEBOOK = "---\nkernelspec:\n  name: python3\n{extra}---\n# A page\n"
 
 

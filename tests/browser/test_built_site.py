@@ -383,7 +383,7 @@ def test_notebook_pages_launch_on_binder_and_colab_and_say_why_not_in_the_browse
         if docname in live_pages(ROOT):
             assert len(lite) == 1 and lite[0].endswith(f"?path={docname}.ipynb"), (docname, lite)
         else:
-            assert lite == [] and f"Not in the browser: {not_live_reason(source)}" in text, docname
+            assert lite == [] and f"No JupyterLite: {not_live_reason(source)}" in text, docname
 
 
 def test_colab_links_resolve_in_the_branch_the_publish_step_writes(site, site_pages, tmp_path):
