@@ -48,7 +48,7 @@ def stylesheet_text(page: Path) -> str:
     """All the CSS of the page: inside it since ``book.first_paint``, and any file it links."""
     head = page.read_text(encoding="utf8").split("</head>", 1)[0]
     hrefs = re.findall(r'<link [^>]*rel="stylesheet"[^>]*href="([^"?]+)', head)
-    inline = re.findall(r"<style>(.*?)</style>", head, re.S)
+    inline = re.findall(r"<style[^>]*>(.*?)</style>", head, re.S)
     return "".join(inline + [(page.parent / href).read_text(encoding="utf8") for href in hrefs])
 
 
@@ -474,6 +474,6 @@ def test_every_icon_the_pages_name_is_in_the_cut_icon_fonts(site, site_pages):
         assert font.stat().st_size < 10_000, f"{font.name} was not cut ({font.stat().st_size} bytes)"
         glyphs |= set(TTFont(font).getBestCmap())
     for docname, page in site_pages.items():
-        markup = re.sub(r"<style>.*?</style>", "", page.read_text(encoding="utf8"), flags=re.S)
+        markup = re.sub(r"<style[^>]*>.*?</style>", "", page.read_text(encoding="utf8"), flags=re.S)
         names = {name for name in ICON_CLASS.findall(markup) if name in points}
         assert names and all(points[name] in glyphs for name in names), (docname, sorted(names))

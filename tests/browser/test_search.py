@@ -91,7 +91,7 @@ def test_a_term_ranks_its_definition_then_the_chapters_its_entry_names(browser, 
 
 
 def test_every_glossary_hit_is_titled_by_its_own_term(browser, site_url):
-    results, _ = search(browser, site_url, "cache")
+    results, _ = search(browser, site_url, "kv cache")  # "KV cache" and "rolling KV cache"
     glossary = [r for r in results if "glossary" in r["href"] and "#term-" in r["href"]]
     assert len(glossary) >= 2, results[:6]
     titles = [r["title"] for r in glossary]

@@ -76,7 +76,8 @@ def test_every_page_paints_without_waiting_for_another_file(site_pages):
         blocking = blocking_files(page)
         assert blocking == [], f"{docname} waits for {[p.name for p in blocking]}"
         head = page.read_text(encoding="utf8").split("</head>", 1)[0]
-        assert head.count("<style>") >= 1 and "KaTeX_Main" in head, f"{docname}: no stylesheet inside"
+        inside = head.count('<style data-mha="first-paint">') == 1 and "KaTeX_Main" in head
+        assert inside, f"{docname}: no stylesheet inside"
 
 
 @pytest.mark.parametrize("docname", toc_docnames())
