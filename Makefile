@@ -1,7 +1,7 @@
 # The two quick-start commands: `make book` and `make test` (see README.md).
 PYTHON ?= python
 
-.PHONY: install book test test-kernel test-pythons lint bench pdf
+.PHONY: install book test test-kernel test-pythons lint bench pdf colab
 
 # The grader (classroom/) is a distribution of its own; the tests and the teachers' page use it.
 install:
@@ -67,10 +67,15 @@ test-pythons:
 bench: install
 	$(PYTHON) benchmarks/bench_forward.py
 
-# The whole book as one PDF, offline (not part of `make book`): a single-page build, printed by
-# Debian's Chromium with every widget drawn (book/pdf.py). Needs playwright (requirements-test.txt).
-pdf: install node_modules/.package-lock.json
+# The whole book as one PDF, offline (not part of `make book`): every page of the built site printed by
+# Debian's Chromium and joined in book order (book/pdf.py; playwright and pypdf: requirements-test.txt).
+pdf: install
 	$(PYTHON) -m pip install -q -r requirements-test.txt
-	$(PYTHON) book/vendor_js.py
-	$(PYTHON) -m jupyter book build . --builder singlehtml --keep-going
+	test -f _build/html/index.html || $(MAKE) book
 	$(PYTHON) -m book.pdf
+
+# The notebooks Colab's launch links open: written, executed, into the branch `colab` (book/launch.py),
+# from the last `make book`; then `git push origin colab`.
+colab:
+	test -d _build/jupyter_execute || $(MAKE) book
+	$(PYTHON) -m book.launch

@@ -14,13 +14,9 @@
  * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view. Each is
  *    a button to assistive technology, named by its alt text and ", press Enter to enlarge". On a
  *    touch screen, a figure shrunk far below its own size gets a line saying it can be tapped.
- * 5. Widget frames: slider handles announce the value shown ("1024", not the index "5"), and
- *    each pre-rendered frame gets the alt text its PNG carries (mha.widgets.figure_to_png).
- *    ipywidgets controls get names and states: a slider handle is named by its label, a row of
- *    toggle buttons is a named group whose chosen button is pressed (aria-pressed). The value
- *    box next to a slider is read-only and no Tab stop: on this static site (no kernel) a typed
- *    value reached no frame (the figure stayed, Enter added line breaks, the handle announced the
- *    typed number). The slider itself, with its arrow keys, sets the value.
+ * 5. Views drawn after the page (attention views; the explorers' frames as they are shown): their
+ *    figures are enlargeable and their scrolling regions measured like the rest. (The explorers
+ *    themselves are plain HTML with native controls: book/static_widgets.py.)
  * 7. The "Contents" drawer on a narrow screen closes when a section in it is chosen: it covered
  *    the very text it had just scrolled to.
  * 6. (JupyterLite's clear message when its Python cannot load lives in the lite app itself,
@@ -358,123 +354,24 @@
     if (unsized.length) hintIfSmall(unsized);
   }
 
-  /* 5. Widgets: readable slider values and frame alt text -------------------------------- */
-  function describeHandle(handle) {
-    var slider = handle.closest(".widget-slider");
-    var readout = slider && slider.querySelector(".widget-readout");
-    if (!readout) return;
-    var text = (readout.textContent || readout.value || "").trim();
-    if (text && handle.getAttribute("aria-valuetext") !== text) {
-      handle.setAttribute("aria-valuetext", text);
-    }
-  }
-
-  function labelOf(control) {
-    var label = control.querySelector(":scope > .widget-label");
-    return label ? label.textContent.trim() : "";
-  }
-
-  function fixSlider(slider) {
-    var readout = slider.querySelector(".widget-readout");
-    if (readout && readout.getAttribute("contenteditable") !== "false") {
-      readout.contentEditable = "false";  // ipywidgets sets it back to "true" on some updates
-    }
-    if (readout && readout.tabIndex !== -1) readout.tabIndex = -1;
-    var name = labelOf(slider);
-    slider.querySelectorAll(".noUi-handle").forEach(function (handle) {
-      if (name && handle.getAttribute("aria-label") !== name) handle.setAttribute("aria-label", name);
-      describeHandle(handle);
-    });
-  }
-
-  function fixToggles(group) {
-    if (group.getAttribute("role") !== "group") group.setAttribute("role", "group");
-    var name = labelOf(group);
-    if (name && group.getAttribute("aria-label") !== name) group.setAttribute("aria-label", name);
-    group.querySelectorAll(".widget-toggle-button").forEach(function (button) {
-      var pressed = button.classList.contains("mod-active") ? "true" : "false";
-      if (button.getAttribute("aria-pressed") !== pressed) button.setAttribute("aria-pressed", pressed);
-    });
-  }
-
-  function fixControls(root) {
-    var slider = root.closest(".widget-slider");
-    if (slider) fixSlider(slider);
-    var toggles = root.closest(".widget-toggle-buttons");
-    if (toggles) fixToggles(toggles);
-    root.querySelectorAll(".widget-slider").forEach(fixSlider);
-    root.querySelectorAll(".widget-toggle-buttons").forEach(fixToggles);
-  }
-
-  function pngDescription(buffer) {
-    // Walks the PNG chunks for a tEXt or (uncompressed) iTXt "Description" (see figure_to_png).
-    var bytes = new Uint8Array(buffer);
-    var view = new DataView(buffer);
-    var latin1 = new TextDecoder("latin1");
-    var utf8 = new TextDecoder("utf-8");
-    for (var pos = 8; pos + 8 <= bytes.length;) {
-      var length = view.getUint32(pos);
-      var kind = latin1.decode(bytes.subarray(pos + 4, pos + 8));
-      var body = bytes.subarray(pos + 8, pos + 8 + length);
-      var zero = body.indexOf(0);
-      var keyword = latin1.decode(body.subarray(0, zero));
-      if (kind === "tEXt" && keyword === "Description") return latin1.decode(body.subarray(zero + 1));
-      if (kind === "iTXt" && keyword === "Description" && body[zero + 1] === 0) {
-        var rest = body.subarray(zero + 3);  // compression flag and method
-        rest = rest.subarray(rest.indexOf(0) + 1);  // language tag
-        return utf8.decode(rest.subarray(rest.indexOf(0) + 1));  // translated keyword
-      }
-      if (kind === "IEND") break;
-      pos += 12 + length;
-    }
-    return null;
-  }
-
-  function describeFrame(image) {
-    if (image.hasAttribute("alt") || !image.src || image.dataset.mhaAlt) return;
-    image.dataset.mhaAlt = "pending";
-    fetch(image.src)
-      .then(function (response) { return response.arrayBuffer(); })
-      .then(function (buffer) { image.alt = pngDescription(buffer) || "Figure"; })
-      .catch(function () { image.alt = "Figure"; });
-  }
-
+  /* 5. Views drawn after the page (attention views, explorer frames): figures and scrolling ---- */
   function watchWidgets() {
     var observer = new MutationObserver(function (mutations) {
       mutations.forEach(function (mutation) {
-        var target = mutation.target, attribute = mutation.attributeName;
+        var target = mutation.target;
         if (mutation.type === "attributes") {
-          if (attribute === "aria-valuenow" && target.classList.contains("noUi-handle")) {
-            describeHandle(target);
-          } else if (attribute === "src" && target.matches("img.widget-image")) {
-            delete target.dataset.mhaAlt;
-            target.removeAttribute("alt");
-            describeFrame(target);
-          } else if (attribute === "alt" && target.classList.contains("mha-enlargeable")) {
-            nameFigure(target);
-          } else if (attribute === "contenteditable" && target.classList.contains("widget-readout")) {
-            var owner = target.closest(".widget-slider");
-            if (owner) fixSlider(owner);
-          } else if (attribute === "class" && target.classList.contains("widget-toggle-button")) {
-            var group = target.closest(".widget-toggle-buttons");
-            if (group) fixToggles(group);
-          }
-        } else if (mutation.type === "childList" || mutation.type === "characterData") {
-          var root = target.nodeType === 1 ? target : target.parentElement;
-          if (root) {
-            fixControls(root);
-            root.querySelectorAll("img.widget-image").forEach(describeFrame);
-            markFigures(root);
-            measureSoon([sectionOf(root)]);  // widgets and views drawn later may scroll too
-          }
+          if (target.classList.contains("mha-enlargeable")) nameFigure(target);
+          return;
+        }
+        var root = target.nodeType === 1 ? target : target.parentElement;
+        if (root) {
+          markFigures(root);
+          measureSoon([sectionOf(root)]);  // views drawn later may scroll too
         }
       });
     });
-    observer.observe(document.body, {
-      subtree: true, childList: true, characterData: true,
-      attributes: true,
-      attributeFilter: ["aria-valuenow", "src", "alt", "contenteditable", "class"],
-    });
+    observer.observe(document.body, {subtree: true, childList: true, attributes: true,
+                                     attributeFilter: ["alt"]});
   }
 
   /* 8. Long identifiers in tables may break at punctuation, on a wide screen ------------------ */
@@ -549,7 +446,6 @@
     document.addEventListener("keydown", enlargeOnKey);
     // What only writes the page first; then what measures it (layout happens once, per section).
     markFigures();
-    fixControls(document.body);
     watchWidgets();
     nameByVisibleText();
     breakLongCode();

@@ -100,8 +100,39 @@
     return snippet(found);
   }
 
+  // Glossary hits: Sphinx titles every one "Glossary" (its index entries carry the page's title).
+  // They are titled by their term here, and a query that is a term ranks its definition first and the
+  // chapters the definition names next (book/search_page.py writes window.mhaGlossary).
+  var GLOSSARY = window.mhaGlossary || {};
+  var BY_ANCHOR = {};
+  Object.keys(GLOSSARY).forEach(function (key) {
+    BY_ANCHOR[GLOSSARY[key].page + GLOSSARY[key].anchor] = GLOSSARY[key];
+  });
+  var TERM_FIRST = 1000, TEACHING_NEXT = 500;  // above any score Sphinx gives (at most about 100)
+
+  function escaped(text) {
+    var node = document.createElement("span");
+    node.textContent = text;
+    return node.innerHTML;
+  }
+
+  // Scorer.score is searchtools.js's hook, called once on every result [docname, title, anchor,
+  // descr, score, filename] before they are sorted and shown: the title is set here too.
+  function rank(result) {
+    var query = (new URLSearchParams(window.location.search).get("q") || "").trim().toLowerCase();
+    var term = GLOSSARY[query.replace(/\s+/g, " ")];
+    var entry = BY_ANCHOR[result[0] + result[2]];
+    var score = result[4];
+    if (entry) result[1] = result[1].split(" > ")[0] + " > " + escaped(entry.name);
+    if (term && entry === term) return score + TERM_FIRST;
+    if (term && term.chapters.indexOf(result[0]) >= 0) return score + TEACHING_NEXT;
+    return score;
+  }
+
   // searchtools.js declares `const Search`: a global binding of the page's scripts, but not a
-  // property of `window`.
+  // property of `window`; `Scorer` is a `var` of its own.
   if (typeof Search !== "undefined") Search.makeSearchSummary = makeSearchSummary;
+  if (typeof Scorer !== "undefined") Scorer.score = rank;
   window.mhaSearchSnippet = makeSearchSummary;  // for the tests
+  window.mhaSearchRank = rank;
 })();

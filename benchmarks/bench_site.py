@@ -8,8 +8,8 @@ For each page (default: the four the site's targets name), served with gzip as a
   its metrics (FCP, LCP, TBT, Speed Index, CLS);
 - **first text** and **first widget** in a real Chromium on a phone (390x844, touch) with Chrome's
   own throttling (Slow 4G, 4x CPU; ``book.site_weight``), empty cache: the first contentful paint,
-  and the time until the page's first interactive view (an ipywidgets control or an attention or
-  softmax view) can take input, for a reader who scrolls to it as soon as the text shows;
+  and the time until the page's first interactive view (an explorer, an attention or softmax
+  view) can take input, for a reader who scrolls to it as soon as the text shows;
 - **first visit** bytes (raw and gzip) of the page and everything it loads, unthrottled.
 
 Targets (issue 38): Performance >= 90; first text <= 2 s; first widget <= 6 s; a first visit
@@ -58,12 +58,10 @@ METRICS = {
     "cumulative-layout-shift": "CLS",
 }
 
-#: The first interactive view in document order: a widget placeholder (html-manager replaces the
-#: script with the view), or an attention / softmax view (mounted by their own inline scripts).
+#: The first interactive view in document order: an explorer (HTML from the build, answering once
+#: assets/static-widgets.js has run), or an attention / softmax view (mounted by their own scripts).
 FIRST_VIEW_JS = """() => {
-  const views = document.querySelectorAll(
-    'script[type="application/vnd.jupyter.widget-view+json"], .jupyter-widgets, .mha-av, .mha-sv,'
-    + ' .mha-widget');
+  const views = document.querySelectorAll('.widget-subarea, .mha-av, .mha-sv, .mha-widget');
   const view = views[0];
   if (!view) return false;
   (view.closest('.cell_output') || view.parentElement).scrollIntoView({block: 'center'});
@@ -71,10 +69,11 @@ FIRST_VIEW_JS = """() => {
 }"""
 #: Resolves with the time (ms since navigation) at which that view first has a control.
 VIEW_READY_JS = """() => new Promise((resolve) => {
-  const controls = '.widget-subarea .widget-slider .noUi-handle, .widget-subarea button,'
-    + ' .widget-subarea select, .mha-av button, .mha-av select, .mha-sv input';
+  const controls = '.mha-av button, .mha-av select, .mha-sv input';
   (function check() {
-    if (document.querySelector(controls)) resolve(performance.now());
+    const frames = document.documentElement.dataset.mhaFrames
+      && document.querySelector('.widget-subarea input');
+    if (frames || document.querySelector(controls)) resolve(performance.now());
     else setTimeout(check, 20);
   })();
 })"""
@@ -132,40 +131,48 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pages", nargs="*", default=PAGES, help=f"docnames (default: {PAGES})")
-    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--site", type=Path, action="append",
+                        help="a built site (default _build/html); give two to compare them in alternation")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-lighthouse", action="store_true")
     args = parser.parse_args()
+    sites = args.site or [ROOT / "_build" / "html"]
     print(machine_line(), flush=True)
-    print(f"Site: {args.site}; load average at start {os.getloadavg()[0]:.1f}", flush=True)
-    url, server = serve(args.site)
-    rows: dict[str, list[dict]] = {page: [] for page in args.pages}
+    print(f"Sites: {', '.join(map(str, sites))}; load average at start {os.getloadavg()[0]:.1f}", flush=True)
+    served = [serve(site) for site in sites]
+    rows: dict[tuple[int, str], list[dict]] = {(s, page): [] for s in range(len(sites))
+                                               for page in args.pages}  # fmt: skip
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        weights = {page: first_visit(browser, f"{url}/{page}.html") for page in args.pages}
+        weights = {(s, page): first_visit(browser, f"{url}/{page}.html")
+                   for s, (url, _) in enumerate(served) for page in args.pages}  # fmt: skip
         for run in range(args.runs):
-            for page in args.pages:  # alternating: every page once per round
-                page_url = f"{url}/{page}.html"
-                row = {}
-                row["first_text"], row["first_widget"] = throttled_times(browser, page_url)
-                if not args.no_lighthouse:
-                    row.update(lighthouse(page_url))
-                rows[page].append(row)
-                lh = (f"Lighthouse {row['score']:3d} (FCP {_ms(row['FCP'])}, LCP {_ms(row['LCP'])}, "
-                      f"TBT {row['TBT']:.0f} ms, SI {_ms(row['SI'])}, CLS {row['CLS']:.3f})"
-                      if "score" in row else "")  # fmt: skip
-                print(f"run {run + 1} {page:22} first text {_ms(row['first_text'])}, first widget "
-                      f"{_ms(row['first_widget'])}  {lh}  load {os.getloadavg()[0]:.1f}", flush=True)
+            for page in args.pages:  # alternating: every page once per round, on each site in turn
+                for s, (url, _) in enumerate(served):
+                    page_url = f"{url}/{page}.html"
+                    row = {}
+                    row["first_text"], row["first_widget"] = throttled_times(browser, page_url)
+                    if not args.no_lighthouse:
+                        row.update(lighthouse(page_url))
+                    rows[s, page].append(row)
+                    lh = (f"Lighthouse {row['score']:3d} (FCP {_ms(row['FCP'])}, LCP {_ms(row['LCP'])}, "
+                          f"TBT {row['TBT']:.0f} ms, SI {_ms(row['SI'])}, CLS {row['CLS']:.3f})"
+                          if "score" in row else "")  # fmt: skip
+                    print(f"run {run + 1} site {s} {page:22} first text {_ms(row['first_text'])}, "
+                          f"first widget {_ms(row['first_widget'])}  {lh}  load {os.getloadavg()[0]:.1f}",
+                          flush=True)
         browser.close()
-    server.shutdown()
-    print("\npage                    gzip MB  raw MB  first text (runs)       first widget (runs)"
+    for _, server in served:
+        server.shutdown()
+    print("\nsite page                    gzip MB  raw MB  first text (runs)       first widget (runs)"
           "      Lighthouse (runs)")
-    for page, runs in rows.items():
-        visit = weights[page]
+    for (s, page), runs in rows.items():
+        visit = weights[s, page]
         texts = ", ".join(_ms(r["first_text"]) for r in runs)
         widgets = ", ".join(_ms(r["first_widget"]) for r in runs)
         scores = ", ".join(str(r["score"]) for r in runs if "score" in r) or "-"
-        print(f"{page:22} {visit.gzip / 1e6:8.2f} {visit.raw / 1e6:7.2f}  {texts:23} {widgets:24} {scores}")
+        print(f"{s:4} {page:22} {visit.gzip / 1e6:8.2f} {visit.raw / 1e6:7.2f}  {texts:23} {widgets:24} "
+              f"{scores}")
     return 0
 
 

@@ -19,7 +19,6 @@ the deprecated ``doc-biblioentry`` role. The list becomes a plain container of e
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from pybtex.plugin import register_plugin as register_pybtex_plugin
 from pybtex.style.formatting.plain import Style as PlainStyle
@@ -77,16 +76,20 @@ class AuthorYearStyle(PlainStyle):
 register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round", RoundAuthorYear)
 register_pybtex_plugin("pybtex.style.formatting", "author_year", AuthorYearStyle)
 
-LIST_ROLE = re.compile(
-    r'<div role="list" class="citation-list">|(<div class="citation-list"[^>]*?)\s+role="list"')
-ENTRY_ROLE = re.compile(r'\s+role="doc-biblioentry"')
-
-
 def plain_list_markup(app, pagename, templatename, context, doctree) -> None:
+    """The page's citation lists without their list role, their entries without doc-biblioentry."""
+    from bs4 import BeautifulSoup
+
     body = context.get("body")
-    if body and "citation-list" in body:
-        plain = LIST_ROLE.sub(lambda m: m.group(1) or '<div class="citation-list">', body)
-        context["body"] = ENTRY_ROLE.sub("", plain)
+    if not body or "citation-list" not in body:
+        return
+    soup = BeautifulSoup(body, "html.parser")
+    lists = soup.select("div.citation-list")
+    if not lists:
+        raise RuntimeError(f"{pagename}: citations, but no <div class=citation-list>: did docutils change?")
+    for element in [*lists, *soup.select('[role="doc-biblioentry"]')]:
+        del element["role"]
+    context["body"] = str(soup)
 
 
 def setup(app):

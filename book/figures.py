@@ -11,13 +11,12 @@ with two pixels per CSS px (``mha.plotting.style.PNG_DPI``). When the HTML build
 - ``loading="lazy"`` and ``decoding="async"``: a figure loads as the reader nears it (Chrome starts
   well before it is in view, so figures on the first screen still arrive with the text).
 
-:func:`frame_img` writes the same ``<img>`` for a widget frame (``book/widget_frames.py``).
+:func:`frame_img` writes the same ``<img>`` for an explorer's frame (``book/static_widgets.py``).
 """
 
 from __future__ import annotations
 
 import html
-import re
 from pathlib import Path
 
 from sphinx.util import logging
@@ -26,10 +25,6 @@ from mha.plotting.style import CSS_PX_PER_INCH, png_facts
 
 LOGGER = logging.getLogger(__name__)
 
-IMG = re.compile(r"<img\b[^>]*>")
-SRC = re.compile(r'\ssrc="([^"]*_images/[^"/]+\.png)"')
-
-
 def css_size(facts: dict) -> tuple[int, int]:
     """A PNG's size in CSS px: its pixels over its pixels per CSS px (1 without a resolution)."""
     ratio = (facts["dpi"] or CSS_PX_PER_INCH) / CSS_PX_PER_INCH
@@ -37,7 +32,7 @@ def css_size(facts: dict) -> tuple[int, int]:
 
 
 #: Colours a figure keeps: a plot's flat fills, lines and anti-aliased text need far fewer than 256,
-#: and a palette PNG is about a third of a full-colour one (the 2x diagram of the intro: 313 -> 98 kB).
+#: and a palette PNG is much smaller than a full-colour one (benchmarks/results/site_machinery.md).
 PALETTE = 256
 COMPACT = "Compacted"  # a text chunk that marks a PNG this module has already reduced
 
@@ -109,34 +104,23 @@ def frame_img(path: Path, url: str, alt: str, classes: str = "widget-image") -> 
     return "<img " + " ".join(f'{name}="{html.escape(value)}"' for name, value in attributes.items()) + ">"
 
 
-def _with_attributes(tag: str, attributes: dict[str, str]) -> str:
-    for name in attributes:  # the build's own values win over any the tag had
-        tag = re.sub(rf'\s{name}="[^"]*"', "", tag)
-    extra = "".join(f' {name}="{html.escape(value)}"' for name, value in attributes.items())
-    return tag[:-2] + extra + " />" if tag.endswith("/>") else tag[:-1] + extra + ">"
-
-
 def size_page_figures(page: Path, outdir: Path) -> int:
-    """Rewrite the figure ``<img>`` tags of one built page; return how many were changed."""
-    text = page.read_text(encoding="utf8")
-    count = 0
+    """Size the figure ``<img>`` tags of one built page (parsed, changed, written back); return how
+    many figures it shows (sized now, or by an earlier build of the same page)."""
+    from bs4 import BeautifulSoup
 
-    def rewrite(match: re.Match) -> str:
-        nonlocal count
-        tag = match.group(0)
-        src = SRC.search(tag)
-        if src is None or "srcset=" in tag:
-            return tag
-        path = (page.parent / src.group(1)).resolve()
-        if not path.is_file() or outdir not in path.parents:
-            return tag
-        count += 1
-        return _with_attributes(tag, sized_attributes(path, src.group(1)))
-
-    rewritten = IMG.sub(rewrite, text)
-    if count:
-        page.write_text(rewritten, encoding="utf8")
-    return count
+    soup = BeautifulSoup(page.read_text(encoding="utf8"), "html.parser")
+    figures = [img for img in soup.find_all("img", src=True)
+               if "/_images/" in f"/{img['src']}" and img["src"].endswith(".png")]  # fmt: skip
+    changed = False
+    for img in figures:
+        path = (page.parent / img["src"]).resolve()
+        if not img.has_attr("width") and path.is_file() and outdir in path.parents:
+            img.attrs.update(sized_attributes(path, img["src"]))
+            changed = True
+    if changed:
+        page.write_text(str(soup), encoding="utf8")
+    return len(figures)
 
 
 def size_figures(app, exception) -> None:
@@ -146,7 +130,9 @@ def size_figures(app, exception) -> None:
     pages = [page for page in outdir.rglob("*.html")
              if page.relative_to(outdir).parts[0] not in {"lite", "_static", "_sources"}]
     total = sum(size_page_figures(page, outdir) for page in pages)
-    LOGGER.info(f"[figures] sized {total} figures (1x/2x, lazy)")
+    if total == 0:
+        raise RuntimeError("[figures] no <img> of _images/*.png in the built pages: did the markup change?")
+    LOGGER.info(f"[figures] {total} figures sized (1x/2x, lazy)")
 
 
 def setup(app):

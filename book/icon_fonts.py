@@ -1,13 +1,13 @@
 """Sphinx extension: the theme's icon fonts hold only the icons the site shows.
 
 Loaded through ``sphinx.local_extensions`` in ``_config.yml``. pydata-sphinx-theme draws its header
-and sidebar icons with Font Awesome 6's web fonts: every icon Font Awesome has, 156 kB (solid) and
-118 kB (brands) of woff2 that each page's first visit downloaded for a dozen glyphs. When the HTML
-build is done, this
+and sidebar icons with Font Awesome 6's web fonts: every icon Font Awesome has, for the dozen glyphs
+the site shows (sizes in ``benchmarks/results/site_machinery.md``). When the HTML build is done, this
 
 - collects the icon classes the site uses (``fa-…`` in the built pages and in the theme's scripts,
   which switch icons such as the light/dark toggle's at run time),
-- maps them to code points with the theme's own stylesheet (``.fa-bars:before{content:"\\f0c9"}``),
+- maps them to code points with the theme's own stylesheet (``.fa-bars:before{content:"\\f0c9"}``,
+  read with tinycss2; fewer than a thousand icon rules there stops the build),
 - and subsets each font of ``_static/vendor/fontawesome/webfonts/`` to those code points with
   fontTools (woff2 needs the ``brotli`` package), in the built site only.
 
@@ -25,20 +25,33 @@ from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
 
-ICON_CLASS = re.compile(r"\bfa-[a-z0-9]+(?:-[a-z0-9]+)*\b")
-#: ``.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}`` in the theme's stylesheet.
-CSS_RULE = re.compile(r"((?:\.fa-[a-z0-9-]+:+before,?)+)\{content:\"\\\\?([0-9a-f]+)\"\}")
+ICON_CLASS = re.compile(r"\bfa-[a-z0-9]+(?:-[a-z0-9]+)*\b")  # a word that may name an icon
 FONTS = "_static/vendor/fontawesome/webfonts"
 THEME_CSS = "_static/styles/pydata-sphinx-theme.css"
 THEME_SCRIPTS = ("_static/scripts/pydata-sphinx-theme.js", "_static/scripts/sphinx-book-theme.js")
 
 
 def icon_code_points(css: str) -> dict[str, int]:
-    """``fa-name -> code point`` for every icon rule of a Font Awesome stylesheet."""
+    """``fa-name -> code point`` for every icon rule of a Font Awesome stylesheet
+    (``.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}``), read with tinycss2."""
+    import tinycss2
+
+    from book.first_paint import selectors
+
     points = {}
-    for selectors, code in CSS_RULE.findall(css):
-        for name in re.findall(r"\.(fa-[a-z0-9-]+):", selectors):
-            points[name] = int(code, 16)
+    for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
+        if rule.type != "qualified-rule":
+            continue
+        declarations = tinycss2.parse_declaration_list(rule.content, skip_comments=True, skip_whitespace=True)
+        content = [t for d in declarations if d.type == "declaration" and d.lower_name == "content"
+                   for t in d.value if t.type == "string"]  # fmt: skip
+        if len(content) != 1 or len(content[0].value) != 1:
+            continue
+        for selector in selectors(rule.prelude):
+            text = tinycss2.serialize(selector).strip()
+            name = text.removeprefix(".").split(":")[0]
+            if text.startswith(".fa-") and text.endswith("before") and ICON_CLASS.fullmatch(name):
+                points[name] = ord(content[0].value)
     return points
 
 
@@ -80,6 +93,9 @@ def subset_icon_fonts(app, exception) -> None:
         return
     points = icon_code_points((outdir / THEME_CSS).read_text(encoding="utf8"))
     names = sorted(name for name in used_icons(outdir) if name in points)
+    if len(points) < 1000 or not names:
+        raise RuntimeError(f"[icon_fonts] {len(points)} icon rules in {THEME_CSS}, {len(names)} icons used: "
+                           "did the theme's stylesheet change?")
     wanted = {points[name] for name in names}
     report = []
     for font in sorted(fonts.glob("*.woff2")) + sorted(fonts.glob("*.ttf")):

@@ -12,13 +12,9 @@ At ``config-inited`` it
   Pyodide kernel (``python``) preselected and a first cell that installs the package (pages whose
   front matter says ``mha: {jupyterlite: false}`` are left out: see :func:`live_pages`).
 
-On each notebook page it
-
-- offers the executed notebook as ``.ipynb`` in the theme's download menu (the theme only does
-  that when a Binder-like launch service is configured), next to the ``.md`` source, and
-- adds a launch menu with entries that open the page's notebook in JupyterLite (live pages only),
-  on Binder and on Colab (:func:`launch_urls`: built from the repository's address; they cannot
-  be tried offline, the tests check their shape).
+On each notebook page it offers the executed notebook as ``.ipynb`` in the theme's download menu
+(the theme only does that when a Binder-like launch service is configured), next to the ``.md``
+source. The launch menu that opens it in JupyterLite is :mod:`book.launch`'s.
 
 When the build is done it adds ``assets/lite-guard.js`` to every page of the JupyterLite app: when
 Pyodide cannot be downloaded, the reader is told why and where to go, however the notebook was
@@ -37,12 +33,12 @@ from pathlib import Path
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
+from book.launch import REPOSITORY, ROOT
 from book.plain_markdown import citation_labels, glue_file_values, notebook_as_plain_markdown
 from book.toc import live_pages
 
 LOGGER = logging.getLogger(__name__)
 
-LITE_APP = "lite/notebooks/index.html"  # jupyterlite-sphinx builds the site into <html>/lite
 PYODIDE_KERNELSPEC = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
 INSTALL_NOTE = (
     "This notebook runs in your browser with JupyterLite: "
@@ -54,21 +50,22 @@ INSTALL_NOTE = (
 #: dependency), the wheel, the widgets and the figures. tests/chapters/test_lite_install.py runs every
 #: live chapter with exactly this install.
 INSTALL_CELL = "%pip install -q ipywidgets matplotlib mha-course"
-REPOSITORY = "https://github.com/mha-course/multi-head-attention"
-#: Where the published site's files live in the repository: Colab opens a notebook from GitHub, and
-#: the built site (with each page's executed notebook under _sources/) is published from this branch.
-PAGES_BRANCH = "gh-pages"
-BINDER = "https://mybinder.org/v2/gh"
-COLAB = "https://colab.research.google.com/github"
 #: First cell of a downloaded notebook: how to get the package it imports.
 DOWNLOAD_NOTE = (
     f"This notebook is a page of the course *Multi-head attention* ({REPOSITORY}). It imports "
-    "the course package `mha`. To run it on your computer, install it first (Python 3.10+):\n\n"
+    "the course package `mha`. To run it on your computer, install it first (Python {python}):\n\n"
     "```bash\n"
     f'pip install "mha-course[widgets] @ git+{REPOSITORY}"\n'
     "```\n\n"
     "or clone the repository and follow the page *Run it on your computer*."
 )
+
+
+def requires_python() -> str:
+    """The Python versions the package supports, as ``pyproject.toml`` says (``>=3.11``)."""
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf8"))["project"]["requires-python"]
 
 
 def build_wheel(srcdir: Path, wheel_dir: Path) -> Path:
@@ -161,7 +158,7 @@ def downloadable_notebook(executed: Path, page: Path | None = None, citations=No
     nb = nbformat.read(executed, as_version=4)
     glued = glue_file_values(executed.with_suffix(".glue.json"))
     notebook_as_plain_markdown(nb, citations, page=page, glued=glued)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(DOWNLOAD_NOTE))
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(DOWNLOAD_NOTE.format(python=requires_python())))
     return nb
 
 
@@ -181,69 +178,20 @@ def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
-def launch_urls(repository: str, branch: str, pagename: str, source_suffix: str) -> dict[str, str]:
-    """Binder and Colab addresses for one page, built from the repository's address.
-
-    Binder builds the repository's environment (``requirements.txt``, ``binder/``) and opens the
-    page's MyST source in JupyterLab, where jupytext reads it as a notebook. Colab opens notebooks
-    from GitHub only: the executed ``.ipynb`` the site publishes under ``_sources/`` on
-    ``PAGES_BRANCH``.
-
-    Examples
-    --------
-    >>> urls = launch_urls("https://github.com/org/repo", "main", "chapters/x", ".md")
-    >>> urls["binder"]
-    'https://mybinder.org/v2/gh/org/repo/main?urlpath=lab/tree/chapters/x.md'
-    >>> urls["colab"]
-    'https://colab.research.google.com/github/org/repo/blob/gh-pages/_sources/chapters/x.ipynb'
-    """
-    owner_repo = repository.rstrip("/").removeprefix("https://github.com/")
-    return {
-        "binder": f"{BINDER}/{owner_repo}/{branch}?urlpath=lab/tree/{pagename}{source_suffix}",
-        "colab": f"{COLAB}/{owner_repo}/blob/{PAGES_BRANCH}/_sources/{pagename}.ipynb",
-    }
-
-
-def add_launch_button(app, pagename, templatename, context, doctree) -> None:
-    """Add a launch menu (rocket) to notebook pages: JupyterLite, Binder and Colab."""
-    if "header_buttons" not in context or pagename not in live_pages(Path(app.srcdir)):
-        return
-    repository = (app.config.html_theme_options or {}).get("repository_url") or REPOSITORY
-    branch = (app.config.html_theme_options or {}).get("repository_branch") or "main"
-    urls = launch_urls(repository, branch, pagename, live_pages(Path(app.srcdir))[pagename].suffix)
-    entries = [
-        {"type": "link", "text": "JupyterLite", "tooltip": "Run this page as a live notebook in your browser",
-         "icon": "_static/images/logo_jupyterlite.svg",
-         "url": f"{context['pathto'](LITE_APP, 1)}?path={pagename}.ipynb",
-         "label": "launch-jupyterlite-button"},
-        {"type": "link", "text": "Binder", "tooltip": "Run this page on Binder (a free Jupyter server)",
-         "icon": "_static/images/logo_binder.svg", "url": urls["binder"], "label": "launch-binder-button"},
-        {"type": "link", "text": "Colab", "tooltip": "Run this page on Google Colab",
-         "icon": "_static/images/logo_colab.png", "url": urls["colab"], "label": "launch-colab-button"},
-    ]  # fmt: skip
-    context["header_buttons"].insert(0, {
-        "type": "group",
-        "tooltip": "Launch interactive content",
-        "icon": "fas fa-rocket",
-        "buttons": entries,
-        "label": "launch-buttons",
-    })  # fmt: skip
-
-
 def guard_lite_pages(app, exception) -> None:
     """Add the lite guard (assets/lite-guard.js) to every page of the built JupyterLite app."""
     lite = Path(app.outdir) / "lite"
     if exception is not None or not lite.is_dir():
         return
+    from bs4 import BeautifulSoup
+
     for page in lite.rglob("index.html"):
-        html = page.read_text(encoding="utf8")
-        if "lite-guard.js" in html:
+        soup = BeautifulSoup(page.read_text(encoding="utf8"), "html.parser")
+        if soup.find("script", src=lambda src: src and src.endswith("lite-guard.js")):
             continue
         src = Path(*[".."] * (len(page.relative_to(Path(app.outdir)).parts) - 1), "_static", "lite-guard.js")
-        tag = f'<script src="{src.as_posix()}"></script>'
-        guarded = html.replace("</body>", f"{tag}</body>", 1) if "</body>" in html else (
-            html.replace("</html>", f"{tag}\n</html>", 1))
-        page.write_text(guarded, encoding="utf8")
+        (soup.body or soup.html or soup).append(soup.new_tag("script", src=src.as_posix()))
+        page.write_text(str(soup), encoding="utf8")
 
 
 def setup(app):
@@ -251,7 +199,6 @@ def setup(app):
     app.connect("config-inited", prepare_lite, priority=600)
     # Before / after sphinx-book-theme builds its header buttons (priority 501).
     app.connect("html-page-context", offer_ipynb_download, priority=450)
-    app.connect("html-page-context", add_launch_button, priority=600)
     # After jupyterlite_sphinx has built the lite app (its build-finished handler, priority 500).
     app.connect("build-finished", guard_lite_pages, priority=700)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

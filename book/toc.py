@@ -72,8 +72,23 @@ def front_matter(path: Path) -> dict:
 def live_pages(root: Path) -> dict[str, Path]:
     """The notebook pages that also open live in JupyterLite.
 
-    A page opts out with ``mha: {jupyterlite: false}`` in its front matter, when it needs something
-    the browser's Python cannot have (a model of tens of MB, packages with no WebAssembly build).
+    A page opts out with ``mha: {jupyterlite: false, jupyterlite_why: ...}`` in its front matter, when
+    it needs something the browser's Python cannot have (a model of tens of MB, packages with no
+    WebAssembly build); its launch menu shows the reason (:func:`not_live_reason`).
     """
-    return {docname: path for docname, path in notebook_pages(root).items()
-            if (front_matter(path).get("mha") or {}).get("jupyterlite", True)}
+    pages = {}
+    for docname, path in notebook_pages(root).items():
+        if (front_matter(path).get("mha") or {}).get("jupyterlite", True):
+            pages[docname] = path
+        else:
+            not_live_reason(path)  # an opt-out without its reason fails the build here
+    return pages
+
+
+def not_live_reason(path: Path) -> str:
+    """Why the page at ``path`` does not open in JupyterLite: its ``mha.jupyterlite_why``, a short phrase."""
+    why = (front_matter(path).get("mha") or {}).get("jupyterlite_why")
+    if not isinstance(why, str) or not 8 <= len(why.strip()) <= 20:
+        raise ValueError(f"{path}: a page with `jupyterlite: false` says why in `jupyterlite_why:` "
+                         f"(8 to 20 characters, shown in its launch menu on a phone); found {why!r}")
+    return why.strip()

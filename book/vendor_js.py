@@ -1,8 +1,8 @@
 """Copy the browser files the built book loads into ``_vendor/vendored/`` (git-ignored).
 
 Run after ``npm ci``. Sphinx copies ``_vendor/`` into ``_build/html/_static/`` (see
-``html_static_path`` in ``_config.yml``), so pages load the ipywidgets html-manager and KaTeX's
-stylesheet and fonts from the site itself instead of a CDN. Only the files pages actually request
+``html_static_path`` in ``_config.yml``), so pages load KaTeX's stylesheet and fonts from the site
+itself instead of a CDN. Only the files pages actually request
 are copied, to keep the published site lean.
 
 The folder is deliberately not called ``_static``: Jupyter Book 1 adds a ``<script>`` tag for
@@ -13,7 +13,6 @@ Usage: ``python book/vendor_js.py`` from the repository root.
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -24,13 +23,6 @@ TARGET = ROOT / "_vendor" / "vendored"
 
 # (package folder, glob patterns relative to it, destination folder under TARGET)
 MANIFEST = [
-    (
-        "@jupyter-widgets/html-manager",
-        # embed.js bundles base, controls and output (ipywidgets 8) and needs no AMD loader;
-        # its Font Awesome 4 comes as woff2/woff (fetched only if a widget shows an icon).
-        ["dist/embed.js", "dist/*.woff2", "dist/*.woff"],
-        "html-manager",
-    ),
     (
         "katex",
         # Only the stylesheet and its woff2 fonts: the math itself is typeset at build time
@@ -64,17 +56,31 @@ def copy_package(package: str, patterns: list[str], destination: str) -> int:
     return count
 
 
-WOFF_FALLBACKS = re.compile(
-    r',url\(fonts/[\w-]+\.woff\) format\("woff"\),url\(fonts/[\w-]+\.ttf\) format\("truetype"\)')
-
-
 def rewrite_katex_css(path: Path) -> None:
-    """Keep only the woff2 source of each ``@font-face`` (the only fonts copied)."""
-    text = path.read_text(encoding="utf8")
-    lean, count = WOFF_FALLBACKS.subn("", text)
-    if count == 0:
+    """Keep only the woff2 source of each ``@font-face`` (the only fonts copied), read with tinycss2."""
+    import tinycss2
+
+    rules = tinycss2.parse_stylesheet(path.read_text(encoding="utf8"))
+    dropped = 0
+    for rule in rules:
+        if rule.type != "at-rule" or rule.lower_at_keyword != "font-face":
+            continue
+        declarations = tinycss2.parse_declaration_list(rule.content)
+        for declaration in declarations:
+            if declaration.type == "declaration" and declaration.lower_name == "src":
+                sources = [""]
+                for token in declaration.value:  # the sources, split at their commas
+                    if token == ",":
+                        sources.append("")
+                    else:
+                        sources[-1] += tinycss2.serialize([token])
+                kept = [source for source in sources if 'format("woff2")' in source]
+                dropped += len(sources) - len(kept)
+                declaration.value = tinycss2.parse_component_value_list(",".join(kept))
+        rule.content = tinycss2.parse_component_value_list(tinycss2.serialize(declarations))
+    if dropped == 0:
         raise SystemExit(f"{path}: no woff/ttf fallback to drop: did KaTeX's stylesheet change?")
-    path.write_text(lean, encoding="utf8")
+    path.write_text(tinycss2.serialize(rules), encoding="utf8")
 
 
 def main() -> int:

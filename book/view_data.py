@@ -1,90 +1,79 @@
-"""Sphinx extension: the attention views' arrays are files the page fetches when the views near the screen.
+"""Sphinx extension: the attention views' arrays and scripts are files the page fetches when needed.
 
-Loaded through ``sphinx.local_extensions`` in ``_config.yml``. ``mha.explorers.attention_view`` writes
-each view's arrays (base64 weights, queries and keys) into its HTML output as JSON, so that a notebook
-works anywhere. On the book's site those arrays were a quarter of a megabyte of barely compressible
-text in "Real heads" before its first paragraph could paint. Every such JSON larger than
-``INLINE_LIMIT`` is written once to ``_images/views/<hash>.json`` and its ``<script>`` left empty with
-a ``data-src`` that names the file; ``attention_view.js`` fetches it when the view comes within two
-screens (``mount``).
+``mha.explorers.attention_view`` and ``mha.explorers.browser`` write each view as one self-contained
+output (its arrays as JSON, its script inline), so that a notebook works anywhere. On the site, at
+``html-page-context`` (the page's body parsed with BeautifulSoup):
 
-A view's script (``attention_view.js``, 28 kB; ``view_base.js`` and the quiz, softmax or query-key
-view's own) comes inlined in every output, so that an output runs anywhere; a page with three views
-carried it three times. On the site each copy becomes a reference to one file per script,
-``_images/views/view-<hash>.js``, fetched once and cached, followed by the output's own one-line call
-to ``mount``.
+- each JSON larger than ``INLINE_LIMIT`` is written once to ``_images/views/<hash>.json`` and its
+  ``<script>`` left empty with a ``data-src`` naming the file: ``attention_view.js`` fetches it when
+  the view comes within two screens;
+- each inlined copy of a view's script becomes ``<script src="_images/views/view-<hash>.js">``, one
+  file per script, fetched once and cached, followed by the output's own one-line call to ``mount``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
-import re
 from pathlib import Path
 
 VIEWS = "_images/views"
 INLINE_LIMIT = 8_000  # characters: small views stay inline (one request fewer)
-DATA = re.compile(r'<script type="application/json" class="mha-av-data">(.*?)</script>', re.S)
-# The scripts the views inline (attention_view.py; browser.view_html for the softmax, query-key and quiz
-# views): the library, then the call that draws this output.
-LIBRARY = re.compile(r"<script>(/\* (?:The course's attention views"
-                     r"|What the course's browser views share).*?)\n"
-                     r"(window\.[\w.]+\(document\.getElementById\(\"[\w-]+\"\)\);)</script>",
-                     re.S)
+#: How the views' inlined script begins (attention_view.py; browser.view_html for the softmax,
+#: query-key and quiz views): the library, then, on its last line, the call that draws this output.
+LIBRARIES = ("/* The course's attention views", "/* What the course's browser views share")
 
 
 def _stored(text: str, name: str, outdir: Path, url_of) -> str:
     """Write ``text`` once to ``_images/views/<name>`` (named by its hash: same text, same file) and
-    return its URL from the page, escaped for an attribute."""
+    return its URL from the page."""
     path = outdir / VIEWS / name
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf8")
-    return html.escape(url_of(f"{VIEWS}/{name}"))
+    return url_of(f"{VIEWS}/{name}")
 
 
-def data_to_files(body: str, outdir: Path, url_of) -> tuple[str, int]:
-    """``body`` with every large view-data script moved to a file; and how many were moved."""
+def data_to_files(soup, outdir: Path, url_of) -> int:
+    """Move every large view-data script of the parsed page to a file (in place); return how many."""
     moved = 0
-
-    def move(match: re.Match) -> str:
-        nonlocal moved
-        text = match.group(1)
-        if len(text) <= INLINE_LIMIT:
-            return match.group(0)
-        data = text.replace("<\\/", "</")  # the output escaped "</" for the script element
-        name = hashlib.sha256(data.encode("utf8")).hexdigest()[:20] + ".json"
-        url = _stored(data, name, outdir, url_of)
-        moved += 1
-        return f'<script type="application/json" class="mha-av-data" data-src="{url}"></script>'
-
-    return DATA.sub(move, body), moved
+    for script in soup.select("script.mha-av-data[type='application/json']"):
+        data = (script.string or "").replace("<\\/", "</")  # the output escaped "</" for the script
+        if len(data) > INLINE_LIMIT:
+            name = hashlib.sha256(data.encode("utf8")).hexdigest()[:20] + ".json"
+            script["data-src"] = _stored(data, name, outdir, url_of)
+            script.string = ""
+            moved += 1
+    return moved
 
 
-def library_to_file(body: str, outdir: Path, url_of) -> tuple[str, int]:
-    """``body`` with every inlined copy of the views' script replaced by a reference to one file."""
+def library_to_file(soup, outdir: Path, url_of) -> int:
+    """Replace every inlined copy of the views' script by a reference to one file (in place)."""
     moved = 0
-
-    def move(match: re.Match) -> str:
-        nonlocal moved
-        library, call = match.group(1), match.group(2)
+    for script in soup.find_all("script", src=False):
+        text = script.string or ""
+        if not text.startswith(LIBRARIES) or "\n" not in text:
+            continue
+        library, call = text.rsplit("\n", 1)
         name = f"view-{hashlib.sha256(library.encode('utf8')).hexdigest()[:16]}.js"
-        url = _stored(library, name, outdir, url_of)
-        moved += 1
         # A script in the body without async runs before the next one: mount exists when it is called.
-        return f'<script src="{url}"></script><script>{call}</script>'
-
-    return LIBRARY.sub(move, body), moved
+        script.insert_before(soup.new_tag("script", src=_stored(library, name, outdir, url_of)))
+        script.string = call
+        moved += 1
+    return moved
 
 
 def move_view_data(app, pagename, templatename, context, doctree) -> None:
+    from bs4 import BeautifulSoup
+
     body = context.get("body")
-    if body and ("mha-av" in body or "What the course's browser views share" in body):
+    if body and ("mha-av" in body or LIBRARIES[1][3:] in body):
+        soup = BeautifulSoup(body, "html.parser")
+
         def url_of(rel):
             return context["pathto"](rel, 1)
 
-        body, _ = data_to_files(body, Path(app.outdir), url_of)
-        context["body"], _ = library_to_file(body, Path(app.outdir), url_of)
+        if data_to_files(soup, Path(app.outdir), url_of) + library_to_file(soup, Path(app.outdir), url_of):
+            context["body"] = str(soup)
 
 
 def setup(app):

@@ -6,6 +6,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from docutils import nodes
+from docutils.utils import new_document
 
 from book.lean_site import THEME_SCRIPT, assets_where_used, no_whole_page_tab_stop_pass
 
@@ -17,40 +19,46 @@ class _Sheet:
         self.filename = filename
 
 
-def _context(body: str) -> dict:
+def _context() -> dict:
     names = ["_static/pygments.css", "_static/sphinx-design.min.css?v=6a604523", "_static/mha-site.css"]
     scripts = ["_static/doctools.js", "_static/design-tabs.js?v=1", "_static/jupyterlite_sphinx.js"]
-    return {"body": body, "css_files": [_Sheet(name) for name in names],
-            "script_files": [_Sheet(name) for name in scripts]}
+    return {"css_files": [_Sheet(name) for name in names], "script_files": [_Sheet(name) for name in scripts]}
 
 
-def _scripts(context: dict) -> list[str]:
-    return [sheet.filename.split("?")[0].rsplit("/", 1)[-1] for sheet in context["script_files"]]
+def _page(*children) -> nodes.document:
+    doctree = new_document("page")
+    doctree += nodes.paragraph("", "text", classes=["lead"])
+    for child in children:
+        doctree += child
+    return doctree
 
 
-def _names(context: dict) -> list[str]:
-    return [sheet.filename.split("?")[0].rsplit("/", 1)[-1] for sheet in context["css_files"]]
+def _names(context: dict, key: str = "css_files") -> list[str]:
+    return [sheet.filename.split("?")[0].rsplit("/", 1)[-1] for sheet in context[key]]
 
 
 def test_a_page_without_design_components_does_not_load_their_stylesheet():
-    context = _context('<p class="lead">text</p><div class="cell_output">sd-card in prose</div>')
-    assets_where_used(None, "chapters/x", "page.html", context, None)
+    context = _context()
+    # a class named in prose, or a literal "sd-card", is no component
+    assets_where_used(None, "chapters/x", "page.html", context, _page(nodes.literal("", "sd-card")))
     assert _names(context) == ["pygments.css", "mha-site.css"]
-    assert _scripts(context) == ["doctools.js"]
+    assert _names(context, "script_files") == ["doctools.js"]
 
 
-def test_a_page_that_uses_a_design_component_keeps_it():
-    for body in ('<div class="sd-card">', '<div class="sd-container-fluid sd-mb-4">',
-                 '<div class="docutils sd-tab-set">'):
-        context = _context(body)
-        assets_where_used(None, "chapters/x", "page.html", context, None)
-        assert "sphinx-design.min.css" in _names(context), body
+@pytest.mark.parametrize("classes", [["sd-card"], ["sd-container-fluid", "sd-mb-4"],
+                                     ["docutils", "sd-tab-set"]])
+def test_a_page_that_uses_a_design_component_keeps_it(classes):
+    context = _context()
+    assets_where_used(None, "chapters/x", "page.html", context, _page(nodes.container(classes=classes)))
+    assert "sphinx-design.min.css" in _names(context), classes
 
 
 def test_a_page_with_tabs_or_an_embedded_notebook_keeps_their_scripts():
-    context = _context('<div class="sd-tab-set"><div class="jupyterlite_sphinx_iframe_container">')
-    assets_where_used(None, "chapters/x", "page.html", context, None)
-    assert _scripts(context) == ["doctools.js", "design-tabs.js", "jupyterlite_sphinx.js"]
+    lite = type("Iframe", (nodes.Element,), {"__module__": "jupyterlite_sphinx.jupyterlite_sphinx"})
+    context = _context()
+    assets_where_used(None, "chapters/x", "page.html", context, _page(nodes.container(classes=["sd-tab-set"]),
+                                                                       lite()))  # fmt: skip
+    assert _names(context, "script_files") == ["doctools.js", "design-tabs.js", "jupyterlite_sphinx.js"]
 
 
 def _theme_script() -> str:
@@ -83,3 +91,25 @@ def test_a_theme_script_without_that_call_stops_the_build(tmp_path):
     app = _built(tmp_path, "(()=>{console.log('another version')})();")
     with pytest.raises(RuntimeError, match="tab-stop call once, found it 0 times"):
         no_whole_page_tab_stop_pass(app, None)
+
+
+def test_the_build_stops_when_a_package_the_rewrites_read_is_another_version(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from sphinx.errors import ExtensionError
+
+    import book.lean_site as lean_site
+
+    lean_site.check_pins(SimpleNamespace(), None)  # this environment: installed as pinned
+    pins = lean_site.pinned_versions(lean_site.TEMPLATES.parent.parent / "requirements.txt")
+    assert set(lean_site.MARKUP_PACKAGES) <= set(pins)
+    fake = tmp_path / "book" / "templates"
+    fake.mkdir(parents=True)
+    other = {**pins, "pydata-sphinx-theme": "0.18.0"}
+    (tmp_path / "requirements.txt").write_text("".join(f"{name}=={pin}\n" for name, pin in other.items()))
+    monkeypatch.setattr(lean_site, "TEMPLATES", fake)
+    with pytest.raises(ExtensionError, match=r"pydata-sphinx-theme \S+ \(pinned 0.18.0\)"):
+        lean_site.check_pins(SimpleNamespace(), None)
+    (tmp_path / "requirements.txt").write_text("sphinx==7.4.7\n")
+    with pytest.raises(ExtensionError, match="pins no docutils"):
+        lean_site.check_pins(SimpleNamespace(), None)

@@ -1,8 +1,7 @@
 """What a keyboard, screen-reader or dark-mode reader gets from the built site's controls.
 
-- ipywidgets sliders: the value box beside a slider is read-only and no Tab stop on the static site
-  (typing there changed no frame); each handle is named by its label and announces the shown value.
-- Toggle buttons: a named group; the chosen button is pressed (aria-pressed) and visibly distinct.
+- Explorer sliders (native ranges): named by their label, announcing the option shown.
+- Off/on rows: a named group; the chosen button is pressed (aria-pressed) and visibly distinct.
 - Dark mode: native controls on the light output panel are drawn light (an unticked checkbox looked
   ticked), slider handles stand out from the panel, and an empty (hidden) widget leaves no bar.
 - Focus rings reach 3:1 against the panel in both modes: a dark ring with a white halo.
@@ -15,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.test_head_view import _contrast
-from tests.browser.test_pages import open_page, unexpected, wait_for_widgets
+from tests.browser.test_pages import open_page, wait_for_widgets
 
 pytestmark = pytest.mark.browser
 
@@ -45,63 +44,34 @@ def _background(element) -> str:
     return element.evaluate(BACKGROUND_JS)
 
 
-def test_a_slider_value_box_takes_no_typing(browser, site_url, site_pages):
-    page, visit = _load(browser, site_url, site_pages, WIDGET_PAGE)
-    try:
-        sliders = page.locator(".widget-slider:visible")
-        assert sliders.count() > 0
-        for i in range(sliders.count()):
-            readout = sliders.nth(i).locator(".widget-readout")
-            assert readout.evaluate("r => [r.isContentEditable, r.tabIndex]") == [False, -1], (
-                f"slider {i}: its value box is editable or a Tab stop")
-        slider = sliders.first
-        readout, handle = slider.locator(".widget-readout"), slider.locator(".noUi-handle")
-        shown = readout.inner_text()
-        readout.click()
-        page.keyboard.press("Control+A")
-        page.keyboard.type("16")
-        page.keyboard.press("Enter")
-        assert readout.inner_text() == shown, "typing changed the value box, not the frame"
-        assert handle.get_attribute("aria-valuetext") == shown
-    finally:
-        page.context.close()
-    assert unexpected(visit.console_errors) == []
-
-
 @pytest.mark.parametrize("mode", MODES)
-def test_widget_controls_have_names_and_states(browser, site_url, site_pages, mode):
+def test_explorer_controls_have_names_and_states(browser, site_url, site_pages, mode):
+    """A slider is a named range that says its option; an off/on row is a named group, one pressed,
+    the pressed one distinct and legible."""
     page, _ = _load(browser, site_url, site_pages, WIDGET_PAGE, mode)
     try:
-        sliders = page.locator(".widget-slider:visible")
+        sliders = page.locator(".mha-control input[type=range]")
+        assert sliders.count() > 0
         for i in range(sliders.count()):
-            label = sliders.nth(i).locator(".widget-label").inner_text().strip()
-            handle = sliders.nth(i).locator(".noUi-handle")
-            assert label and handle.get_attribute("aria-label") == label, f"slider {i} is unnamed"
-            assert page.get_by_role("slider", name=label).count() >= 1
-        groups = page.locator(".widget-toggle-buttons:visible")
+            slider = sliders.nth(i)
+            label = page.locator(f'label[for="{slider.get_attribute("id")}"]').inner_text().strip()
+            assert label and page.get_by_role("slider", name=label).count() >= 1, f"slider {i} is unnamed"
+            shown = page.locator(f'output[for="{slider.get_attribute("id")}"]').inner_text()
+            assert slider.get_attribute("aria-valuetext") == shown, f"slider {i} says another value"
+        groups = page.locator(".mha-control[role=group]")
         assert groups.count() > 0
         for i in range(groups.count()):
             group = groups.nth(i)
-            label = group.locator(".widget-label").inner_text().strip()
-            assert group.get_attribute("role") == "group" and group.get_attribute("aria-label") == label
-            buttons = group.locator("button")
-
-            def states():
-                return buttons.evaluate_all(  # noqa: B023 - used within this iteration
-                    "bs => bs.map(b => [b.classList.contains('mod-active'), b.getAttribute('aria-pressed')])")
-
-            assert [pressed for _, pressed in states()] == [
-                "true" if active else "false" for active, _ in states()]
-            chosen, other = group.locator("button.mod-active"), group.locator("button:not(.mod-active)").first
-            fills = [b.evaluate("b => getComputedStyle(b).backgroundColor") for b in (chosen, other)]
+            name = group.locator("span").first.inner_text().strip()
+            assert name and page.get_by_role("group", name=name).count() >= 1
+            chosen = group.locator("button[aria-pressed=true]")
+            other = group.locator("button[aria-pressed=false]")
+            assert chosen.count() == 1 and other.count() >= 1
+            fills = [b.evaluate("b => getComputedStyle(b).backgroundColor") for b in (chosen, other.first)]
             assert _contrast(*fills) >= 3, f"toggle {i}: the chosen button is not distinct ({fills})"
-            ink = chosen.evaluate("b => getComputedStyle(b).color")
-            assert _contrast(ink, fills[0]) >= 4.5, f"toggle {i}: the chosen button's text is faint"
-            other = group.locator(f"button[data-value='{other.get_attribute('data-value')}']")
-            other.click()
-            page.wait_for_timeout(200)
-            assert other.get_attribute("aria-pressed") == "true", f"toggle {i}: the state did not follow"
-            assert group.locator("button[aria-pressed='true']").count() == 1
+            assert _contrast(chosen.evaluate("b => getComputedStyle(b).color"), fills[0]) >= 4.5
+            other.first.click()
+            assert group.locator("button[aria-pressed=true]").count() == 1
     finally:
         page.context.close()
 
@@ -124,14 +94,14 @@ def test_dark_mode_draws_native_controls_light_on_the_light_panel(browser, site_
 
 @pytest.mark.parametrize("mode", MODES)
 def test_slider_handles_stand_out_from_the_panel(browser, site_url, site_pages, mode):
+    """A native range draws its handle in the accent colour: 3:1 at least against the panel."""
     page, _ = _load(browser, site_url, site_pages, WIDGET_PAGE, mode)
     try:
-        handles = page.locator(".widget-slider:visible .noUi-handle")
-        for i in range(handles.count()):
-            handle = handles.nth(i)
-            rim = handle.evaluate("h => getComputedStyle(h).borderTopColor")
-            panel = _background(handle)
-            assert _contrast(rim, panel) >= 3, f"handle {i}: rim {rim} on {panel}"
+        sliders = page.locator(".mha-control input[type=range]")
+        for i in range(sliders.count()):
+            accent = sliders.nth(i).evaluate("s => getComputedStyle(s).accentColor")
+            panel = _background(sliders.nth(i))
+            assert _contrast(accent, panel) >= 3, f"slider {i}: handle {accent} on {panel}"
     finally:
         page.context.close()
 
@@ -147,8 +117,8 @@ def test_focus_rings_reach_3_to_1_on_the_panel(browser, site_url, site_pages, mo
     """A toggle button, a slider handle and the softmax view's controls, focused from the keyboard."""
     page, _ = _load(browser, site_url, site_pages, WIDGET_PAGE, mode)
     try:
-        targets = [page.locator(".widget-toggle-buttons:visible button").first,
-                   page.locator(".widget-slider:visible .noUi-handle").first,
+        targets = [page.locator(".mha-toggles button").first,
+                   page.locator(".mha-control input[type=range]").first,
                    page.locator(".mha-sv input[type=range]").first,
                    page.locator(".mha-sv input[type=checkbox]").first]
         for target in targets:

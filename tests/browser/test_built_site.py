@@ -22,8 +22,7 @@ pytestmark = pytest.mark.browser
 CDN_HOSTS = ("cdn.jsdelivr.net", "cdnjs.cloudflare.com", "unpkg.com", "fonts.googleapis.com",
              "fonts.gstatic.com", "mathjax.org")
 
-VENDORED = ("vendored/html-manager/embed.js", "vendored/katex/katex.min.css")
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+VENDORED = ("vendored/katex/katex.min.css",)
 
 
 def test_no_page_names_a_cdn(site):
@@ -49,7 +48,7 @@ def stylesheet_text(page: Path) -> str:
     """All the CSS of the page: inside it since ``book.first_paint``, and any file it links."""
     head = page.read_text(encoding="utf8").split("</head>", 1)[0]
     hrefs = re.findall(r'<link [^>]*rel="stylesheet"[^>]*href="([^"?]+)', head)
-    inline = re.findall(r"<style>(.*?)</style>", head, re.S)
+    inline = re.findall(r"<style[^>]*>(.*?)</style>", head, re.S)
     return "".join(inline + [(page.parent / href).read_text(encoding="utf8") for href in hrefs])
 
 
@@ -61,16 +60,17 @@ def _source(tag: str) -> str:
     return re.search(r'src="([^"?]+)', tag)[1].rsplit("_static/", 1)[-1]
 
 
-def test_widget_pages_load_only_the_deferred_widget_script(site_pages):
-    """The site's widget script draws the widgets; html-manager (1.8 MB) is never named by a page."""
+def test_explorer_pages_load_only_the_small_deferred_frame_script(site_pages):
+    """Explorers are HTML already (book/static_widgets.py): no widget state, view or manager in any page,
+    the theme's icon script nowhere, and the frame switcher only where an explorer is."""
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
         sources = [_source(tag) for tag in _script_tags(html)]
-        assert not any("fontawesome.js" in src for src in sources), f"{docname} loads the icon script"
-        assert not any("html-manager" in src for src in sources), f"{docname} loads the manager eagerly"
+        assert not any("fontawesome.js" in src or "html-manager" in src for src in sources), docname
+        assert "application/vnd.jupyter.widget" not in html, f"{docname} still holds widget state or views"
         loaders = [tag for tag in _script_tags(html) if _source(tag) == "static-widgets.js"]
-        if WIDGET_STATE not in html:
-            assert loaders == [], f"{docname} has no widget but loads the widget script"
+        if 'class="mha-stack"' not in html:
+            assert loaders == [], f"{docname} has no explorer but loads the frame script"
             continue
         assert len(loaders) == 1 and "defer" in loaders[0], (docname, loaders)
 
@@ -107,31 +107,27 @@ def test_katex_stylesheet_matches_the_katex_that_typesets(site):
     assert npm == sphinxcontrib.katex.katex_version
 
 
-def _widget_states(html: str) -> list[dict]:
-    bodies = re.findall(rf'<script type="{re.escape(WIDGET_STATE)}">(.*?)</script>', html, re.S)
-    return [json.loads(body) for body in bodies]
+def test_explorer_frames_are_image_files_loaded_when_shown(site_pages):
+    """Each frame an <img> of a file under _images/frames/, sized, 1x/2x, lazy, with alt text naming
+    the values it shows; every stack follows a control of its page; one frame of each stack shown."""
+    from bs4 import BeautifulSoup
 
-
-def test_widget_frames_are_image_files_loaded_when_shown(site, site_pages):
-    """No PNG inside a page's widget state; each frame an <img> of a file under _images/frames/,
-    sized, 1x/2x, lazy, with alt text."""
     frames = 0
     for docname, page in site_pages.items():
-        for state in _widget_states(page.read_text(encoding="utf8")):
-            for model in state["state"].values():
-                assert model["model_name"] != "ImageModel", f"{docname}: a frame is still inline"
-                value = model["state"].get("value")
-                if not (isinstance(value, str) and "_images/frames/" in value):
-                    continue
-                frames += 1
-                img = re.fullmatch(r"<img ([^>]*)>", value)
-                attributes = dict(re.findall(r'(\w+)="([^"]*)"', img[1]))
-                assert attributes["loading"] == "lazy" and attributes["alt"], (docname, attributes)
-                assert int(attributes["width"]) > 0 and int(attributes["height"]) > 0
-                # a frame drawn at its shown size has no sharper copy, hence no srcset (figures.one_x_copy)
-                srcset = attributes.get("srcset", "")
-                for url in [attributes["src"], *[c.split()[0] for c in srcset.split(",") if c.strip()]]:
-                    assert (page.parent / unquote(url)).is_file(), (docname, url)
+        soup = BeautifulSoup(page.read_text(encoding="utf8"), "html.parser")
+        for stack in soup.select(".mha-stack"):
+            assert soup.find(id=stack["data-control"]), (docname, stack["data-control"])
+            shown = [frame for frame in stack.find_all(class_="mha-frame", recursive=False)
+                     if not frame.has_attr("hidden")]  # fmt: skip
+            assert len(shown) == 1, docname
+        for img in soup.select(".mha-frame img"):
+            frames += 1
+            assert img["loading"] == "lazy" and "(" in img["alt"], (docname, img.attrs)
+            assert int(img["width"]) > 0 and int(img["height"]) > 0
+            # a frame drawn at its shown size has no sharper copy, hence no srcset (figures.one_x_copy)
+            urls = [img["src"], *[c.split()[0] for c in img.get("srcset", "").split(",") if c.strip()]]
+            for url in urls:
+                assert (page.parent / unquote(url)).is_file(), (docname, url)
     assert frames > 100
 
 
@@ -140,9 +136,6 @@ def test_no_progress_bar_in_any_output(site_pages):
     for docname, page in site_pages.items():
         html = page.read_text(encoding="utf8")
         assert not re.search(r"\d it/s|\d+\.\d+it/s", html), docname
-        for state in _widget_states(html):
-            kinds = {model["model_name"] for model in state["state"].values()}
-            assert "FloatProgressModel" not in kinds, docname
 
 
 # --- internal links and images ---------------------------------------------------------------------
@@ -369,25 +362,57 @@ def _links(page: Path) -> list[str]:
     return _parse(page).targets
 
 
-def test_notebook_pages_launch_on_binder_and_colab_from_the_repository(site_pages):
-    """The addresses are built from the repository (they cannot be opened offline: their shape is
-    checked). Binder opens the page's source in JupyterLab; Colab the published executed notebook."""
-    from book.lite_site import PAGES_BRANCH, REPOSITORY
-    from book.toc import live_pages
+def test_notebook_pages_launch_on_binder_and_colab_and_say_why_not_in_the_browser(site_pages):
+    """Binder opens the page's source in JupyterLab; Colab the notebook book.launch publishes; every
+    notebook page has the menu, and a page that JupyterLite cannot run says why in it."""
+    from book.launch import COLAB_BRANCH, REPOSITORY
+    from book.toc import live_pages, not_live_reason, notebook_pages
     from tests.chapters.harness import ROOT
 
     owner_repo = REPOSITORY.removeprefix("https://github.com/")
-    for docname, source in live_pages(ROOT).items():
+    for docname, source in notebook_pages(ROOT).items():
         links = _links(site_pages[docname])
         binder = [t for t in links if t.startswith("https://mybinder.org/")]
         colab = [t for t in links if t.startswith("https://colab.research.google.com/")]
         assert binder == [f"https://mybinder.org/v2/gh/{owner_repo}/main?urlpath=lab/tree/"
                           f"{docname}{source.suffix}"], (docname, binder)
-        assert colab == [f"https://colab.research.google.com/github/{owner_repo}/blob/{PAGES_BRANCH}/"
-                         f"_sources/{docname}.ipynb"], (docname, colab)
-        assert (ROOT / f"{docname}{source.suffix}").is_file()  # what Binder opens exists
-        assert (site_pages[docname].parent / Path(docname).name).with_suffix(".html").is_file()
-    assert (ROOT / "binder" / "requirements.txt").is_file() and (ROOT / "binder" / "postBuild").is_file()
+        assert colab == [f"https://colab.research.google.com/github/{owner_repo}/blob/{COLAB_BRANCH}/"
+                         f"{docname}.ipynb"], (docname, colab)
+        lite = [t for t in links if "lite/notebooks/index.html?path=" in t]
+        text = site_pages[docname].read_text(encoding="utf8")
+        if docname in live_pages(ROOT):
+            assert len(lite) == 1 and lite[0].endswith(f"?path={docname}.ipynb"), (docname, lite)
+        else:
+            assert lite == [] and f"No JupyterLite: {not_live_reason(source)}" in text, docname
+
+
+def test_colab_links_resolve_in_the_branch_the_publish_step_writes(site, site_pages, tmp_path):
+    """``python -m book.launch`` run on this build, into a clone: every Colab link names a notebook of
+    the branch (as GitHub serves it to Colab), whose first code cell installs the package."""
+    import subprocess
+
+    import nbformat
+
+    from book.launch import colab_files, publish
+    from tests.chapters.harness import ROOT
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(clone)], check=True)
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    commit = head.stdout.strip()
+    published = publish(colab_files(site.parent, ROOT, commit), clone, "colab", "test")
+    linked = {t for page in site_pages.values() for t in _links(page) if "colab.research.google.com" in t}
+    assert len(linked) >= 15
+    for link in sorted(linked):
+        branch, path = link.split("/blob/", 1)[1].split("/", 1)
+        shown = subprocess.run(["git", "-C", str(clone), "show", f"{published}:{path}"], capture_output=True,
+                               text=True)  # fmt: skip
+        assert branch == "colab" and shown.returncode == 0, (link, shown.stderr)
+        nb = nbformat.reads(shown.stdout, as_version=4)
+        nbformat.validate(nb)
+        first_code = next(cell for cell in nb.cells if cell.cell_type == "code")
+        assert first_code.source.startswith('%pip install -q "mha-course[') and commit in first_code.source
+        assert any(cell.get("outputs") for cell in nb.cells), f"{path}: not the executed notebook"
 
 
 def test_every_page_offers_an_edit_and_an_issue_link(site_pages):
@@ -449,6 +474,6 @@ def test_every_icon_the_pages_name_is_in_the_cut_icon_fonts(site, site_pages):
         assert font.stat().st_size < 10_000, f"{font.name} was not cut ({font.stat().st_size} bytes)"
         glyphs |= set(TTFont(font).getBestCmap())
     for docname, page in site_pages.items():
-        markup = re.sub(r"<style>.*?</style>", "", page.read_text(encoding="utf8"), flags=re.S)
+        markup = re.sub(r"<style[^>]*>.*?</style>", "", page.read_text(encoding="utf8"), flags=re.S)
         names = {name for name in ICON_CLASS.findall(markup) if name in points}
         assert names and all(points[name] in glyphs for name in names), (docname, sorted(names))

@@ -182,17 +182,11 @@ def test_query_key_view_rebuilds_scores_and_weights(view_page):
 
 @pytest.mark.parametrize("docname", ["chapters/multi_head", "chapters/self_attention", "chapters/positions"])
 def test_static_site_shows_no_kernel_only_control(browser, site_url, site_pages, docname):  # noqa: F811
-    """Live controls (text boxes, menus, free sliders) ship in the page but stay hidden without a kernel."""
-    html = site_pages[docname].read_text(encoding="utf8")
+    """Live controls (text boxes, menus, free sliders) are left out of the page, which has no kernel."""
     page, visit = open_page(browser, f"{site_url}/{docname}.html")
     try:
-        page.evaluate("window.mhaWidgets.load()")  # as a widget nearing the screen does
-        page.wait_for_function("document.querySelectorAll('.widget-subarea').length >= 1", timeout=20_000)
-        page.wait_for_timeout(300)
-        if docname == "chapters/multi_head":
-            assert "TextModel" in html  # the sentence box is in the page ...
-        assert page.locator(".widget-text input:visible, .widget-dropdown:visible").count() == 0  # ... unseen
-        assert page.locator(".widget-slider:visible").count() > 0  # the frame sliders are there
+        assert page.locator(".widget-subarea input[type=text], .widget-subarea select").count() == 0
+        assert page.locator(".widget-subarea input[type=range]:visible").count() > 0  # the frame sliders
     finally:
         page.close()
     assert unexpected(visit.console_errors) == []

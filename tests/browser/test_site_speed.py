@@ -8,10 +8,8 @@ that sets a floor under each time, which these tests hold within the targets of 
 - first text: the page alone, one round trip and its gzip bytes (a file it had to wait for would
   cost one more), within 2 s. The page holds its stylesheet and runs no script before its text
   (``book/first_paint.py``), as tested here;
-- first widget: that, then the site's widget script (``assets/static-widgets.js``, deferred: asked
-  for as the head is read, counted here as one more round trip) and its bytes: within 3 s, leaving
-  3 s of the 6-s target for drawing on a slow phone (measured, not modelled). ipywidgets' own
-  renderer (0.45 MB gzip, 2.5 s more) is never fetched: the script draws every model the book uses;
+- first widget: the explorers are HTML in the page; moving one needs the frame script
+  (``assets/static-widgets.js``, deferred: one more round trip) and its bytes: within 3 s;
 - a first visit that does not scroll fetches no figure below the first screens;
 - the text first paints in the reader's colour scheme, as the finished page shows it (no restyling
   of the whole page when the theme's script runs: it was the longest task of a chapter's load);
@@ -39,7 +37,6 @@ BYTES_PER_S = PHONE_NETWORK["downloadThroughput"]
 FIRST_TEXT_S = 2.0
 FIRST_WIDGET_NETWORK_S = 3.0
 WIDGET_SCRIPT = "_static/static-widgets.js"
-MANAGER = "_static/vendored/html-manager/embed.js"
 
 
 def gzip_bytes(path: Path) -> int:
@@ -79,13 +76,14 @@ def test_every_page_paints_without_waiting_for_another_file(site_pages):
         blocking = blocking_files(page)
         assert blocking == [], f"{docname} waits for {[p.name for p in blocking]}"
         head = page.read_text(encoding="utf8").split("</head>", 1)[0]
-        assert head.count("<style>") >= 1 and "KaTeX_Main" in head, f"{docname}: no stylesheet inside"
+        inside = head.count('<style data-mha="first-paint">') == 1 and "KaTeX_Main" in head
+        assert inside, f"{docname}: no stylesheet inside"
 
 
 @pytest.mark.parametrize("docname", toc_docnames())
 def test_first_widget_can_work_within_6_s_on_slow_4g(site, site_pages, docname):
     page = site_pages[docname]
-    if "application/vnd.jupyter.widget-state+json" not in page.read_text(encoding="utf8"):
+    if 'class="mha-stack"' not in page.read_text(encoding="utf8"):
         pytest.skip(f"{docname} has no widget")
     floor = first_text_floor(page) + ROUND_TRIP_S + gzip_bytes(site / WIDGET_SCRIPT) / BYTES_PER_S
     assert floor <= FIRST_WIDGET_NETWORK_S, f"{docname}: {floor:.2f} s of network before its first widget"
@@ -93,16 +91,16 @@ def test_first_widget_can_work_within_6_s_on_slow_4g(site, site_pages, docname):
 
 #: Top of the first widget's output, in screens (viewport heights) from the top of the page.
 FIRST_WIDGET_SCREENS_JS = """() => {
-  const view = document.querySelector('script[type="application/vnd.jupyter.widget-view+json"]');
-  return view ? view.parentElement.getBoundingClientRect().top / innerHeight : null;
+  const view = document.querySelector('.widget-subarea');
+  return view ? view.getBoundingClientRect().top / innerHeight : null;
 }"""
 
 
 @pytest.mark.parametrize("docname", toc_docnames())
 def test_a_first_visit_draws_widgets_without_the_manager_and_fetches_only_near_figures(
         browser, site_url, site_pages, docname):
-    """The page's widgets are drawn by the site's script, never by ipywidgets' manager; a reader who
-    does not scroll downloads only the figures near the first screen."""
+    """A reader who does not scroll downloads only the figures near the first screen; one who scrolls
+    to an explorer gets its shown frame, and no other."""
     from tests.browser.test_pages import open_page
 
     page, _ = open_page(browser, f"{site_url}/{docname}.html", profile="phone")
@@ -114,13 +112,13 @@ def test_a_first_visit_draws_widgets_without_the_manager_and_fetches_only_near_f
             .map((img) => img.getAttribute('src'))""")
         assert far == [], f"{docname}: figures far below the first screen were fetched: {far[:3]}"
         if screens is not None:  # a reader who scrolls to the widget gets it
-            page.evaluate("""() => document.querySelector(
-                'script[type="application/vnd.jupyter.widget-view+json"]').parentElement.scrollIntoView()""")
-            page.wait_for_function("document.documentElement.dataset.mhaWidgets === 'loaded'",
-                                   timeout=30_000)  # fmt: skip
-            assert page.evaluate("document.documentElement.dataset.mhaRenderer") == "site", docname
-            requested = page.evaluate("performance.getEntriesByType('resource').map((r) => r.name)")
-            assert [url for url in requested if url.endswith(MANAGER)] == [], docname
+            page.evaluate("() => document.querySelector('.widget-subarea').scrollIntoView()")
+            page.wait_for_function("""() => [...document.querySelectorAll('.widget-subarea img')]
+                .some((img) => img.checkVisibility() && img.complete && img.naturalWidth)""", timeout=30_000)
+            hidden = page.evaluate("""() => [...document.querySelectorAll('.mha-frame[hidden] img')]
+                .filter((img) => img.complete && img.naturalWidth && !img.closest('.mha-frame:not([hidden])'))
+                .length""")
+            assert hidden == 0, f"{docname}: frames not shown were fetched"
     finally:
         page.context.close()
 
