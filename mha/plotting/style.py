@@ -111,16 +111,26 @@ class CourseFigure(Figure):
         return "Figure: " + "; ".join(p for p in parts if p) if any(parts) else "Figure"
 
     def draw(self, renderer: Any) -> None:
-        """Draw, first wrapping any title wider than the room it has (no clipped titles)."""
+        """Draw, first wrapping any title wider than the room it has (no clipped titles).
+
+        With a layout engine (constrained layout), titles are wrapped again once the axes are laid
+        out: an axes title is centred on its axes, which long tick labels push off the figure's centre.
+        """
         _wrap_titles(self, renderer)
+        engine = self.get_layout_engine()
+        titled = any(ax.get_title(loc) for ax in self.axes for loc in ("center", "left", "right"))
+        if engine is not None and titled:
+            engine.execute(self)
+            _wrap_titles(self, renderer)
         super().draw(renderer)
 
     def to_png(self, *, dpi: int = PNG_DPI) -> bytes:
         """PNG bytes, fitted to the column first (:func:`fit_to_column`), with :meth:`describe`
-        stored as the image's Description and its smallest text as MinFontSize."""
+        stored as the image's Description, its smallest text as MinFontSize and what its text check
+        found (:func:`save_png`)."""
         fit_to_column(self)
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=dpi, metadata=png_metadata(self, self.describe()))
+        save_png(self, buffer, dpi=dpi, description=self.describe())
         return buffer.getvalue()
 
     def _repr_png_(self):
@@ -140,7 +150,8 @@ def _wrap_text(text, room: float, renderer) -> None:
 
 
 def _wrap_titles(fig: Figure, renderer) -> None:
-    """Wrap the suptitle to the figure's width and each axes title to its grid cell's width."""
+    """Wrap the suptitle to the figure's width, and each axes title to its grid cell's width and to
+    the room it has on the figure from where its axes stand (centred, left- or right-aligned)."""
     figure_width = fig.bbox.width * 0.98
     if fig._suptitle is not None:  # type: ignore[attr-defined]  # matplotlib's own attribute
         _wrap_text(fig._suptitle, figure_width, renderer)  # type: ignore[attr-defined]
@@ -150,8 +161,13 @@ def _wrap_titles(fig: Figure, renderer) -> None:
         if spec is not None:
             columns = spec.get_gridspec().ncols
             share = (spec.colspan.stop - spec.colspan.start) / columns
-        for title in (ax.title, ax._left_title, ax._right_title):  # type: ignore[attr-defined]
-            _wrap_text(title, figure_width * share, renderer)
+        left, right = ax.bbox.x0, ax.bbox.x1  # pixels
+        on_figure = {  # the room each title has between its anchor and the figure's edges
+            "center": 2 * min((left + right) / 2, fig.bbox.width - (left + right) / 2),
+            "left": fig.bbox.width - left, "right": right}
+        for loc, title in (("center", ax.title), ("left", ax._left_title),  # type: ignore[attr-defined]
+                           ("right", ax._right_title)):  # type: ignore[attr-defined]
+            _wrap_text(title, min(figure_width * share, 0.98 * on_figure[loc]), renderer)
 
 
 def new_figure(width: float, height: float, *, alt_text: str | None = None) -> CourseFigure:
@@ -270,6 +286,62 @@ def png_metadata(fig: Figure, description: str | None) -> dict[str, str]:
     if smallest is not None:
         metadata["MinFontSize"] = f"{smallest:g}"
     return metadata
+
+
+#: The PNG text chunks in which :func:`save_png` records its text check.
+TEXT_CHECK_KEYS = ("TextOverlaps", "TextOutside", "TextProblems")
+
+
+def save_png(fig: Figure, file: Any, *, dpi: int = PNG_DPI, description: str | None = None,
+             **savefig_kwargs: Any) -> dict[str, str]:
+    """Save ``fig`` as PNG to ``file`` with its :func:`png_metadata`, and check the drawing it saves.
+
+    The very drawing written to the file is checked (no second drawing): pairs of texts that overprint
+    each other and texts that run past the canvas edge
+    (:func:`mha.plotting.text_boxes.problems_in`). Their counts go into the PNG as ``TextOverlaps``
+    and ``TextOutside``, and, when there are any, what they are in words as ``TextProblems``; the
+    site's tests fail on any figure or widget frame of the book that records a problem, or records
+    no check at all.
+
+    Returns
+    -------
+    dict of str to str
+        The text chunks written.
+
+    Examples
+    --------
+    >>> fig = new_figure(2, 1)
+    >>> _ = fig.text(0.1, 0.5, "left"); _ = fig.text(0.12, 0.5, "overprinted")
+    >>> chunks = save_png(fig, io.BytesIO(), dpi=50)
+    >>> chunks["TextOverlaps"], chunks["TextOutside"], chunks["TextProblems"][:27]
+    ('1', '0', "'left' overprints 'overprin")
+    """
+    from mha.plotting.text_boxes import problems_in
+
+    metadata = png_metadata(fig, description)
+    found: dict[str, list[str]] = {}
+
+    def record(event: Any) -> None:  # matplotlib draws, then writes the PNG with this dict
+        found.update(problems_in(fig, event.renderer))
+        metadata.update(_text_chunks(found))
+
+    callback = fig.canvas.mpl_connect("draw_event", record)
+    try:
+        fig.savefig(file, format="png", dpi=dpi, metadata=metadata, **savefig_kwargs)
+    finally:
+        fig.canvas.mpl_disconnect(callback)
+    if not found:
+        raise RuntimeError("the figure was saved without being drawn: its text was not checked")
+    return metadata
+
+
+def _text_chunks(found: dict[str, list[str]]) -> dict[str, str]:
+    problems = found.get("overlaps", []) + found.get("outside", [])
+    chunks = {"TextOverlaps": str(len(found.get("overlaps", []))),
+              "TextOutside": str(len(found.get("outside", [])))}
+    if problems:
+        chunks["TextProblems"] = "; ".join(problems)
+    return chunks
 
 
 def png_facts(data: bytes) -> dict:
