@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -25,6 +26,12 @@ __all__ = ["plot_attention", "plot_heads", "draw_weights", "HeadPanel"]
 MAX_LABELLED_TOKENS = 40
 #: Per-head panels are small: beyond this many tokens they show positions, not words.
 MAX_HEAD_LABELS = 16
+#: The width of a character of 10-pt text, in inches (the hand-made layout of plot_heads).
+CHAR_IN = 0.085
+#: The colour scale right of the panels, in inches: a gap, the bar, its values at 10 pt ("0.25": three
+#: digits and a point, 0.31 in) and its label turned upright (0.165 in), with a little room around.
+SCALE_GAP_IN, SCALE_BAR_IN, SCALE_VALUES_IN, SCALE_LABEL_IN = 0.2, 0.15, 0.42, 0.19
+COLOUR_SCALE_IN = SCALE_GAP_IN + SCALE_BAR_IN + SCALE_VALUES_IN + SCALE_LABEL_IN
 
 
 def _check_weights(weights, ndim: int, shape_hint: str) -> np.ndarray:
@@ -180,7 +187,9 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     head_titles : sequence of str, optional
         One title per head; defaults to "head 0", "head 1", ...
     ncols : int, optional
-        Heads per row; defaults to as many as fit the book's column (``MAX_WIDTH_IN``).
+        Heads per row; at most, and by default, as many as fit the book's column (``MAX_WIDTH_IN``):
+        a larger number gives more rows, never narrower panels. Frames of one widget that pass the
+        same ``ncols`` share a width.
 
     Returns
     -------
@@ -199,6 +208,9 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     tokens_k = tokens_q if tokens_k is None and seq_q == seq_k else tokens_k
     tokens_q = _check_tokens(tokens_q, seq_q, "tokens_q")
     tokens_k = _check_tokens(tokens_k, seq_k, "tokens_k", "keys")
+    whole = isinstance(ncols, numbers.Integral) and not isinstance(ncols, bool)
+    if ncols is not None and not (whole and ncols >= 1):
+        raise ValueError(f"ncols must be a positive whole number of heads per row, got {ncols!r}")
     if head_titles is None:
         head_titles = [f"head {h}" for h in range(n_heads)]
     elif len(head_titles) != n_heads:
@@ -208,15 +220,15 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     # Everything below is in inches, for the book's column (mha.plotting.style): margins sized for the
     # longest label at 10 pt; a panel tall enough for one 10-pt token label per row; as many panels
     # side by side as fit MAX_WIDTH_IN, the others on further rows.
-    char = 0.085
+    char = CHAR_IN
     labels_q, labels_k = tokens_q or [], tokens_k or []  # used only where words_q / words_k
     left = 0.55 + (char * max(map(len, labels_q)) if words_q else 0.3)
     bottom = 0.5 + (char * max(map(len, labels_k)) if words_k else 0.3)
     labelled = max(seq_q if words_q else 0, seq_k if words_k else 0)
-    top, right, gap_x, gap_y = (0.75 if title else 0.4), 0.7, 0.15, 0.4
+    top, right, gap_x, gap_y = (0.75 if title else 0.4), COLOUR_SCALE_IN, 0.15, 0.4
     cell = min(3.0, max(1.6, 0.15 * labelled))
     fits = max(1, int((MAX_WIDTH_IN - left - right + gap_x) // (cell + gap_x)))
-    ncols = min(n_heads, fits) if ncols is None else ncols
+    ncols = min(n_heads, fits) if ncols is None else min(int(ncols), fits)
     nrows = math.ceil(n_heads / ncols)
     width = left + ncols * cell + (ncols - 1) * gap_x + right
     height = bottom + nrows * (cell + gap_y) + top - gap_y
@@ -254,7 +266,7 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
         panels.append(panel)
     ax.add_collection(LineCollection(ticks, colors="black", linewidths=0.8))
     grid_top = bottom + nrows * (cell + gap_y) - gap_y
-    _draw_colour_scale(ax, vmax, x=width - right + 0.2, bottom=bottom, top=grid_top)
+    _draw_colour_scale(ax, vmax, x=width - right + SCALE_GAP_IN, bottom=bottom, top=grid_top)
     ax.set_xlim(0.0, width)
     ax.set_ylim(0.0, height)
     ax.text(left + (ncols * cell + (ncols - 1) * gap_x) / 2, 0.08, "key (attended to)",
@@ -274,7 +286,7 @@ def _label_positions(size: int, words: bool) -> list[int]:
 
 def _draw_colour_scale(ax, vmax: float, *, x: float, bottom: float, top: float) -> None:
     """A colour bar drawn on the canvas: the colormap from 0 (bottom) to ``vmax`` (top), labelled."""
-    bar_width = 0.15
+    bar_width = SCALE_BAR_IN
     gradient = np.linspace(vmax, 0.0, 128)[:, None]  # (128, 1), top row first
     ax.imshow(gradient, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax, interpolation="bilinear",
               extent=(x, x + bar_width, bottom, top), aspect="auto")
@@ -282,7 +294,8 @@ def _draw_colour_scale(ax, vmax: float, *, x: float, bottom: float, top: float) 
     for value in (0.0, vmax / 2, vmax):
         y = bottom + (top - bottom) * value / vmax
         ax.text(x + bar_width + 0.06, y, f"{value:.2g}", ha="left", va="center")
-    ax.text(x + bar_width + 0.5, (bottom + top) / 2, "weight", rotation=90, ha="left", va="center")
+    ax.text(x + bar_width + SCALE_VALUES_IN, (bottom + top) / 2, "weight", rotation=90, ha="left",
+            va="center")
 
 
 def _strongest(weights: np.ndarray, tokens_q, tokens_k, where: str = "") -> str:
