@@ -108,6 +108,7 @@ class CourseFigure(Figure):
             axis_labels = (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
             labels = [f"{name} axis: {text}" for name, text in axis_labels if text]
             parts.append(", ".join(filter(None, [title, *labels])))
+        parts = [" ".join(part.split()) for part in parts]  # titles wrapped into lines read as one
         return "Figure: " + "; ".join(p for p in parts if p) if any(parts) else "Figure"
 
     def draw(self, renderer: Any) -> None:
@@ -138,15 +139,25 @@ class CourseFigure(Figure):
 
 
 def _wrap_text(text, room: float, renderer) -> None:
-    """Break ``text`` (a matplotlib Text) into lines at spaces until each fits ``room`` pixels."""
+    """Break ``text`` (a matplotlib Text) into lines at spaces until each fits ``room`` pixels.
+
+    A text wrapped before is wrapped again from its own lines (those its author wrote), not from
+    the lines of the earlier wrapping: a narrower room re-flows the words instead of splitting the
+    earlier lines one more time."""
     content = text.get_text()
     width = text.get_window_extent(renderer).width
     if not content or width <= room:
         return
+    original = getattr(text, "_mha_unwrapped", None)
+    if original is not None and content == original[1]:
+        content = original[0]  # its author's lines
     longest = max(len(line) for line in content.splitlines())
-    chars = max(12, int(longest * room / width) - 1)  # characters per line that fit, roughly
-    text.set_text("\n".join(textwrap.fill(line, chars, break_long_words=False)
-                             for line in content.splitlines()))
+    wrapped_longest = max(len(line) for line in text.get_text().splitlines())
+    chars = max(12, int(wrapped_longest * room / width) - 1)  # characters per line that fit, roughly
+    wrapped = "\n".join(textwrap.fill(line, min(chars, longest), break_long_words=False)
+                        for line in content.splitlines())
+    text.set_text(wrapped)
+    text._mha_unwrapped = (content, wrapped)
 
 
 def _wrap_titles(fig: Figure, renderer) -> None:
@@ -240,7 +251,8 @@ def fit_to_column(fig: Figure) -> Figure:
 
     A figure wider than ``MAX_WIDTH_IN`` whose panels stand in one row is re-flowed into
     ``max_panels_per_row`` panels per row, each row as wide as the figure may be (the figure
-    grows taller);
+    grows taller; a figure with fixed margins has them fitted to its labels once, by
+    ``tight_layout``, and keeps them on redraws);
     any other figure wider than that is narrowed to it. Then every text smaller than
     ``MIN_FONT_PT`` is raised to it. Constrained layout re-places everything when the figure is
     drawn. Idempotent.
@@ -268,6 +280,9 @@ def fit_to_column(fig: Figure) -> Figure:
                 for ax in axes:
                     ax.set_subplotspec(flowed[column // per_row, column % per_row])
             width, height = MAX_WIDTH_IN, height * nrows  # each row of panels spans the width
+            fig.set_size_inches(width, height)
+            if fig.get_layout_engine() is None:  # fixed margins (fast redraws): fitted once, here
+                fig.tight_layout()
         else:
             width, height = MAX_WIDTH_IN, height * MAX_WIDTH_IN / width
         fig.set_size_inches(width, height)

@@ -7,27 +7,29 @@ when no two of those boxes overlap and none crosses the canvas edge; the size of
 records what it found (``TextOverlaps``, ``TextOutside``, and ``TextProblems`` in words when any), and
 the site's tests read that back from every figure and widget frame of the built book.
 
-A text counts when it is drawn: visible, not empty, inside visible parents, and (for a tick label) at a
-tick inside the axis' view limits. Rotated texts are compared as the rotated rectangles they are, not as
-their upright bounding boxes (two labels turned 45 degrees side by side do not overlap). Boxes may touch:
-an overlap or a crossing counts past ``TOLERANCE_PT``.
+A text counts when it is drawn: visible, not empty, inside visible parents, not on an axis switched off
+(``set_axis_off``), and (for a tick label) at a tick inside the axis' view limits. Rotated texts are
+compared as the rotated rectangles they are, not as their upright bounding boxes (two labels turned 45
+degrees side by side do not overlap). Boxes may touch: an overlap or a crossing counts past
+``TOLERANCE_PT``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-__all__ = ["TOLERANCE_PT", "TextBox", "drawn_texts", "overlap_depth", "problems_in", "text_boxes",
-           "text_problems"]
+__all__ = ["TOLERANCE_PT", "TextBox", "drawn_texts", "drop_overprinting", "overlap_depth", "problems_in",
+           "text_boxes", "text_problems"]
 
 #: Boxes may touch or overlap by this much (points) before it counts: a box includes the font's
 #: whole ascent and descent, more than its glyphs' ink.
@@ -84,6 +86,8 @@ def _tick_is_drawn(axis: Axis, tick: Any) -> bool:
 def _visible(artist: Artist) -> Iterator[Text]:
     """Every non-empty text under ``artist`` whose parents are all visible, ticks outside view left out."""
     undrawn: set[int] = set()
+    if isinstance(artist, Axes) and not artist.axison:  # set_axis_off(): its axes are not drawn
+        undrawn = {id(artist.xaxis), id(artist.yaxis)}
     if isinstance(artist, Axis):
         ticks = artist.get_major_ticks() + artist.get_minor_ticks()
         undrawn = {id(tick) for tick in ticks if not _tick_is_drawn(artist, tick)}
@@ -193,6 +197,17 @@ def problems_in(fig: Figure, renderer: Any) -> dict[str, list[str]]:
     return problems
 
 
+def _draw(fig: Figure) -> Any:
+    """Lay ``fig`` out (a drawing without pixels) and return the renderer that laid it out."""
+    drawn: list[Any] = []
+    callback = fig.canvas.mpl_connect("draw_event", lambda event: drawn.append(event.renderer))
+    try:
+        fig.draw_without_rendering()
+    finally:
+        fig.canvas.mpl_disconnect(callback)
+    return drawn[-1]
+
+
 def text_problems(fig: Figure) -> dict[str, list[str]]:
     """Draw ``fig`` (without rendering pixels) and say what is wrong with its texts, in words:
     ``{"overlaps": [...], "outside": [...]}``.
@@ -210,17 +225,46 @@ def text_problems(fig: Figure) -> dict[str, list[str]]:
     >>> problems["outside"][0].startswith("'past the edge' runs")
     True
     """
-    found: dict[str, list[str]] = {}
+    return problems_in(fig, _draw(fig))
 
-    def check(event: Any) -> None:  # the renderer that has just laid the texts out
-        found.update(problems_in(fig, event.renderer))
 
-    callback = fig.canvas.mpl_connect("draw_event", check)
-    try:
-        fig.draw_without_rendering()
-    finally:
-        fig.canvas.mpl_disconnect(callback)
-    return found
+def drop_overprinting(fig: Figure, candidates: Sequence[Text]) -> list[Text]:
+    """Keep each of ``candidates`` (optional labels, most wanted first) that has room: remove every one
+    that would overprint a text of the figure or a candidate kept before it, or run off the canvas.
+
+    For labels of many points (a scatter of 72 heads): those that fit are drawn, the others are left
+    to the figure's alt text. The figure is laid out once to measure them.
+
+    Returns
+    -------
+    list of matplotlib.text.Text
+        The candidates kept, in their order.
+
+    Examples
+    --------
+    >>> from mha.plotting.style import new_figure
+    >>> fig = new_figure(3, 2)
+    >>> first, second, third = (fig.text(x, 0.5, "label") for x in (0.1, 0.12, 0.5))
+    >>> drop_overprinting(fig, [first, second, third]) == [first, third]
+    True
+    >>> second.figure is None  # removed from the figure
+    True
+    """
+    renderer = _draw(fig)
+    chosen = {id(text) for text in candidates}
+    kept_boxes = [box for box in text_boxes(fig, renderer) if id(box.text) not in chosen]
+    width, height = fig.bbox.width, fig.bbox.height
+    kept = []
+    for text in candidates:
+        box = _box(text, renderer)
+        (left, bottom, right, top), = _bounds([box])
+        inside = left >= 0 and bottom >= 0 and right <= width and top <= height
+        if inside and all(overlap_depth(box, other) < 0 for other in kept_boxes):
+            kept_boxes.append(box)
+            kept.append(text)
+        else:
+            text.remove()
+    return kept
 
 
 def _pt(pixels: float, renderer: Any) -> str:

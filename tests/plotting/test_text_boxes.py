@@ -80,10 +80,14 @@ def test_hidden_empty_and_undrawn_texts_are_not_counted():
     hidden_axes = fig.add_axes((0.0, 0.0, 1.0, 1.0))
     hidden_axes.set_title("under everything")
     hidden_axes.set_visible(False)
+    canvas = fig.add_axes((0.0, 0.0, 1.0, 1.0))  # a canvas for hand-placed marks: no axes drawn
+    canvas.set_xlim(-5, 5)
+    canvas.set_axis_off()
     fig.draw_without_rendering()
     words = [text.get_text() for text in drawn_texts(fig)]
     assert "hidden" not in words and "a line" not in words and "under everything" not in words
     assert not any(w.strip() == "" for w in words)
+    assert not any(t in canvas.get_xticklabels() + canvas.get_yticklabels() for t in drawn_texts(fig))
     x_labels = [t.get_text() for t in drawn_texts(fig) if t in ax.get_xticklabels()]
     assert sorted(x_labels) == ["0.0", "0.5", "1.0"]
     assert text_problems(fig) == {"overlaps": [], "outside": []}
