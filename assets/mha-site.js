@@ -44,12 +44,12 @@
  *    reader's list of them is not 38 identical entries. A shade marks each edge with more to see,
  *    and follows the scrolling. Buttons whose aria-label differs from their visible words are named
  *    by those words.
- * 12. Printed tables keep their columns: a code cell's output of several lines with aligned
- *    columns (a table, an array) no longer wraps on a phone (its numbers fell under the wrong
- *    headers); it scrolls sideways as a block, while the check messages in it, and outputs of one
- *    line or of prose, still wrap.
  * 11. The article is drawn and measured a section per task while the page loads (equations
  *    fitted, scrolling regions marked), never the whole page in one long task.
+ * 12. Printed tables keep their columns: a code cell's output of several lines (a table, an array,
+ *    lines aligned by their author) no longer wraps on a phone (a table's numbers fell under the
+ *    wrong headers); it keeps its lines and scrolls sideways as a block, while a one-line output and
+ *    the check messages and errors among the lines of a longer one still wrap.
  */
 (function () {
   "use strict";
@@ -599,18 +599,16 @@
   }
 
   /* 12. Printed tables keep their columns --------------------------------------------------- */
-  // A line belongs to a table when it shows alignment: it starts with a space or a bracket (an
-  // array's rows), or has two spaces in a row between its words (padded columns).
-  var ROW = /^\s|^[\[(]|\S {2,}\S/;
-  // Check messages and errors wrap wherever they stand: they are sentences.
+  // An output of several lines keeps them as printed: its author aligned them (a table's columns,
+  // an array's rows). Check messages and errors among them wrap wherever they stand: they are
+  // sentences. An output of one line wraps.
   var MESSAGE = /^\s*(\u2714|\u2718|\u2717|[A-Za-z]*(Error|Warning|Exception)\b)/;
 
   function keepColumns() {
     document.querySelectorAll(".cell_output pre").forEach(function (pre) {
       if (pre.querySelector("span:not(:empty)")) return;  // coloured (ANSI) output: left as it is
       var lines = pre.textContent.replace(/\n+$/, "").split("\n");
-      var rows = lines.filter(function (line) { return ROW.test(line) && !MESSAGE.test(line); });
-      if (lines.length < 2 || rows.length < 2) return;  // one line, or prose: it wraps
+      if (lines.length < 2) return;  // one line: it wraps
       pre.textContent = "";
       lines.forEach(function (line, i) {
         var span = document.createElement("span");

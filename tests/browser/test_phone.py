@@ -245,9 +245,7 @@ OUTPUT_LINES_JS = """() => [...document.querySelectorAll('.bd-article .cell_outp
   })
   .filter((lines) => lines.length > 1)"""
 
-#: A printed line laid out as a table's row: it starts with a space or a bracket (an array's rows), or
-#: pads its columns with two spaces or more. A check's message (a tick, a cross, an error) is a sentence.
-ROW = re.compile(r"^\s|^[\[(]|\S {2,}\S")
+#: A check's message (a tick, a cross, an error) is a sentence: it may wrap wherever it is printed.
 MESSAGE = re.compile(r"^\s*(\u2714|\u2718|\u2717|[A-Za-z]*(Error|Warning|Exception)\b)")
 
 
@@ -274,14 +272,10 @@ def cut_equations(equations: list[dict]) -> list[str]:
 
 
 def wrapped_rows(outputs: list[list]) -> list[str]:
-    """The rows of printed tables (OUTPUT_LINES_JS) that a browser set on more than one line."""
-    wrapped = []
-    for lines in outputs:
-        if sum(1 for line, _ in lines if ROW.search(line) and not MESSAGE.match(line)) < 2:
-            continue  # not a table: one line, or prose, wraps
-        wrapped += [f"{line.strip()[:50]!r} on {count} lines" for line, count in lines
-                    if count > 1 and not MESSAGE.match(line) and line.strip()]
-    return wrapped
+    """The lines of printed outputs of several lines (OUTPUT_LINES_JS: tables, arrays, aligned lines)
+    that a browser set on more than one line; a check's message among them may wrap."""
+    return [f"{line.strip()[:50]!r} on {count} lines" for lines in outputs for line, count in lines
+            if count > 1 and not MESSAGE.match(line) and line.strip()]
 
 
 def overprinted_figures(page_file, shown: list[str]) -> list[str]:
@@ -340,8 +334,8 @@ def test_the_phone_pass_sees_what_it_looks_for():
              ["    2    256   1,050,624", 1],
              ["\u2714 check_parameters passed: a long sentence that wraps", 3]]
     assert wrapped_rows([table]) == ["'1    512   1,050,624' on 2 lines"]
-    prose = [["previous-token head: layer 0 head 3, 0.98 of its weight", 2], ["induction share: 0.9", 1]]
-    assert wrapped_rows([prose]) == []
+    lines = [["previous-token head: layer 0 head 3, 0.98 of its weight", 2], ["induction share: 0.9", 1]]
+    assert wrapped_rows([lines]) == ["'previous-token head: layer 0 head 3, 0.98 of its w' on 2 lines"]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
