@@ -218,7 +218,7 @@ def plot_pruning(curve: PruningCurve, accuracy: ArrayLike | None = None, *, n_re
     every = -(-values.size // MAX_NAMED_STEPS)  # name at most MAX_NAMED_STEPS steps, evenly spaced
     ax.set_xticks(steps[::every], labels[::every], rotation=60, fontsize=MIN_FONT_PT)
     ax.set_xlabel("heads removed so far (the last one named)" if every == 1 else
-                  f"heads removed so far (one step in {every} named: the head removed there)")
+                  f"heads removed so far (one step in {every} named)")  # the head removed there
     ax.grid(alpha=0.3)
     if accuracy is not None:
         accuracy = as_float_array(accuracy, "accuracy")
