@@ -144,3 +144,20 @@ def test_the_check_reads_the_drawing_saved_not_an_earlier_one():
     assert text_problems(fig)["overlaps"] == []
     label.set_x(0.62)  # moved onto the other after a first drawing
     assert png_facts(fig.to_png(dpi=50))["text"]["TextOverlaps"] == "1"
+
+
+def test_optional_labels_are_kept_only_where_they_have_room():
+    from mha.plotting.text_boxes import drop_overprinting
+
+    fig = _figure()
+    fig.text(0.5, 0.8, "a title that stays")
+    wanted = fig.text(0.1, 0.5, "first")
+    clash = fig.text(0.11, 0.5, "second")  # on the first
+    under_title = fig.text(0.52, 0.8, "on the title")
+    off_canvas = fig.text(0.98, 0.2, "past the edge")
+    free = fig.text(0.6, 0.3, "free")
+    kept = drop_overprinting(fig, [wanted, clash, under_title, off_canvas, free])
+    assert kept == [wanted, free]
+    assert [t.get_text() for t in fig.texts] == ["a title that stays", "first", "free"]
+    assert text_problems(fig) == {"overlaps": [], "outside": []}
+    assert drop_overprinting(fig, []) == []
