@@ -29,6 +29,9 @@
     });
   }
 
+  // JupyterLab's stylesheet takes links' colour and underline away: these say they are links.
+  var LINK = ' style="color:#0b5cad;text-decoration:underline"';
+
   function explain() {
     var path = new URLSearchParams(window.location.search).get("path") || "";
     var dialog = document.createElement("dialog");
@@ -43,11 +46,11 @@
       "<p>JupyterLite runs Python in your browser, and first downloads it (Pyodide, about 30 MB) " +
       "from <code>cdn.jsdelivr.net</code>. That download failed: you may be offline, or your " +
       "network blocks that site.</p>" +
-      '<p>Run the chapter on your computer instead: <a href="' + SITE +
+      '<p>Run the chapter on your computer instead: <a' + LINK + ' href="' + SITE +
       'chapters/run_locally.html">Run it on your computer</a>' +
-      (path ? ', or <a download href="' + SITE + "_sources/" + encodeURI(path) +
+      (path ? ', or <a' + LINK + ' download href="' + SITE + "_sources/" + encodeURI(path) +
         '">download this notebook (.ipynb)</a>' : "") +
-      '. <a href="' + SITE + (path ? path.replace(/\.ipynb$/, ".html") : "intro.html") +
+      '. <a' + LINK + ' href="' + SITE + (path ? path.replace(/\.ipynb$/, ".html") : "intro.html") +
       '">Back to the book</a>.</p>' +
       '<form method="dialog"><button type="submit">Close</button></form>';
     document.body.appendChild(dialog);

@@ -10,7 +10,9 @@
  *    the chevron; "Solution to Exercise N" is a link to the exercise, so clicking (or tapping) the
  *    words jumped away instead. A click anywhere on a folded block's title now opens it.
  * 3. Display equations (KaTeX, typeset at build time) a little wider than the column are scaled
- *    down to fit, never below 80 %; past that they scroll inside the column (mha-site.css).
+ *    down to fit, never below 80 %; past that they scroll inside the column (mha-site.css): the
+ *    equation's own box scrolls (KaTeX's inner .katex-html, which sphinxcontrib-katex made the
+ *    scroller, is aria-hidden and unmeasured: mha-site.css lets it overflow into the box instead).
  * 4. Figures: a tap or click on a notebook figure opens it full size in a scrollable view. Each is
  *    a button to assistive technology, named by its alt text and ", press Enter to enlarge". On a
  *    touch screen, a figure shrunk far below its own size gets a line saying it can be tapped.
@@ -33,10 +35,17 @@
  *    scroll. Such a table is marked; on a narrow screen mha-site.css sets each row as a block: the
  *    first cell as its title, the others under it, each after its column's name when there are
  *    more than two columns. ARIA roles keep it a table to a screen reader.
- * 10. Tables, outputs, views and code blocks that scroll take keyboard focus and are named; buttons
- *    whose aria-label differs from their visible words are named by those words.
+ * 10. Tables, outputs, views, equations and code blocks that scroll take keyboard focus and are
+ *    named, each by its own name ("Code 12: import numpy as np (scrolls sideways)"): a screen
+ *    reader's list of them is not 38 identical entries. A shade marks each edge with more to see,
+ *    and follows the scrolling. Buttons whose aria-label differs from their visible words are named
+ *    by those words.
  * 11. The article is drawn and measured a section per task while the page loads (equations
  *    fitted, scrolling regions marked), never the whole page in one long task.
+ * 12. Printed tables keep their columns: a code cell's output of several lines (a table, an array,
+ *    lines aligned by their author) no longer wraps on a phone (a table's numbers fell under the
+ *    wrong headers); it keeps its lines and scrolls sideways as a block, while a one-line output and
+ *    the check messages and errors among the lines of a longer one still wrap.
  */
 (function () {
   "use strict";
@@ -86,8 +95,10 @@
   /* 3. Equations fit the column --------------------------------------------------------- */
   // KaTeX typesets at build time and does not break lines; long formulas are written over aligned
   // lines in the chapters. One still a little wider than the column is scaled down, never below
-  // 80 % (on a phone the widest would shrink to 8 px, indices to 6 px); past that it scrolls inside
-  // the column, as a focusable, named region with a shade on the edge that has more.
+  // 80 % of KaTeX's own size (on a phone the widest would shrink to 8 px, indices to 6 px); past that
+  // it scrolls inside the column, as a focusable, named group with a shade on the edge that has more.
+  // The scale applies to KaTeX's size (1.21em of the text), read before it is changed: a percentage
+  // of the text's size would have dropped KaTeX's 1.21 and shrunk a formula 21 % more than it needed.
   var MIN_EQUATION_SCALE = 0.8;
 
   // Reads and writes are batched (every width read, then every size set): one layout for all the
@@ -95,36 +106,62 @@
   function fitEquations(containers) {
     var maths = containers.map(function (container) { return container.firstElementChild; });
     maths.forEach(function (math) { if (math) math.style.fontSize = ""; });
-    var widths = containers.map(function (container) {
-      return [container.clientWidth, container.scrollWidth];
+    var widths = containers.map(function (container, i) {
+      var size = maths[i] ? parseFloat(getComputedStyle(maths[i]).fontSize) : 0;
+      return [container.clientWidth, container.scrollWidth, size];
     });
     maths.forEach(function (math, i) {
-      var available = widths[i][0], needed = widths[i][1];
-      if (math && available > 0 && needed > available + 1) {
+      var available = widths[i][0], needed = widths[i][1], size = widths[i][2];
+      if (math && available > 0 && size > 0 && needed > available + 1) {
         var scale = Math.max(MIN_EQUATION_SCALE, Math.floor((available / needed) * 100) / 100);
-        math.style.fontSize = scale * 100 + "%";
+        math.style.fontSize = (size * scale).toFixed(2) + "px";
       }
     });
-    var scrolls = containers.map(function (container) {
-      return container.scrollWidth > container.clientWidth + 1;
+    var states = containers.map(function (container) {
+      return sideways(container, container.scrollWidth > container.clientWidth + 1);
     });
     containers.forEach(function (container, i) {
-      if (maths[i]) scrollRegion(container, scrolls[i], "Equation (scrolls sideways)");
+      if (maths[i]) scrollRegion(container, states[i], scrollerName(container));
     });
   }
 
   /* 10. Scrolling regions take focus; names match visible labels -------------------------- */
   // A region that scrolls sideways must be reachable by the keyboard (arrow keys scroll it) and
-  // say what it is; it is no Tab stop when it fits.
-  function scrollRegion(element, scrolls, name) {
+  // say what it is; it is no Tab stop when it fits. A named group, not a landmark: a chapter has
+  // dozens of them, and a landmark list is for finding one's way around the page.
+  function scrollRegion(element, state, name) {
+    var scrolls = state.scrolls;
     element.classList.toggle("mha-scrolls", scrolls);
     if (scrolls) {
       element.tabIndex = 0;
       if (!element.hasAttribute("aria-label")) element.setAttribute("aria-label", name);
-      if (element.tagName !== "TABLE" && !element.hasAttribute("role")) element.setAttribute("role", "region");
+      if (element.tagName !== "TABLE" && !element.hasAttribute("role")) element.setAttribute("role", "group");
+      if (!element.hasAttribute("data-mha-shaded")) {
+        element.setAttribute("data-mha-shaded", "");
+        element.addEventListener("scroll", function () {
+          shade(element, sideways(element, element.classList.contains("mha-scrolls")));
+        }, {passive: true});
+      }
     } else if (element.getAttribute("tabindex") === "0") {
       element.removeAttribute("tabindex");
     }
+    shade(element, state);
+  }
+
+  // Whether an element scrolls sideways, and which of its edges have more to see (read with the
+  // other measurements, before anything is written).
+  function sideways(element, scrolls) {
+    return {
+      scrolls: scrolls,
+      left: scrolls && element.scrollLeft > 1,
+      right: scrolls && element.scrollLeft + element.clientWidth < element.scrollWidth - 1,
+    };
+  }
+
+  // A shade on each edge that has more to see: the right one at first, the left one once scrolled.
+  function shade(element, state) {
+    element.classList.toggle("mha-more-left", state.left);
+    element.classList.toggle("mha-more-right", state.right);
   }
 
   function tableName(table) {
@@ -140,22 +177,42 @@
   var SCROLLERS = ".bd-article table, .pst-scrollable-table-container, .mha-av-scroll, .mha-av-panel," +
     " .cell_output .output, .widget-container, .bd-article pre";
 
+  // Each kind is numbered in page order: "Code 12", "Output 3", "Equation 2".
+  var KINDS = [
+    ["Equation", ".bd-article .katex-display"],
+    ["Output", ".cell_output pre"],
+    ["Output view", ".cell_output .output"],
+    ["Code", ".bd-article pre:not(.cell_output pre)"],
+  ];
+
+  function firstLine(el) {
+    var line = (el.textContent || "").split("\n").filter(function (text) { return text.trim(); })[0] || "";
+    line = line.trim().replace(/\s+/g, " ");
+    return line.length > 40 ? line.slice(0, 39) + "\u2026" : line;
+  }
+
   function scrollerName(el) {
     if (el.tagName === "TABLE") return tableName(el);
-    if (el.tagName === "PRE") return "Code (scrolls sideways)";
     var table = el.querySelector(":scope > table");
-    return table ? tableName(table) : "Output (scrolls sideways)";
+    if (table) return tableName(table);
+    for (var k = 0; k < KINDS.length; k++) {
+      if (!el.matches(KINDS[k][1])) continue;
+      var number = Array.prototype.indexOf.call(document.querySelectorAll(KINDS[k][1]), el) + 1;
+      var words = KINDS[k][0] === "Equation" ? "" : firstLine(el);
+      return KINDS[k][0] + " " + number + (words ? ": " + words : "") + " (scrolls sideways)";
+    }
+    return "Output (scrolls sideways)";
   }
 
   function markScrollers(list) {
-    var scrolls = list.map(function (el) {  // every read first, then every write: one layout
+    var states = list.map(function (el) {  // every read first, then every write: one layout
       if (el.getBoundingClientRect().width === 0) return null;
       var style = getComputedStyle(el);
-      return (el.scrollWidth > el.clientWidth + 1 && style.overflowX !== "visible") ||
-        (el.scrollHeight > el.clientHeight + 1 && /auto|scroll/.test(style.overflowY));
+      return sideways(el, (el.scrollWidth > el.clientWidth + 1 && style.overflowX !== "visible") ||
+        (el.scrollHeight > el.clientHeight + 1 && /auto|scroll/.test(style.overflowY)));
     });
     list.forEach(function (el, i) {
-      if (scrolls[i] !== null) scrollRegion(el, scrolls[i], scrollerName(el));
+      if (states[i] !== null) scrollRegion(el, states[i], scrollerName(el));
     });
   }
 
@@ -438,6 +495,28 @@
     });
   }
 
+  /* 12. Printed tables keep their columns --------------------------------------------------- */
+  // An output of several lines keeps them as printed: its author aligned them (a table's columns,
+  // an array's rows). Check messages and errors among them wrap wherever they stand: they are
+  // sentences. An output of one line wraps.
+  var MESSAGE = /^\s*(\u2714|\u2718|\u2717|[A-Za-z]*(Error|Warning|Exception)\b)/;
+
+  function keepColumns() {
+    document.querySelectorAll(".cell_output pre").forEach(function (pre) {
+      if (pre.querySelector("span:not(:empty)")) return;  // coloured (ANSI) output: left as it is
+      var lines = pre.textContent.replace(/\n+$/, "").split("\n");
+      if (lines.length < 2) return;  // one line: it wraps
+      pre.textContent = "";
+      lines.forEach(function (line, i) {
+        var span = document.createElement("span");
+        span.className = MESSAGE.test(line) ? "mha-wrap" : "mha-row";
+        span.textContent = line + (i < lines.length - 1 ? "\n" : "");
+        pre.appendChild(span);
+      });
+      pre.classList.add("mha-columns");
+    });
+  }
+
   ready(function () {
     forwardSidebarToggles();
     document.addEventListener("click", openFoldsFromTitle, true);
@@ -451,6 +530,7 @@
     breakLongCode();
     if (WIDE && WIDE.addEventListener) WIDE.addEventListener("change", breakLongCode);
     markProseTables();
+    keepColumns();
     measureWhenLaidOut();
   });
 })();

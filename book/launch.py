@@ -121,10 +121,11 @@ def colab_notebook(executed: Path, page: Path, commit: str, repository: str = RE
     """The executed notebook of ``page`` for Colab: a note and an install cell first, plain Markdown."""
     import nbformat
 
-    from book.plain_markdown import notebook_as_plain_markdown
+    from book.plain_markdown import glue_file_values, notebook_as_plain_markdown
 
     nb = nbformat.read(executed, as_version=4)
-    notebook_as_plain_markdown(nb, citations, page=page)
+    glued = glue_file_values(executed.with_suffix(".glue.json"))  # myst-nb keeps glued values there
+    notebook_as_plain_markdown(nb, citations, page=page, glued=glued)
     cell, pretrained = install_cell(nb, repository, commit)
     model = " and the pretrained model this chapter reads" if pretrained else ""
     note = COLAB_NOTE.format(repository=repository, commit=commit[:12], model=model)
@@ -180,14 +181,14 @@ def colab_files(build: Path, root: Path, commit: str) -> dict[str, bytes]:
     """Every notebook page's Colab notebook (``docname.ipynb``) and the branch's README."""
     import nbformat
 
-    from book.lite_site import _citations
+    from book.lite_site import citations_of
 
     files = {}
     for docname, page in notebook_pages(root).items():
         executed = build / "jupyter_execute" / f"{docname}.ipynb"
         if not executed.is_file():
             raise FileNotFoundError(f"{executed} is missing: build the book first (make book)")
-        nb = colab_notebook(executed, page, commit, citations=_citations(root))
+        nb = colab_notebook(executed, page, commit, citations=citations_of(root))
         files[f"{docname}.ipynb"] = nbformat.writes(nb).encode("utf8")
     files["README.md"] = (f"# Notebooks for Google Colab\n\nWritten by `python -m book.launch` from commit "
                           f"{commit} of the branch the course is built from; do not edit here.\n").encode()

@@ -104,7 +104,7 @@ def foreign_files(wheel: Path) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def _citations(srcdir: Path) -> dict:
+def citations_of(srcdir: Path) -> dict:
     """The book's citations, ``key -> (authors, year)`` (parsed once per build)."""
     bibfile = srcdir / "references.bib"
     return citation_labels(bibfile) if bibfile.is_file() else {}
@@ -144,7 +144,7 @@ def prepare_lite(app, config) -> None:
     wheel = build_wheel(srcdir, lite_dir / "pypi")
     LOGGER.info(f"[lite_site] built {wheel.name} for JupyterLite")
     contents = srcdir / config.jupyterlite_content_dir
-    citations = _citations(srcdir)
+    citations = citations_of(srcdir)
     for docname, path in live_pages(srcdir).items():
         target = contents / f"{docname}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,7 @@ def offer_ipynb_download(app, pagename, templatename, context, doctree) -> None:
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     page = Path(app.env.doc2path(pagename))  # the page's source (.md or .ipynb)
-    nbformat.write(downloadable_notebook(executed, page, _citations(Path(app.srcdir))), target)
+    nbformat.write(downloadable_notebook(executed, page, citations_of(Path(app.srcdir))), target)
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 

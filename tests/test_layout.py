@@ -229,6 +229,7 @@ SHARED = {
         "heads": "a grid of attention maps, one per head",
         "diagrams": "box-and-arrow diagrams of a layer, labelled with the shapes",
         "training": "training curves and pruning curves",
+        "text_boxes": "where a figure's texts land, and which overprint each other or leave the canvas",
     },
     "mha.explorers": {
         "frames": "the pre-rendered frame explorer every widget is built on",

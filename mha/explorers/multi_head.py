@@ -34,7 +34,7 @@ def render_heads(n_heads: int, seq_len: int, *, d_model: int = D_MODEL, seed: in
     Examples
     --------
     >>> fig = render_heads(2, 4)
-    >>> fig.get_suptitle()
+    >>> " ".join(fig.get_suptitle().split())  # in as many lines as the figure's width needs
     '2 heads of d_head = 32 (d_model = 64), 4 tokens'
     """
     weights, tokens = head_weights(n_heads, seq_len, d_model=d_model, seed=seed, text=text)

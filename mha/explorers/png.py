@@ -11,7 +11,7 @@ import io
 import numbers
 from typing import Any
 
-from mha.plotting.style import PNG_DPI, fit_to_column, png_metadata
+from mha.plotting.style import PNG_DPI, fit_to_column, save_png
 
 __all__ = ["figure_to_png"]
 
@@ -70,8 +70,7 @@ def figure_to_png(
         if description is None and callable(getattr(fig, "describe", None)):
             description = fig.describe()
         fit_to_column(fig)
-        metadata = png_metadata(fig, description)
-        fig.savefig(buffer, format="png", dpi=dpi, facecolor="white", metadata=metadata)
+        metadata = save_png(fig, buffer, dpi=dpi, description=description, facecolor="white")
     finally:
         import matplotlib.pyplot as plt
 

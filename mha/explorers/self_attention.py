@@ -72,7 +72,7 @@ def scaling_explorer(*, seed: int = 0, d_k_values: Sequence[int] = D_K_VALUES) -
         labels={"d_k": "d_k (width)", "scaled": "divide by √d_k"},
         initial={"d_k": d_k_values[-1]},
         title="Score spread and softmax weights against d_k",
-        caption="Left: every score of 1000 random queries against 16 random keys. Right: the "
+        caption="Top: every score of 1000 random queries against 16 random keys. Below: the "
                 "softmax weights of 8 of those queries. Without the scale, wide heads saturate.",
         live={"d_k": live_int(1, max(D_K_VALUES), description="d_k (width)"),
               "text": live_text("Or type a sentence: its words against each other", description="sentence")},

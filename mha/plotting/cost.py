@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from mha.cost import FlopCount, MemoryCount, format_bytes, format_flops
-from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, SERIES_COLORS, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -102,10 +103,18 @@ def plot_cost_breakdown(flop_count: FlopCount, memory_count: MemoryCount, *, tit
 
     flop_values = [getattr(flop_count, name) for name in _FLOP_ITEMS]
     byte_values = [getattr(memory_count, name) for name in _BYTE_ITEMS]
-    fig = new_figure(9.0, 3.4)
-    fig.set_layout_engine(None)  # fixed margins: constrained layout would cost more than the drawing
-    fig.subplots_adjust(left=0.16, right=0.98, bottom=0.2, top=0.8 if title else 0.88, wspace=0.5)
-    ax_flops, ax_bytes = fig.subplots(1, 2)
+    # One chart under the other, as wide as the column, margins in inches for their labels (fixed
+    # margins: constrained layout would cost more than the drawing); the title in as many lines as
+    # the width needs, the legend under the lower chart.
+    title_lines = textwrap.wrap(title, 52) if title else []
+    width, panel, gap, left, bottom = MAX_WIDTH_IN, 2.2, 0.95, 1.45, 0.95
+    top = 0.35 + 0.22 * max(len(title_lines), 2 if title else 0)  # frames of a widget keep one height
+    height = top + 2 * panel + gap + bottom
+    fig = new_figure(width, height)
+    fig.set_layout_engine(None)
+    fig.subplots_adjust(left=left / width, right=1 - 0.15 / width, bottom=bottom / height,
+                        top=1 - top / height, hspace=gap / panel)
+    ax_flops, ax_bytes = fig.subplots(2, 1)
     _bar_panel(ax_flops, _FLOP_ITEMS, flop_values, formatter=format_flops, base=1000,
                xlabel="FLOPs (log scale)", limits=_limits(flop_values, flops_range))
     ax_flops.set_title(f"compute: {format_flops(flop_count.total)} in total", fontsize=10)
@@ -115,9 +124,9 @@ def plot_cost_breakdown(flop_count: FlopCount, memory_count: MemoryCount, *, tit
     ax_bytes.set_title(f"memory: {format_bytes(memory_count.peak)} at the peak", fontsize=10)
     handles = [Patch(color=_LINEAR_COLOR, label="grows like seq"),
                Patch(color=_QUADRATIC_COLOR, label="grows like seq²")]
-    fig.legend(handles=handles, loc="lower center", ncols=2, frameon=False, fontsize=9)
-    if title:
-        fig.suptitle(title)
+    fig.legend(handles=handles, loc="lower center", ncols=2, frameon=False)
+    if title_lines:
+        fig.suptitle("\n".join(title_lines))
     return fig
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -9,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mha.plotting.heads import plot_heads
-from mha.plotting.style import SERIES_COLORS, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, SERIES_COLORS, new_figure
 from mha.typing import ArrayLike, FloatArray
 from mha.validation import as_float_array
 
@@ -105,18 +106,24 @@ def plot_links(weights: ArrayLike, tokens_q: Sequence[str], tokens_k: Sequence[s
         raise ValueError(f"need {seq_q} query and {seq_k} key tokens for weights of shape {weights.shape}, "
                          f"got {len(tokens_q)} and {len(tokens_k)}")
     width = max(seq_q, seq_k)
-    fig = new_figure(1.0 + 0.9 * width, 2.6)
+    # Drawn for the column: the rows' names in two short lines on the left, the words spread over the
+    # rest; when a word is wider than its slot (0.09 in a character at 11 pt), every other word of the
+    # row steps out of line (further from the links), so that neighbours never touch.
+    fig = new_figure(MAX_WIDTH_IN, 3.0)
     ax = fig.add_subplot()
+    slot = (MAX_WIDTH_IN - 1.4) / width  # inches a word
     # Centre the shorter row under the longer one.
     x_q = np.arange(seq_q) + (width - seq_q) / 2
     x_k = np.arange(seq_k) + (width - seq_k) / 2
     draw_links(ax, weights, np.column_stack([x_q, np.ones(seq_q)]), np.column_stack([x_k, np.zeros(seq_k)]))
-    for xs, tokens, y, va in ((x_q, tokens_q, 1.05, "bottom"), (x_k, tokens_k, -0.05, "top")):
-        for x, token in zip(xs, tokens, strict=True):
-            ax.text(x, y, token, ha="center", va=va, fontsize=11)
-    ax.set_xlim(-0.7, width - 0.3)
-    ax.set_ylim(-0.45, 1.45)
-    ax.set_yticks([0.0, 1.0], labels=[key_label, query_label])
+    for xs, tokens, y, va, away in ((x_q, tokens_q, 1.05, "bottom", 1), (x_k, tokens_k, -0.05, "top", -1)):
+        crowded = max(len(t) for t in tokens) * 0.09 > 0.9 * slot
+        for i, (x, token) in enumerate(zip(xs, tokens, strict=True)):
+            step = 0.28 * away if crowded and i % 2 else 0.0
+            ax.text(x, y + step, token, ha="center", va=va, fontsize=11)
+    ax.set_xlim(-0.6, width - 0.4)
+    ax.set_ylim(-0.75, 1.75)
+    ax.set_yticks([0.0, 1.0], labels=[textwrap.fill(key_label, 14), textwrap.fill(query_label, 14)])
     ax.set_xticks([])
     ax.spines[["top", "right", "bottom"]].set_visible(False)
     ax.set_title(title)

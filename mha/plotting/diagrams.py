@@ -263,7 +263,8 @@ def plot_soft_lookup(keys: Sequence[str], weights: ArrayLike, values: ArrayLike,
                         interpolation="nearest")
     ax_o.set_yticks([0, 1], ["soft: Σ w·v", f"hard: v({keys[best]})"])
     ax_o.set_xlabel("feature of the value vectors")
-    ax_o.set_title("the answer: attention blends every row; a dictionary returns one", fontsize=10)
+    # two lines, over the panel only: the colour bar stands beside it
+    ax_o.set_title("the answer: attention blends every row;\na dictionary returns one", fontsize=10)
     fig.colorbar(image, ax=[ax_v, ax_o], label="value entry", shrink=0.8)
     fig.suptitle(title or "Attention is a soft lookup", fontsize=11)
     return fig

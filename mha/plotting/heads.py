@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -25,6 +27,13 @@ __all__ = ["plot_attention", "plot_heads", "draw_weights", "HeadPanel"]
 MAX_LABELLED_TOKENS = 40
 #: Per-head panels are small: beyond this many tokens they show positions, not words.
 MAX_HEAD_LABELS = 16
+#: The width of a character of 10-pt text, in inches (the hand-made layout of plot_heads).
+CHAR_IN = 0.085
+#: The colour scale right of the panels, in inches: a gap, the bar, its values at 10 pt (as wide as the
+#: widest, see _values_width) and its label turned upright (0.165 in), with a little room around.
+SCALE_GAP_IN, SCALE_BAR_IN, SCALE_LABEL_IN = 0.2, 0.15, 0.19
+#: A suptitle's line at 12 pt (matplotlib's "large"): about this many inches a character, and its height.
+TITLE_CHAR_IN, TITLE_LINE_IN = 0.095, 0.22
 
 
 def check_weights(weights: ArrayLike, ndim: int, shape_hint: str) -> np.ndarray:
@@ -181,7 +190,9 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     head_titles : sequence of str, optional
         One title per head; defaults to "head 0", "head 1", ...
     ncols : int, optional
-        Heads per row; defaults to as many as fit the book's column (``MAX_WIDTH_IN``).
+        Heads per row; at most, and by default, as many as fit the book's column (``MAX_WIDTH_IN``):
+        a larger number gives more rows, never narrower panels. Frames of one widget that pass the
+        same ``ncols`` share a width.
 
     Returns
     -------
@@ -200,6 +211,9 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     tokens_k = tokens_q if tokens_k is None and seq_q == seq_k else tokens_k
     tokens_q = check_tokens(tokens_q, seq_q, "tokens_q")
     tokens_k = check_tokens(tokens_k, seq_k, "tokens_k", "keys")
+    whole = isinstance(ncols, numbers.Integral) and not isinstance(ncols, bool)
+    if ncols is not None and not (whole and ncols >= 1):
+        raise ValueError(f"ncols must be a positive whole number of heads per row, got {ncols!r}")
     if head_titles is None:
         head_titles = [f"head {h}" for h in range(n_heads)]
     elif len(head_titles) != n_heads:
@@ -209,17 +223,22 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     # Everything below is in inches, for the book's column (mha.plotting.style): margins sized for the
     # longest label at 10 pt; a panel tall enough for one 10-pt token label per row; as many panels
     # side by side as fit MAX_WIDTH_IN, the others on further rows.
-    char = 0.085
+    char = CHAR_IN
     labels_q, labels_k = tokens_q or [], tokens_k or []  # used only where words_q / words_k
     left = 0.55 + (char * max(map(len, labels_q)) if words_q else 0.3)
     bottom = 0.5 + (char * max(map(len, labels_k)) if words_k else 0.3)
     labelled = max(seq_q if words_q else 0, seq_k if words_k else 0)
-    top, right, gap_x, gap_y = (0.75 if title else 0.4), 0.7, 0.15, 0.4
+    vmax = float(weights.max()) or 1.0  # shared scale: heads are comparable at a glance
+    values = [f"{value:.2g}" for value in (0.0, vmax / 2, vmax)]
+    right, gap_x, gap_y = SCALE_GAP_IN + SCALE_BAR_IN + _values_width(values) + SCALE_LABEL_IN, 0.15, 0.4
     cell = min(3.0, max(1.6, 0.15 * labelled))
     fits = max(1, int((MAX_WIDTH_IN - left - right + gap_x) // (cell + gap_x)))
-    ncols = min(n_heads, fits) if ncols is None else ncols
+    ncols = min(n_heads, fits) if ncols is None else min(int(ncols), fits)
     nrows = math.ceil(n_heads / ncols)
     width = left + ncols * cell + (ncols - 1) * gap_x + right
+    # the title over the whole figure, in as many lines as its width needs
+    title_lines = textwrap.wrap(title, max(12, int((width - 0.2) / TITLE_CHAR_IN))) if title else []
+    top = 0.4 + TITLE_LINE_IN * len(title_lines) + (0.1 if title_lines else 0.0)
     height = bottom + nrows * (cell + gap_y) + top - gap_y
     fig = new_figure(width, height, alt_text=(
         f"{title + ': ' if title else ''}{n_heads} heatmaps of attention weights, one per head, each with "
@@ -228,7 +247,6 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
     fig.set_layout_engine(None)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
     ax.set_axis_off()
-    vmax = float(weights.max()) or 1.0  # shared scale: heads are comparable at a glance
     panels, ticks = [], []
     for h in range(n_heads):
         row, col = divmod(h, ncols)
@@ -255,15 +273,15 @@ def plot_heads(weights: ArrayLike, tokens_q: Sequence[str] | None = None,
         panels.append(panel)
     ax.add_collection(LineCollection(ticks, colors="black", linewidths=0.8))
     grid_top = bottom + nrows * (cell + gap_y) - gap_y
-    _draw_colour_scale(ax, vmax, x=width - right + 0.2, bottom=bottom, top=grid_top)
+    _draw_colour_scale(ax, vmax, values, x=width - right + SCALE_GAP_IN, bottom=bottom, top=grid_top)
     ax.set_xlim(0.0, width)
     ax.set_ylim(0.0, height)
     ax.text(left + (ncols * cell + (ncols - 1) * gap_x) / 2, 0.08, "key (attended to)",
             ha="center", va="bottom")
     ax.text(0.1, bottom + (grid_top - bottom) / 2, "query (attending)", rotation=90, ha="left",
             va="center")
-    if title:
-        fig.suptitle(title, y=1 - 0.1 / height, va="top")
+    if title_lines:
+        fig.suptitle("\n".join(title_lines), y=1 - 0.1 / height, va="top")
     fig.head_panels = tuple(panels)
     return fig
 
@@ -273,17 +291,27 @@ def _label_positions(size: int, words: bool) -> list[int]:
     return list(range(size)) if words else list(range(0, size, max(1, size // 4)))
 
 
-def _draw_colour_scale(ax, vmax: float, *, x: float, bottom: float, top: float) -> None:
-    """A colour bar drawn on the canvas: the colormap from 0 (bottom) to ``vmax`` (top), labelled."""
-    bar_width = 0.15
+def _values_width(values: Sequence[str]) -> float:
+    """Inches from the colour bar to its label: a gap, the widest of ``values`` at 10 pt (DejaVu Sans:
+    digits 0.636 em, the point 0.318 em), a gap."""
+    em = 10 / 72
+    return 0.06 + max(sum(0.318 if c == "." else 0.636 for c in value) for value in values) * em + 0.05
+
+
+def _draw_colour_scale(ax, vmax: float, values: Sequence[str], *, x: float, bottom: float,
+                       top: float) -> None:
+    """A colour bar drawn on the canvas: the colormap from 0 (bottom) to ``vmax`` (top), labelled with
+    ``values`` (of 0, ``vmax / 2`` and ``vmax``) and its name."""
+    bar_width = SCALE_BAR_IN
     gradient = np.linspace(vmax, 0.0, 128)[:, None]  # (128, 1), top row first
     ax.imshow(gradient, cmap=WEIGHTS_CMAP, vmin=0.0, vmax=vmax, interpolation="bilinear",
               extent=(x, x + bar_width, bottom, top), aspect="auto")
     ax.add_patch(Rectangle((x, bottom), bar_width, top - bottom, fill=False, linewidth=0.8))
-    for value in (0.0, vmax / 2, vmax):
+    for value, label in zip((0.0, vmax / 2, vmax), values, strict=True):
         y = bottom + (top - bottom) * value / vmax
-        ax.text(x + bar_width + 0.06, y, f"{value:.2g}", ha="left", va="center")
-    ax.text(x + bar_width + 0.5, (bottom + top) / 2, "weight", rotation=90, ha="left", va="center")
+        ax.text(x + bar_width + 0.06, y, label, ha="left", va="center")
+    ax.text(x + bar_width + _values_width(values), (bottom + top) / 2, "weight", rotation=90, ha="left",
+            va="center")
 
 
 def _strongest(weights: np.ndarray, tokens_q, tokens_k, where: str = "") -> str:

@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mha.cost import format_bytes
-from mha.plotting.style import SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, SERIES_COLORS, WEIGHTS_CMAP, new_figure
 
 __all__ = ["plot_patterns", "plot_cache_growth", "plot_receptive_field", "plot_first_token_weight",
            "plot_stream_losses", "plot_logit_ranges", "plot_logit_growth", "plot_context_losses",
@@ -107,8 +107,9 @@ def plot_first_token_weight(weights: Mapping[str, np.ndarray], *, title: str | N
     >>> fig.axes[0].get_title()
     'model: mean 0.25, largest 0.25'
     """
-    fig = new_figure(3.6 * len(weights) + 0.8, 3.3)
-    axes = np.atleast_1d(fig.subplots(1, len(weights), squeeze=False)).ravel()
+    # one map under another, each as wide as the column (its head numbers stay apart at 10 pt)
+    fig = new_figure(MAX_WIDTH_IN, 2.7 * len(weights) + (0.4 if title else 0.0))
+    axes = np.atleast_1d(fig.subplots(len(weights), 1, squeeze=False)).ravel()
     for ax, (name, w) in zip(axes, weights.items(), strict=True):
         w = np.asarray(w)
         image = ax.imshow(w, cmap=WEIGHTS_CMAP, vmin=0, vmax=1, aspect="auto")

@@ -18,6 +18,7 @@ from matplotlib.image import AxesImage
 from mha.plotting.cross_attention import MIN_LINK_WEIGHT, draw_links
 from mha.plotting.heads import check_tokens, check_weights
 from mha.plotting.style import MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, WEIGHTS_CMAP, new_figure
+from mha.plotting.text_boxes import drop_overprinting
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -163,24 +164,30 @@ def plot_head_kinds(breadth: ArrayLike, distance: ArrayLike, kinds: ArrayLike, *
     if breadth.ndim != 2 or distance.shape != breadth.shape or kinds.shape != breadth.shape:
         raise ValueError("breadth, distance and kinds must share one (n_layers, n_heads) shape, got "
                          f"{breadth.shape}, {distance.shape}, {kinds.shape}")
-    fig = new_figure(6.4, 4.2)
+    fig = new_figure(MAX_WIDTH_IN, 4.6)
     ax = fig.add_subplot()
     markers = "osD^vP*X"
-    for i, kind in enumerate(dict.fromkeys(kinds.ravel().tolist())):  # kinds in order of first appearance
+    order = list(dict.fromkeys(kinds.ravel().tolist()))  # kinds in order of first appearance
+    for i, kind in enumerate(order):
         chosen = kinds == kind
         ax.scatter(breadth[chosen], distance[chosen], s=28, color=SERIES_COLORS[i % len(SERIES_COLORS)],
                    marker=markers[i % len(markers)], label=f"{kind} ({int(chosen.sum())})", alpha=0.85)
-    for (layer, head), x in np.ndenumerate(breadth):
-        ax.annotate(f"{layer}.{head}", (x, distance[layer, head]), fontsize=6, xytext=(2, 2),
-                    textcoords="offset points", color="#444444")
     ax.set_xlabel("breadth (entropy / entropy of uniform attention)")
     ax.set_ylabel("mean distance looked (tokens)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", title="kind (heads)", title_fontsize="small")
+    ax.legend(title="kind (heads)", loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2,
+              frameon=False)
+    # Each head named "layer.head" where its name has room at 10 pt, the rarest kinds first: the
+    # others would print over each other (the alt text lists the kinds).
+    count = {kind: int((kinds == kind).sum()) for kind in order}
+    heads = sorted(np.ndindex(*breadth.shape), key=lambda lh: count[kinds[lh]])
+    notes = [ax.annotate(f"{layer}.{head}", (breadth[layer, head], distance[layer, head]), xytext=(3, 3),
+                         textcoords="offset points", color="#444444") for layer, head in heads]
+    named = len(drop_overprinting(fig, notes))
     counts = ", ".join(f"{int((kinds == k).sum())} {k}" for k in dict.fromkeys(kinds.ravel().tolist()))
     fig.alt_text = (f"{title}: scatter of {breadth.size} heads, breadth across and mean distance up, "
-                    f"labelled layer.head and coloured by kind: {counts}.")
+                    f"coloured by kind ({counts}); {named} of them labelled layer.head.")
     return fig
 
 

@@ -202,11 +202,20 @@ def plot_scaling_frame(scores: ArrayLike, *, d_k: int, scaled: bool, score_limit
         raise ValueError(f"score_limit must be positive, got {score_limit!r}")
     weights = softmax(scores)  # (n_queries, seq_k)
     seq_k = scores.shape[1]
-    fig = new_figure(10.0, 3.6)
-    # Fixed margins instead of constrained layout: the layout pass would double the redraw time.
+    # Drawn for the column: the histogram over the weights, each as wide as the column allows, with
+    # margins in inches for their labels (no constrained layout: it would double the redraw time).
+    width, height = MAX_WIDTH_IN, 5.6
+    fig = new_figure(width, height)
     fig.set_layout_engine(None)
-    fig.subplots_adjust(left=0.04, right=0.98, bottom=0.15, top=0.9, wspace=0.15)
-    ax_hist, ax_weights = fig.subplots(1, 2, width_ratios=[1.0, 1.2])
+
+    def place(left: float, bottom: float, right: float, top: float) -> tuple[float, float, float, float]:
+        """Inches from the figure's edges -> a figure-fraction rectangle."""
+        return (left / width, bottom / height,
+                (width - left - right) / width, (height - bottom - top) / height)
+
+    ax_hist = fig.add_axes(place(0.45, 3.55, 0.2, 0.4))
+    ax_weights = fig.add_axes(place(0.7, 0.55, 1.0, 2.95))
+    ax_scale = fig.add_axes(place(width - 0.85, 0.55, 0.7, 2.95))
     color = SERIES_COLORS[0] if scaled else SERIES_COLORS[1]
     counts, edges = np.histogram(scores, bins=161, range=(-score_limit, score_limit))
     ax_hist.stairs(counts, edges, fill=True, color=color)  # one artist, not 161 bars
@@ -224,5 +233,5 @@ def plot_scaling_frame(scores: ArrayLike, *, d_k: int, scaled: bool, score_limit
     ax_weights.set_yticks(range(len(shown)))
     ax_weights.set_title(f"weights: largest {weights.max(axis=-1).mean():.2f} on average, "
                          f"entropy {entropy(weights).mean():.2f} nats", fontsize=10)
-    fig.colorbar(image, ax=ax_weights, label="weight")
+    fig.colorbar(image, cax=ax_scale, label="weight")
     return fig

@@ -4,7 +4,8 @@ lookup, from hard to soft as the temperature slides (:func:`plot_lookup_temperat
 A matrix product is drawn the way it is done by hand: the left factor on the left, the right factor above,
 the product where their rows and columns meet. One query's row is traced through every step (an orange
 frame), and a line under the picture writes that row's arithmetic out. The figures are sized for a page
-column (480 px at 100 dpi), so that a phone shrinks them by a quarter, no more.
+column (``MAX_WIDTH_IN``, the widest whose 10-pt numbers still read at 9 px on a phone), and a cell is
+wide enough for its number at 10 pt ("−0.65") with room to spare on each side.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from mha.lab.self_attention_one_head import STEPS, HeadWalkthrough, SoftLookup
-from mha.plotting.style import MAX_WIDTH_IN, SERIES_COLORS, SIGNED_CMAP, TITLE_PT, WEIGHTS_CMAP, new_figure
+from mha.plotting.style import (MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, SIGNED_CMAP, TITLE_PT, WEIGHTS_CMAP,
+                                new_figure)
 from mha.typing import ArrayLike
 
 __all__ = ["plot_head_step", "plot_lookup_temperature"]
 
 FOCUS = "#E69F00"  # the traced query's row (orange, from the course's series colours)
-WIDTH = 4.8  # inches: 480 px at 100 dpi
-CELL_FONT = 9
+WIDTH = MAX_WIDTH_IN
+CELL_FONT = MIN_FONT_PT
 
 
 def _ink(rgba) -> str:
@@ -46,7 +48,7 @@ def _matrix(ax, values, x0, y0, *, fmt, norm, cmap, rows=None, cols=None, name=N
     for i, label in enumerate(rows or []):
         ax.text(x0 - 0.15, y0 + i + 0.5, label, ha="right", va="center", fontsize=10)
     for j, label in enumerate(cols or []):
-        ax.text(x0 + j + 0.5, y0 - 0.15, label, ha="center", va="bottom", fontsize=9)
+        ax.text(x0 + j + 0.5, y0 - 0.15, label, ha="center", va="bottom", fontsize=CELL_FONT)
     if name:
         ax.text(x0 + n_cols / 2, y0 + n_rows + 0.2, name, ha="center", va="top", fontsize=10, weight="bold")
     if focus_row is not None:
@@ -143,7 +145,7 @@ def _step_weighted_sum(ax, head, i):
     _matrix(ax, head.v, seq + 0.6, 0.6, fmt=".2f", norm=_signed(head.v, head.output), cmap=SIGNED_CMAP,
             cols=_features("v", d_k))
     for r, token in enumerate(head.tokens):  # V's rows are tokens too: label them on the right
-        ax.text(seq + 0.6 + d_k + 0.15, 0.6 + r + 0.5, token, ha="left", va="center", fontsize=9)
+        ax.text(seq + 0.6 + d_k + 0.15, 0.6 + r + 0.5, token, ha="left", va="center", fontsize=CELL_FONT)
     ax.text(seq + 0.6 + d_k + 1.6, 0.6 + seq / 2, "V", ha="left", va="center", fontsize=10, weight="bold")
     _matrix(ax, head.output, seq + 0.6, top, fmt=".2f",
             norm=_signed(head.v, head.output), cmap=SIGNED_CMAP, name="output", focus_row=i)
@@ -201,7 +203,7 @@ def plot_head_step(head: HeadWalkthrough, step: str, query: int = 0) -> Figure:
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(f"One head, step {STEPS.index(step) + 1} of {len(STEPS)}: {step}", fontsize=11, loc="left")
-    fig.text(0.02, 0.85 / fig.get_figheight(), caption, fontsize=9, ha="left", va="top", wrap=True)
+    fig.text(0.02, 0.85 / fig.get_figheight(), caption, fontsize=CELL_FONT, ha="left", va="top", wrap=True)
     fig.alt_text = (f"One head's arithmetic on \u201c{' '.join(head.tokens)}\u201d, step "
                     f"{STEPS.index(step) + 1} ({step}), tracing the row of \u201c{head.tokens[query]}\u201d. "
                     + caption)

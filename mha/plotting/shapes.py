@@ -7,13 +7,14 @@ their own colours on a white background, so they read the same on the site's lig
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.plotting.style import WEIGHTS_CMAP, new_figure
+from mha.plotting.style import MAX_WIDTH_IN, WEIGHTS_CMAP, new_figure
 from mha.typing import ArrayLike
 
 if TYPE_CHECKING:  # names for the annotations only: not imported at run time
@@ -247,9 +248,14 @@ def plot_head_assignment(seq: int, d_model: int, n_heads: int) -> Figure:
     return fig
 
 
+#: The narrowest a matrix panel gets (inches): its 10-pt labels stay apart.
+MIN_PANEL_IN = 1.4
+
+
 def _matrix_panels(panels, *, tokens_rows, tokens_cols, xlabel, ylabel, cmap, vmax, colorbar_label,
                    colorbar_ticks=None, title=None):
-    """A row of matrices sharing axes labels and one colour bar. ``panels`` is [(title, 2-D array), ...]."""
+    """Matrices sharing axes labels and one colour bar, as many side by side as fit the column (further
+    rows below). ``panels`` is [(title, 2-D array), ...]."""
     panels = [(str(name), np.asarray(matrix, dtype=float)) for name, matrix in panels]
     if not panels or any(m.ndim != 2 for _, m in panels):
         raise ValueError("panels must be a non-empty list of (title, 2-D array) pairs")
@@ -259,9 +265,17 @@ def _matrix_panels(panels, *, tokens_rows, tokens_cols, xlabel, ylabel, cmap, vm
     for tokens, size, name in ((tokens_rows, rows, "row"), (tokens_cols, cols, "column")):
         if tokens is not None and len(tokens) != size:
             raise ValueError(f"{len(tokens)} {name} labels for {size} {name}s")
-    side = min(3.2, 1.2 + 0.25 * max(rows, cols))
-    fig = new_figure(len(panels) * (side + 0.3) + 1.6, side + 1.3)
-    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    # Inches: each panel with its gap, and the room of the row labels and the colour bar; a panel is at
+    # least MIN_PANEL_IN wide, so that 10-pt labels keep apart, and the rows take the column's width.
+    room, gap, labels = MAX_WIDTH_IN - 1.6, 0.3, 1.3
+    per_row = min(len(panels), max(1, int(room // (MIN_PANEL_IN + gap))))
+    side = min(3.2, 1.2 + 0.25 * max(rows, cols), room / per_row - gap)
+    nrows = math.ceil(len(panels) / per_row)
+    fig = new_figure(per_row * (side + gap) + 1.6, nrows * (side + labels) + (0.5 if title else 0.0))
+    grid = fig.subplots(nrows, per_row, squeeze=False, sharex=True, sharey=True)
+    axes = grid.ravel()[:len(panels)]
+    for ax in grid.ravel()[len(panels):]:
+        ax.set_visible(False)
     for ax, (name, matrix) in zip(axes, panels, strict=True):
         image = ax.imshow(matrix, cmap=cmap, vmin=0.0, vmax=vmax, interpolation="nearest", aspect="auto")
         ax.set_title(name, fontsize=10)
@@ -269,8 +283,11 @@ def _matrix_panels(panels, *, tokens_rows, tokens_cols, xlabel, ylabel, cmap, vm
                       rotation=90 if tokens_cols is not None else 0)
         ax.set_yticks(range(rows), labels=tokens_rows if tokens_rows is not None else range(rows))
         ax.set_xlabel(xlabel)
-    axes[0].set_ylabel(ylabel)
-    bar = fig.colorbar(image, ax=list(axes), label=colorbar_label, ticks=colorbar_ticks, shrink=0.85)
+        ax.tick_params(labelbottom=True)  # every panel says which key is which: rows may differ
+    for ax in grid[:, 0]:
+        ax.set_ylabel(ylabel)
+    bar = fig.colorbar(image, ax=list(grid.ravel()), label=colorbar_label, ticks=colorbar_ticks,
+                       shrink=0.85)
     if title:
         fig.suptitle(title)
     return fig, bar

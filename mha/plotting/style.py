@@ -108,19 +108,30 @@ class CourseFigure(Figure):
             axis_labels = (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
             labels = [f"{name} axis: {text}" for name, text in axis_labels if text]
             parts.append(", ".join(filter(None, [title, *labels])))
+        parts = [" ".join(part.split()) for part in parts]  # titles wrapped into lines read as one
         return "Figure: " + "; ".join(p for p in parts if p) if any(parts) else "Figure"
 
     def draw(self, renderer: Any) -> None:
-        """Draw, first wrapping any title wider than the room it has (no clipped titles)."""
+        """Draw, first wrapping any title wider than the room it has (no clipped titles).
+
+        With a layout engine (constrained layout), titles are wrapped again once the axes are laid
+        out: an axes title is centred on its axes, which long tick labels push off the figure's centre.
+        """
         _wrap_titles(self, renderer)
+        engine = self.get_layout_engine()
+        titled = any(ax.get_title(loc) for ax in self.axes for loc in ("center", "left", "right"))
+        if engine is not None and titled:
+            engine.execute(self)
+            _wrap_titles(self, renderer)
         super().draw(renderer)
 
     def to_png(self, *, dpi: int = PNG_DPI) -> bytes:
         """PNG bytes, fitted to the column first (:func:`fit_to_column`), with :meth:`describe`
-        stored as the image's Description and its smallest text as MinFontSize."""
+        stored as the image's Description, its smallest text as MinFontSize and what its text check
+        found (:func:`save_png`)."""
         fit_to_column(self)
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=dpi, metadata=png_metadata(self, self.describe()))
+        save_png(self, buffer, dpi=dpi, description=self.describe())
         return buffer.getvalue()
 
     def _repr_png_(self):
@@ -128,19 +139,30 @@ class CourseFigure(Figure):
 
 
 def _wrap_text(text, room: float, renderer) -> None:
-    """Break ``text`` (a matplotlib Text) into lines at spaces until each fits ``room`` pixels."""
+    """Break ``text`` (a matplotlib Text) into lines at spaces until each fits ``room`` pixels.
+
+    A text wrapped before is wrapped again from its own lines (those its author wrote), not from
+    the lines of the earlier wrapping: a narrower room re-flows the words instead of splitting the
+    earlier lines one more time."""
     content = text.get_text()
     width = text.get_window_extent(renderer).width
     if not content or width <= room:
         return
+    original = getattr(text, "_mha_unwrapped", None)
+    if original is not None and content == original[1]:
+        content = original[0]  # its author's lines
     longest = max(len(line) for line in content.splitlines())
-    chars = max(12, int(longest * room / width) - 1)  # characters per line that fit, roughly
-    text.set_text("\n".join(textwrap.fill(line, chars, break_long_words=False)
-                             for line in content.splitlines()))
+    wrapped_longest = max(len(line) for line in text.get_text().splitlines())
+    chars = max(12, int(wrapped_longest * room / width) - 1)  # characters per line that fit, roughly
+    wrapped = "\n".join(textwrap.fill(line, min(chars, longest), break_long_words=False)
+                        for line in content.splitlines())
+    text.set_text(wrapped)
+    text._mha_unwrapped = (content, wrapped)
 
 
 def _wrap_titles(fig: Figure, renderer) -> None:
-    """Wrap the suptitle to the figure's width and each axes title to its grid cell's width."""
+    """Wrap the suptitle to the figure's width, and each axes title to its grid cell's width and to
+    the room it has on the figure from where its axes stand (centred, left- or right-aligned)."""
     figure_width = fig.bbox.width * 0.98
     if fig._suptitle is not None:  # type: ignore[attr-defined]  # matplotlib's own attribute
         _wrap_text(fig._suptitle, figure_width, renderer)  # type: ignore[attr-defined]
@@ -150,8 +172,13 @@ def _wrap_titles(fig: Figure, renderer) -> None:
         if spec is not None:
             columns = spec.get_gridspec().ncols
             share = (spec.colspan.stop - spec.colspan.start) / columns
-        for title in (ax.title, ax._left_title, ax._right_title):  # type: ignore[attr-defined]
-            _wrap_text(title, figure_width * share, renderer)
+        left, right = ax.bbox.x0, ax.bbox.x1  # pixels
+        on_figure = {  # the room each title has between its anchor and the figure's edges
+            "center": 2 * min((left + right) / 2, fig.bbox.width - (left + right) / 2),
+            "left": fig.bbox.width - left, "right": right}
+        for loc, title in (("center", ax.title), ("left", ax._left_title),  # type: ignore[attr-defined]
+                           ("right", ax._right_title)):  # type: ignore[attr-defined]
+            _wrap_text(title, min(figure_width * share, 0.98 * on_figure[loc]), renderer)
 
 
 def new_figure(width: float, height: float, *, alt_text: str | None = None) -> CourseFigure:
@@ -224,7 +251,8 @@ def fit_to_column(fig: Figure) -> Figure:
 
     A figure wider than ``MAX_WIDTH_IN`` whose panels stand in one row is re-flowed into
     ``max_panels_per_row`` panels per row, each row as wide as the figure may be (the figure
-    grows taller);
+    grows taller; a figure with fixed margins has them fitted to its labels once, by
+    ``tight_layout``, and keeps them on redraws);
     any other figure wider than that is narrowed to it. Then every text smaller than
     ``MIN_FONT_PT`` is raised to it. Constrained layout re-places everything when the figure is
     drawn. Idempotent.
@@ -252,6 +280,9 @@ def fit_to_column(fig: Figure) -> Figure:
                 for ax in axes:
                     ax.set_subplotspec(flowed[column // per_row, column % per_row])
             width, height = MAX_WIDTH_IN, height * nrows  # each row of panels spans the width
+            fig.set_size_inches(width, height)
+            if fig.get_layout_engine() is None:  # fixed margins (fast redraws): fitted once, here
+                fig.tight_layout()
         else:
             width, height = MAX_WIDTH_IN, height * MAX_WIDTH_IN / width
         fig.set_size_inches(width, height)
@@ -270,6 +301,62 @@ def png_metadata(fig: Figure, description: str | None) -> dict[str, str]:
     if smallest is not None:
         metadata["MinFontSize"] = f"{smallest:g}"
     return metadata
+
+
+#: The PNG text chunks in which :func:`save_png` records its text check.
+TEXT_CHECK_KEYS = ("TextOverlaps", "TextOutside", "TextProblems")
+
+
+def save_png(fig: Figure, file: Any, *, dpi: int = PNG_DPI, description: str | None = None,
+             **savefig_kwargs: Any) -> dict[str, str]:
+    """Save ``fig`` as PNG to ``file`` with its :func:`png_metadata`, and check the drawing it saves.
+
+    The very drawing written to the file is checked (no second drawing): pairs of texts that overprint
+    each other and texts that run past the canvas edge
+    (:func:`mha.plotting.text_boxes.problems_in`). Their counts go into the PNG as ``TextOverlaps``
+    and ``TextOutside``, and, when there are any, what they are in words as ``TextProblems``; the
+    site's tests fail on any figure or widget frame of the book that records a problem, or records
+    no check at all.
+
+    Returns
+    -------
+    dict of str to str
+        The text chunks written.
+
+    Examples
+    --------
+    >>> fig = new_figure(2, 1)
+    >>> _ = fig.text(0.1, 0.5, "left"); _ = fig.text(0.12, 0.5, "overprinted")
+    >>> chunks = save_png(fig, io.BytesIO(), dpi=50)
+    >>> chunks["TextOverlaps"], chunks["TextOutside"], chunks["TextProblems"][:27]
+    ('1', '0', "'left' overprints 'overprin")
+    """
+    from mha.plotting.text_boxes import problems_in
+
+    metadata = png_metadata(fig, description)
+    found: dict[str, list[str]] = {}
+
+    def record(event: Any) -> None:  # matplotlib draws, then writes the PNG with this dict
+        found.update(problems_in(fig, event.renderer))
+        metadata.update(_text_chunks(found))
+
+    callback = fig.canvas.mpl_connect("draw_event", record)
+    try:
+        fig.savefig(file, format="png", dpi=dpi, metadata=metadata, **savefig_kwargs)
+    finally:
+        fig.canvas.mpl_disconnect(callback)
+    if not found:
+        raise RuntimeError("the figure was saved without being drawn: its text was not checked")
+    return metadata
+
+
+def _text_chunks(found: dict[str, list[str]]) -> dict[str, str]:
+    problems = found.get("overlaps", []) + found.get("outside", [])
+    chunks = {"TextOverlaps": str(len(found.get("overlaps", []))),
+              "TextOutside": str(len(found.get("outside", [])))}
+    if problems:
+        chunks["TextProblems"] = "; ".join(problems)
+    return chunks
 
 
 def png_facts(data: bytes) -> dict:

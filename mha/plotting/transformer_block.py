@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mha.plotting.charts import draw_curves
-from mha.plotting.style import new_figure
+from mha.plotting.style import MAX_WIDTH_IN, new_figure
 from mha.typing import ArrayLike
 from mha.validation import as_float_array
 
@@ -74,7 +74,10 @@ _PANELS = (
 def draw_stack_statistics(axes: Sequence[Axes],
                           stats: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
                           limits: Mapping[str, tuple[float, float]] | None = None) -> None:
-    """Draw the three panels of :func:`plot_stack_statistics` on three existing axes."""
+    """Draw the three panels of :func:`plot_stack_statistics` on three existing axes.
+
+    Axes that share their x axis with the one below (stacked panels) leave the depth's tick labels
+    and name to the lowest."""
     for i, (ax, (key, ylabel, title)) in enumerate(zip(axes, _PANELS, strict=True)):
         curves = {label: values[key] for label, values in stats.items()}
         n = len(next(iter(curves.values())))
@@ -83,6 +86,10 @@ def draw_stack_statistics(axes: Sequence[Axes],
                     title=title, legend=i == 0)  # one legend serves the three panels
         if limits and key in limits:
             ax.set_ylim(*limits[key])
+    for upper, lower in zip(axes[:-1], axes[1:], strict=True):
+        if upper.get_shared_x_axes().joined(upper, lower):
+            upper.set_xlabel("")
+            upper.tick_params(axis="x", labelbottom=False)
 
 
 def plot_stack_statistics(stats: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
@@ -116,10 +123,17 @@ def plot_stack_statistics(stats: Mapping[str, Mapping[str, Sequence[float] | np.
         f"and a last-block change of {values['update'][-1]:.2f}" for label, values in stats.items())
     alt_text = (f"{title + ': ' if title else ''}three line charts against depth: the size of the "
                 f"residual stream, its cosine with the input, and how much each block changes it. {endings}.")
-    fig = new_figure(11.0, 3.3, alt_text=alt_text)
-    fig.set_layout_engine(None)  # fixed margins keep widget redraws fast
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.82 if title else 0.9, wspace=0.3)
-    draw_stack_statistics(fig.subplots(1, 3), stats, limits=limits)
+    # One panel under another, each as wide as the column (mha.plotting.style), sharing the depth
+    # axis; margins in inches for the labels (fixed margins keep widget redraws fast).
+    width, panel, gap, top = MAX_WIDTH_IN, 1.85, 0.45, 0.85 if title else 0.4
+    left, right, bottom = 0.8, 0.15, 0.55
+    height = top + 3 * panel + 2 * gap + bottom
+    fig = new_figure(width, height, alt_text=alt_text)
+    fig.set_layout_engine(None)
+    axes = fig.subplots(3, 1, sharex=True, gridspec_kw={
+        "left": left / width, "right": 1 - right / width, "bottom": bottom / height,
+        "top": 1 - top / height, "hspace": gap / panel})
+    draw_stack_statistics(axes, stats, limits=limits)
     if title:
         fig.suptitle(title)
     return fig

@@ -20,7 +20,7 @@ def _png(path: Path, width_in: float = 2.0, height_in: float = 1.0) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mha.explorers._png import figure_to_png
+    from mha.explorers.png import figure_to_png
 
     fig, ax = plt.subplots(figsize=(width_in, height_in))
     ax.plot([0, 1], [1, 0])

@@ -1,4 +1,5 @@
-"""Figure text a reader can read where the figure is shown: >= 11 CSS px on a desktop, >= 9 on a phone.
+"""Figure text a reader can read where the figure is shown: >= 11 CSS px on a desktop, >= 9 on a phone,
+and never printed over other text or past the figure's edge.
 
 Every PNG the course draws records its smallest text (``MinFontSize``, points) and its resolution
 (``mha.plotting.style``). Rendered text size = points / 72 * dpi (image pixels) * shown width / pixel
@@ -8,7 +9,9 @@ width (CSS px per image pixel). Two checks:
   site gives it (its own CSS size, at most the column: 688 px on a desktop, and on a phone 344 px,
   a widget's padded frame in the 358-px column);
 - every figure and frame a browser shows, measured from its rendered box at 1280 px and at 390 px,
-  with the attention and softmax views' SVG text (font size times the SVG's scale on screen).
+  with the attention and softmax views' SVG text (font size times the SVG's scale on screen);
+- every figure and frame of the built book records that its drawing had no text on text and none
+  past the canvas (``TextOverlaps``, ``TextOutside``: ``mha.plotting.style.save_png``).
 """
 
 from __future__ import annotations
@@ -58,6 +61,26 @@ def page_figures(page: Path) -> list[Path]:
     html = page.read_text(encoding="utf8")
     urls = FIGURE_SRC.findall(html) + FRAME_SRC.findall(html)
     return sorted({(page.parent / unquote(url)).resolve() for url in urls if not url.endswith("-1x.png")})
+
+
+def text_check_problems(paths) -> list[str]:
+    """The PNGs among ``paths`` whose own text check (``mha.plotting.style.save_png``) found text on
+    text or past the canvas edge, or which record no check at all, with what is wrong in words."""
+    wrong = []
+    for path in sorted(set(paths)):
+        text = png_facts(path.read_bytes())["text"]
+        if "TextOverlaps" not in text:
+            wrong.append(f"{path.name}: records no text check (not saved by mha.plotting.style.save_png)")
+        elif (text["TextOverlaps"], text["TextOutside"]) != ("0", "0"):
+            wrong.append(f"{path.name} ({text.get('Description', '')[:50]}): {text.get('TextProblems', '')}")
+    return wrong
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_no_figure_or_frame_prints_text_on_text_or_past_its_edge(site_pages, docname):
+    """Every figure and widget frame the build rendered checked its own drawing when it was saved:
+    no two texts overlap, none runs off the canvas (the size of the text alone cannot tell)."""
+    assert text_check_problems(page_figures(site_pages[docname])) == [], docname
 
 
 @pytest.mark.parametrize("docname", toc_docnames())

@@ -227,5 +227,8 @@ def test_a_code_block_that_scrolls_is_a_named_tab_stop_and_one_that_fits_is_none
     assert fitting, "every code block scrolls?"
     if profile == "phone":
         assert scrolling, "no code block scrolls sideways on a phone?"
-    assert all(b[1:] == ["0", "Code (scrolls sideways)"] for b in scrolling), scrolling[:3]
+    assert all(b[1] == "0" and re.fullmatch(r"(Code|Output) \d+(: .+)? \(scrolls sideways\)", b[2])
+               for b in scrolling), scrolling[:3]
+    names = [b[2] for b in scrolling]
+    assert len(set(names)) == len(names), "two scrolling blocks share a name"  # a reader tells them apart
     assert all(b[1] is None for b in fitting), fitting[:3]  # the theme set -1: no Tab stop either way

@@ -47,3 +47,17 @@ def test_no_text_draws_the_random_scores_and_text_that_is_not_a_str_is_refused()
     with pytest.raises(TypeError, match="text must be a str .* got int"):
         render_scaling(16, True, text=3)
     plt.close("all")
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_every_frame_is_drawn_for_the_column_with_no_text_on_text(scaled):
+    """The panels stand one under the other at the column's width: side by side, narrowed to the
+    column, the titles ran off the top and the colour bar's label off the right edge."""
+    from mha.explorers.png import figure_to_png
+    from mha.plotting.style import MAX_WIDTH_IN, PNG_DPI, png_facts
+
+    for d_k in D_K_VALUES:
+        facts = png_facts(figure_to_png(render_scaling(d_k, scaled)))
+        assert facts["width"] <= MAX_WIDTH_IN * PNG_DPI + 1
+        text = facts["text"]
+        assert (text["TextOverlaps"], text["TextOutside"]) == ("0", "0"), text.get("TextProblems")

@@ -42,7 +42,23 @@ def test_plot_links_draws_one_line_per_weight_above_threshold():
     words = {t.get_text() for t in ax.texts}
     assert words == {"le", "chat", "the", "black", "cat"}
     assert ax.get_title() == "links"
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["encoder (keys, values)", "decoder (queries)"]
+    # the rows' names in short lines, so that the words get the column's width
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["encoder (keys,\nvalues)", "decoder\n(queries)"]
+
+
+def test_plot_links_steps_crowded_words_out_of_line_and_keeps_the_column():
+    from mha.plotting.style import MAX_WIDTH_IN, png_facts
+
+    french = "le petit chien mange la pomme de terre".split()
+    english = "the small dog eats the potato".split()
+    w = np.zeros((8, 6))
+    w[np.arange(8), np.minimum(np.arange(8), 5)] = 1.0
+    fig = plot_links(w, french, english, title="meaning + position head: 8 French words read 6 English words")
+    assert fig.get_size_inches()[0] == pytest.approx(MAX_WIDTH_IN)
+    heights = {t.get_position()[1] for t in fig.axes[0].texts if t.get_text() in french}
+    assert len(heights) == 2  # every other word one step up: 'chien' and 'mange' overprinted
+    text = png_facts(fig.to_png(dpi=100))["text"]
+    assert (text["TextOverlaps"], text["TextOutside"]) == ("0", "0"), text.get("TextProblems")
 
 
 @pytest.mark.parametrize(

@@ -107,3 +107,25 @@ def test_plot_attention_has_colorbar_and_labels():
 def test_plot_errors(call, words):
     with pytest.raises(ValueError, match=words):
         call()
+
+
+def test_plot_heads_takes_more_rows_rather_than_narrower_panels():
+    """Asked for five heads in a row (frameworks: four heads and their mean), the figure keeps the
+    column's width and its 10-pt labels: titles used to print over each other once narrowed."""
+    from mha.plotting.style import MAX_WIDTH_IN, png_facts
+
+    w = np.random.default_rng(1).dirichlet(np.ones(5), size=(5, 5))
+    titles = [f"head {h}" for h in range(4)] + ["PyTorch's default: the mean"]
+    fig = plot_heads(w, ["the", "cat", "sat", "on", "mat"], head_titles=titles, ncols=5,
+                     title="Per-head weights and their average (untrained layer)")
+    assert fig.get_size_inches()[0] <= MAX_WIDTH_IN
+    rows = {round(panel.extent[2], 3) for panel in fig.head_panels}
+    assert len(rows) >= 2
+    text = png_facts(fig.to_png(dpi=100))["text"]
+    assert (text["TextOverlaps"], text["TextOutside"]) == ("0", "0"), text.get("TextProblems")
+
+
+@pytest.mark.parametrize("ncols", [0, -1, 2.5, True, "3"])
+def test_plot_heads_refuses_a_number_of_columns_that_is_not_a_positive_whole_number(ncols):
+    with pytest.raises(ValueError, match="ncols must be a positive whole number"):
+        plot_heads(np.full((2, 3, 3), 1 / 3), ncols=ncols)

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 
 from mha.lab.self_attention_one_head import STEPS, head_walkthrough  # noqa: E402
 from mha.plotting.self_attention_one_head import plot_head_step  # noqa: E402
+from mha.plotting.style import MAX_WIDTH_IN  # noqa: E402
 
 
 def _cell_texts(fig):
@@ -61,7 +62,7 @@ def test_every_step_keeps_the_same_box():
              for s in STEPS}
     assert len(boxes) == 1
     fig = plot_head_step(head, "softmax")
-    assert fig.get_figwidth() * 100 == pytest.approx(480)  # 480 px at 100 dpi: a phone shrinks it to 3/4
+    assert fig.get_figwidth() == pytest.approx(MAX_WIDTH_IN)  # the column's width: 10-pt numbers stay >= 9 px
     assert fig.axes[0].get_title(loc="left") == "One head, step 4 of 5: softmax"
 
 
