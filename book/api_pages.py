@@ -1,13 +1,15 @@
-"""Write the API reference's pages (``api/*.md``) from the package itself: ``python -m book.api_pages``.
+"""The API reference's pages (``api/*.md``), written from the package itself when the book builds.
 
 One page per public module of the core, in the order the chapters teach them, then one per course layer
 (``mha.lab``, ``mha.plotting`` ...) with a section per module, named after the chapter that owns it. Each
-page holds the module's docstring and an entry per public name (its ``__all__``, or the
+page holds the module's docstring, a summary table and an entry per public name (its ``__all__``, or the
 names it defines without a leading underscore), rendered by Sphinx's autodoc from the numpydoc docstrings.
-``book.api_links`` adds, at build time, the chapter that teaches each entry and the links from chapters.
+``book.api_links`` adds the chapter that teaches each entry and the links from chapters.
 
-The pages are committed; ``tests/book/test_api_pages.py`` fails when they differ from what this writes
-(a module or a public name was added): run this module again.
+As a Sphinx extension (``_config.yml``), this writes the pages when the build's configuration is read,
+before Sphinx looks for its sources: they are never committed (``api/`` is git-ignored), so they cannot go
+stale. ``python -m book.api_pages`` writes them without a build (to read them, or for tools that read the
+table of contents' pages).
 """
 
 from __future__ import annotations
@@ -185,11 +187,43 @@ def pages() -> dict[str, str]:
     return {"index.md": _index(), **modules}
 
 
+#: Every generated page opens with this MyST comment: what is written here may be rewritten or removed.
+MARKER = "% Written by book/api_pages.py from the package's docstrings when the book builds: edit those.\n"
+
+
+def write(folder: Path = API) -> list[Path]:
+    """Write the reference's pages into ``folder``; return the pages whose text changed.
+
+    A page whose text is already current is left alone (Sphinx rereads a source whose time changed), and a
+    generated page no module asks for any more is removed; a file without :data:`MARKER` is never touched.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    written = {name: MARKER + text for name, text in pages().items()}
+    changed = []
+    for name, text in written.items():
+        path = folder / name
+        if not path.is_file() or path.read_text(encoding="utf8") != text:
+            path.write_text(text, encoding="utf8")
+            changed.append(path)
+    for path in folder.glob("*.md"):
+        if path.name not in written and path.read_text(encoding="utf8").startswith(MARKER):
+            path.unlink()
+    return changed
+
+
+def _on_config_inited(app, config) -> None:
+    write(Path(app.srcdir) / "api")
+
+
+def setup(app):
+    # When the configuration is read: before Sphinx lists its sources, after the table of contents is.
+    app.connect("config-inited", _on_config_inited)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
 def main() -> int:
-    API.mkdir(exist_ok=True)
-    for name, text in pages().items():
-        (API / name).write_text(text, encoding="utf8")
-    print(f"wrote {len(pages())} pages to {API}")
+    changed = write()
+    print(f"{len(pages())} pages in {API.relative_to(ROOT)}, {len(changed)} written")
     return 0
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
-from mha.attention import attention_forward
+from mha.attention import attention_forward, soft_cap
 from mha.layers import Inputs, LayerCache, MultiHeadAttention
 from mha.module import Parameter
 from mha.normalization import RMSNormCache, rms_norm
@@ -214,10 +214,7 @@ class ModernAttention(MultiHeadAttention):
         q, k = self.prepare(cache.q, cache.k)
         q = q * q.dtype.type(1.0 / np.sqrt(q.shape[-1]))
         scores = q @ np.swapaxes(k, -1, -2)  # (batch, n_heads, seq_q, seq_k)
-        if self.softcap is None:
-            return scores
-        capped: FloatArray = self.softcap * np.tanh(scores / self.softcap)
-        return capped
+        return scores if self.softcap is None else soft_cap(scores, self.softcap)
 
     def _attend(self, q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None,
                 bias: FloatArray | None, head_mask: FloatArray | None, attend: Attend | None = None, *,

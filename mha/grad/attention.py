@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from mha.attention import merge_heads, split_heads
+from mha.attention import merge_heads, soft_cap, split_heads
 from mha.grad.linear import linear_backward
 from mha.grad.normalization import rms_norm_backward
 from mha.layers import LayerCache
@@ -107,8 +107,9 @@ def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: Float
     dv = np.swapaxes(weights, -1, -2) @ d_out  # (..., seq_k, d_v)
     d_weights = d_out @ np.swapaxes(v, -1, -2)  # (..., seq_q, seq_k)
     d_scores = softmax_backward(weights, d_weights) * factor  # (..., seq_q, seq_k), through s = q kᵀ · scale
-    if softcap is not None:  # s = c · tanh(raw / c): d raw = d s · (1 - tanh²)
-        squashed = np.tanh((q * factor) @ np.swapaxes(k, -1, -2) / weights.dtype.type(softcap))
+    if softcap is not None:  # s = c · tanh(raw / c): d raw = d s · (1 - tanh²), and tanh = s / c
+        capped = soft_cap((q * factor) @ np.swapaxes(k, -1, -2), softcap)  # (..., seq_q, seq_k)
+        squashed = capped * weights.dtype.type(1.0 / softcap)
         d_scores *= 1 - squashed * squashed
     dq = d_scores @ k  # (..., seq_q, d_head)
     dk = np.swapaxes(d_scores, -1, -2) @ q  # (..., seq_k, d_head)

@@ -1,14 +1,17 @@
 """The API reference's pages and links, checked on the sources (no build needed).
 
-``book/api_pages.py`` writes ``api/*.md`` from the package; ``book/api_links.py`` resolves what inline
-code in a chapter names and picks the chapter that teaches each entry. The built site's side of it (every
-entry present, the links followed in Chromium) is in ``tests/browser/test_api_reference.py``.
+``book/api_pages.py`` writes ``api/*.md`` from the package when the book builds; ``book/api_links.py``
+resolves what inline code in a chapter names and picks the chapter that teaches each entry. The built
+site's side of it (every entry present, the links followed in Chromium) is in
+``tests/browser/test_api_reference.py``.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,12 +23,63 @@ from book import api_links, api_pages
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_committed_pages_are_what_the_generator_writes():
+def test_the_pages_are_not_committed_but_written_by_the_build():
+    tracked = subprocess.run(["git", "ls-files", "api"], cwd=ROOT, capture_output=True, text=True)
+    assert tracked.returncode == 0 and tracked.stdout == ""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf8"))
+    assert "book.api_pages" in config["sphinx"]["local_extensions"]
+    assert "api/" in (ROOT / ".gitignore").read_text(encoding="utf8").splitlines()
+
+
+def test_every_page_the_toc_lists_is_written_and_nothing_else(tmp_path):
+    changed = api_pages.write(tmp_path)
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf8"))
+    (part,) = [p for p in toc["parts"] if p["caption"] == "API reference"]
+    assert sorted(path.name for path in changed) == sorted(f"{entry['file'][4:]}.md" for entry in
+                                                           part["chapters"])
+    assert all(path.read_text(encoding="utf8").startswith(api_pages.MARKER) for path in changed)
+
+
+def test_writing_again_touches_no_current_page_and_removes_only_its_own_stale_ones(tmp_path):
+    api_pages.write(tmp_path)
+    before = {path.name: path.stat().st_mtime_ns for path in tmp_path.glob("*.md")}
+    (tmp_path / "gone.md").write_text(api_pages.MARKER + "# `mha.gone`\n", encoding="utf8")
+    (tmp_path / "notes.md").write_text("# Written by hand\n", encoding="utf8")
+    (tmp_path / "layers.md").write_text(api_pages.MARKER + "# stale\n", encoding="utf8")
+    changed = api_pages.write(tmp_path)
+    assert [path.name for path in changed] == ["layers.md"]
+    assert not (tmp_path / "gone.md").exists() and (tmp_path / "notes.md").is_file()
+    after = {path.name: path.stat().st_mtime_ns for path in tmp_path.glob("*.md") if path.name != "layers.md"}
+    assert {name: t for name, t in before.items() if name != "layers.md"} == \
+        {name: t for name, t in after.items() if name != "notes.md"}
+
+
+def test_every_public_name_of_every_documented_module_has_its_entry():
     written = api_pages.pages()
-    committed = {path.name: path.read_text(encoding="utf8") for path in (ROOT / "api").glob("*.md")}
-    assert sorted(committed) == sorted(written), "api/ holds other pages than the generator writes"
-    stale = [name for name, text in written.items() if committed[name] != text]
-    assert stale == [], f"{stale} are stale: run `python -m book.api_pages` (a public name changed)"
+    for name, _ in api_pages.CORE + api_pages.LAYERS:
+        text = written[f"{api_pages.page_name(name)}.md"]
+        module = importlib.import_module(name)
+        parts = [name] + (api_pages.submodules(module) if hasattr(module, "__path__") else [])
+        for part in parts:
+            assert f".. automodule:: {part}\n" in text
+            for own in api_pages.own_names(importlib.import_module(part)):
+                entry = rf"^\.\. auto(class|function|data):: {re.escape(part)}\.{own}$"
+                assert re.search(entry, text, re.M), f"{part}.{own} has no entry on {name}'s page"
+
+
+def test_a_book_whose_reference_is_not_written_yet_still_lists_its_notebooks(tmp_path):
+    from book.toc import notebook_pages
+
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\nparts:\n  - chapters:\n"
+                                       "      - file: chapters/a\n      - file: api/index\n", encoding="utf8")
+    (tmp_path / "intro.md").write_text("# Intro\n", encoding="utf8")
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "a.md").write_text("---\nkernelspec: {name: python3}\n---\n# A\n",
+                                                encoding="utf8")
+    assert list(notebook_pages(tmp_path)) == ["chapters/a"]
+    (tmp_path / "chapters" / "a.md").unlink()
+    with pytest.raises(FileNotFoundError, match="chapters/a"):
+        notebook_pages.__wrapped__(tmp_path)
 
 
 def test_every_public_module_has_its_place_in_the_reference():

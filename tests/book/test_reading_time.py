@@ -205,7 +205,6 @@ def test_write_changes_nothing_in_a_book_that_states_the_model(tmp_path):
     for name in ("_toc.yml", "intro.md", "glossary.md", "references.md"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "chapters", tmp_path / "chapters")
-    shutil.copytree(ROOT / "api", tmp_path / "api")  # listed in the table of contents too
     shutil.copytree(ROOT / "mha", tmp_path / "mha")  # the chapters' literalincludes
     assert write(tmp_path) == []
     chapter = tmp_path / "chapters" / "shapes.md"
