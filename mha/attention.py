@@ -55,6 +55,13 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: FloatArray | None = None) -> F
     -------
     ndarray, same shape and float dtype as ``x`` (float32 stays float32); ``out`` when given
 
+    Raises
+    ------
+    ValueError
+        ``x`` holds NaN or ``+inf``, is a scalar, ``axis`` is out of range, or ``out`` does not match ``x``.
+    TypeError
+        ``x`` is not an array of real numbers.
+
     Examples
     --------
     >>> softmax(np.array([1.0, 2.0, 3.0])).round(3)
@@ -139,6 +146,15 @@ def scaled_dot_product_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask:
         Only with ``return_weights=True``. Each row sums to 1 (or 0 for a fully masked query).
 
     The result dtype follows NumPy's promotion of the inputs; float32 inputs give float32 results.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not fit (the message names them), NaN or infinities in ``q``, ``k`` or ``v``, a mask
+        or bias that does not broadcast to the scores, a ``scale`` or ``softcap`` that is not a finite
+        number > 0, or scores that overflow the dtype.
+    TypeError
+        An input that is not real numbers, or a mask that is not boolean.
 
     Examples
     --------
@@ -238,6 +254,13 @@ def soft_cap(scores: ArrayLike, cap: float) -> FloatArray:
     -------
     ndarray, same shape and float dtype as ``scores``
 
+    Raises
+    ------
+    ValueError
+        ``cap`` is not a finite number > 0.
+    TypeError
+        ``scores`` is not an array of real numbers.
+
     Examples
     --------
     >>> soft_cap(np.array([1.0, 50.0, 1000.0]), 50.0).round(2)
@@ -319,6 +342,13 @@ def split_heads(x: ArrayLike, n_heads: int) -> FloatArray:
     ndarray, shape (..., n_heads, seq, d_head)
         A view of ``x`` when possible (no copy).
 
+    Raises
+    ------
+    ValueError
+        ``x`` has fewer than 2 dimensions, or ``n_heads`` is not a positive divisor of its last one.
+    TypeError
+        ``x`` is not an array of real numbers, or ``n_heads`` not an integer.
+
     Examples
     --------
     >>> x = np.arange(2 * 3 * 8.0).reshape(2, 3, 8)
@@ -352,6 +382,13 @@ def merge_heads(x: ArrayLike) -> FloatArray:
     -------
     ndarray, shape (..., seq, n_heads * d_head)
         Head ``i`` occupies features ``i * d_head`` to ``(i + 1) * d_head``.
+
+    Raises
+    ------
+    ValueError
+        ``x`` has fewer than 3 dimensions.
+    TypeError
+        ``x`` is not an array of real numbers.
 
     Examples
     --------

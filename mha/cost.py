@@ -45,14 +45,30 @@ SOFTMAX_FLOPS_PER_SCORE = 5
 
 @dataclass(frozen=True)
 class FlopCount:
-    """FLOPs of one forward pass, item by item."""
+    """FLOPs of one forward pass, item by item (what :func:`flops` returns).
+
+    Parameters
+    ----------
+    q_projection, k_projection, v_projection : int
+        The input projections: matrix products and bias adds.
+    scores : int
+        ``q kᵀ``, plus the scale applied to ``q``.
+    softmax, weighted_sum, output_projection : int
+        The softmax, ``weights @ v`` and the output projection.
+
+    Examples
+    --------
+    >>> f = flops(batch=1, seq_q=4, d_model=8, n_heads=2)
+    >>> f.total == f.projections + f.scores + f.softmax + f.weighted_sum + f.output_projection
+    True
+    """
 
     q_projection: int
     k_projection: int
     v_projection: int
-    scores: int  # q kᵀ, plus the scale applied to q
+    scores: int
     softmax: int
-    weighted_sum: int  # weights @ v
+    weighted_sum: int
     output_projection: int
 
     @property
@@ -67,23 +83,53 @@ class FlopCount:
 
     @property
     def total(self) -> int:
+        """All the items together."""
         return sum(asdict(self).values())
 
     def as_dict(self) -> dict[str, int]:
-        """Items and total, e.g. to print as a table."""
+        """Items and total, e.g. to print as a table.
+
+        Returns
+        -------
+        dict of str to int
+            The seven items by name, then ``"total"``.
+
+        Examples
+        --------
+        >>> list(flops(1, 4, 8, 2).as_dict())[-2:]
+        ['output_projection', 'total']
+        """
         return {**asdict(self), "total": self.total}
 
 
 @dataclass(frozen=True)
 class MemoryCount:
-    """Bytes of the arrays of one forward pass (weights excluded)."""
+    """Bytes of the arrays of one forward pass, weights excluded (what :func:`memory_bytes` returns).
 
-    inputs: int  # query, key and value inputs
-    qkv: int  # projected queries, keys and values
-    scores: int  # the score/weight matrices alive at once (in place: scores become weights)
-    context: int  # concatenated head outputs
+    Parameters
+    ----------
+    inputs, qkv : int
+        The query, key and value inputs; the projected queries, keys and values.
+    scores : int
+        The score matrices alive at once (in place: scores become weights).
+    context, output : int
+        The concatenated head outputs; the layer's output.
+    kv_cache : int
+        The keys and values a decoder keeps per layer.
+
+    Examples
+    --------
+    >>> m = memory_bytes(1, 4, 8, 2)
+    >>> m.peak == m.inputs + m.qkv + m.scores + m.context
+    True
+    """
+
+    inputs: int
+    qkv: int
+    scores: int
+    context: int
     output: int
-    kv_cache: int  # keys and values a decoder keeps per layer
+    kv_cache: int
 
     @property
     def peak(self) -> int:
@@ -91,6 +137,18 @@ class MemoryCount:
         return self.inputs + self.qkv + self.scores + self.context
 
     def as_dict(self) -> dict[str, int]:
+        """Items and peak, e.g. to print as a table.
+
+        Returns
+        -------
+        dict of str to int
+            The six items by name, then ``"peak"``.
+
+        Examples
+        --------
+        >>> memory_bytes(1, 4, 8, 2).as_dict()["scores"]  # 2 heads x 4 x 4 float32 scores
+        128
+        """
         return {**asdict(self), "peak": self.peak}
 
 
@@ -115,6 +173,23 @@ def parameter_count(d_model: int, n_heads: int, *, kdim: int | None = None, vdim
 
     ``W_q`` and ``W_o`` are ``d_model × d_model``; ``W_k`` and ``W_v`` map ``kdim``/``vdim`` to
     ``n_kv_heads * d_head``. The number of heads does not change the count unless it changes ``n_kv_heads``.
+
+    Parameters
+    ----------
+    d_model, n_heads : int
+    kdim, vdim, n_kv_heads, bias
+        As for :class:`~mha.MultiHeadAttention`.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or heads that do not divide ``d_model`` (or ``n_kv_heads`` that do not divide them).
+    TypeError
+        A size that is not an integer.
 
     Examples
     --------
@@ -141,6 +216,17 @@ def flops(batch: int, seq_q: int, d_model: int, n_heads: int, *, seq_k: int | No
         Number of keys; defaults to ``seq_q`` (self-attention).
     kdim, vdim, n_kv_heads, bias
         As for :class:`~mha.MultiHeadAttention`.
+
+    Returns
+    -------
+    FlopCount
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or heads that do not divide ``d_model`` (or ``n_kv_heads`` that do not divide them).
+    TypeError
+        A size that is not an integer.
 
     Examples
     --------
@@ -184,6 +270,17 @@ def memory_bytes(batch: int, seq_q: int, d_model: int, n_heads: int, *, seq_k: i
         With a block size, scores are those of :func:`mha.chunked_attention`: one
         ``block_size × block_size`` tile per head, plus its running maximum and sum.
 
+    Returns
+    -------
+    MemoryCount
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or heads that do not divide ``d_model`` (or ``n_kv_heads`` that do not divide them).
+    TypeError
+        A size that is not an integer.
+
     Examples
     --------
     >>> full = memory_bytes(1, 16384, 512, 8)
@@ -219,6 +316,24 @@ def kv_cache_bytes(batch: int, seq: int, d_model: int, n_heads: int, *, n_kv_hea
                    dtype: DTypeLike = np.float32) -> int:
     """Bytes a decoder keeps per attention layer: keys and values of ``seq`` tokens.
 
+    Parameters
+    ----------
+    batch, seq, d_model, n_heads : int
+    n_kv_heads : int, optional
+        Key/value heads (grouped-query attention); ``n_heads`` by default.
+    dtype : numpy dtype, default float32
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or heads that do not divide ``d_model`` (or ``n_kv_heads`` that do not divide them).
+    TypeError
+        A size that is not an integer.
+
     Examples
     --------
     >>> kv_cache_bytes(1, 1024, 512, 8) // 2**20  # MiB, float32, plain multi-head
@@ -239,6 +354,27 @@ def decode_step_flops(position: int, d_model: int, n_heads: int, *, n_kv_heads: 
     With a KV cache only the new token is projected and attends to ``position`` keys. Without one the
     whole prefix is run again: a full causal forward pass over ``position`` tokens (computed densely,
     as :class:`~mha.MultiHeadAttention` does).
+
+    Parameters
+    ----------
+    position : int
+        1 for the first token.
+    d_model, n_heads : int
+    n_kv_heads : int, optional
+    cached : bool, default True
+        Whether a KV cache keeps the earlier tokens' keys and values.
+    batch : int, default 1
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or heads that do not divide ``d_model`` (or ``n_kv_heads`` that do not divide them).
+    TypeError
+        A size that is not an integer.
 
     Examples
     --------
@@ -267,6 +403,30 @@ def attention_cache_bytes(seq: int, *, n_kv_heads: int | None = None, d_head: in
     * multi-head latent attention (``kv_rank``, ``d_rope``): ``kv_rank + d_rope`` numbers a token, one
       latent and one shared rotary key (:class:`mha.LatentAttention`).
 
+    Parameters
+    ----------
+    seq : int
+    n_kv_heads, d_head : int, optional
+        Key/value heads and their width; give both, or ``kv_rank``.
+    kv_rank, d_rope : int, optional
+        Latent attention's latent width and its shared rotary key's.
+    window, sinks : int, optional
+        A sliding window's length, and the first tokens it keeps as well.
+    batch : int, default 1
+    dtype : numpy dtype, default float32
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        Neither ``kv_rank`` nor both of ``n_kv_heads`` and ``d_head`` (or both kinds), or a size below its
+        minimum.
+    TypeError
+        A size that is not an integer.
+
     Examples
     --------
     >>> attention_cache_bytes(8192, n_kv_heads=8, d_head=128, dtype=np.float16) // 2**20  # MiB, Llama-like
@@ -293,14 +453,42 @@ def attention_cache_bytes(seq: int, *, n_kv_heads: int | None = None, d_head: in
 
 @dataclass(frozen=True)
 class PatternCost:
-    """What attention costs when only the scores of a pattern are computed."""
+    """What attention costs when only the scores of a pattern are computed (:func:`pattern_cost`).
 
-    scores: int  # scores computed (True entries of the mask, times batch and heads)
-    flops: int  # q · k, softmax and weighted sum over those scores
-    score_bytes: int  # the scores, if all of them are held at once
-    density: float  # scores / the full seq_q · seq_k
+    Parameters
+    ----------
+    scores : int
+        Scores computed: the mask's True entries, times batch and heads.
+    flops : int
+        ``q · k``, softmax and weighted sum over those scores.
+    score_bytes : int
+        The scores, if all of them are held at once.
+    density : float
+        ``scores`` over the full ``seq_q · seq_k`` (times batch and heads).
+
+    Examples
+    --------
+    >>> pattern_cost(np.eye(4, dtype=bool), 8).density
+    0.25
+    """
+
+    scores: int
+    flops: int
+    score_bytes: int
+    density: float
 
     def as_dict(self) -> dict[str, float]:
+        """The four items by name, e.g. to print as a table.
+
+        Returns
+        -------
+        dict of str to number
+
+        Examples
+        --------
+        >>> pattern_cost(np.eye(4, dtype=bool), 8).as_dict()["scores"]
+        4
+        """
         return asdict(self)
 
 
@@ -311,6 +499,27 @@ def pattern_cost(mask: ArrayLike, d_head: int, *, d_v: int | None = None, n_head
     The conventions of :func:`flops`: ``2 · d_head`` FLOPs per score for ``q · k``,
     :data:`SOFTMAX_FLOPS_PER_SCORE` for the softmax and ``2 · d_v`` for the weighted sum. A kernel that
     skips the masked scores (block-sparse attention, a sliding-window kernel) pays only these.
+
+    Parameters
+    ----------
+    mask : bool array_like, shape (..., seq_q, seq_k)
+    d_head : int
+    d_v : int, optional
+        Width of the values; ``d_head`` by default.
+    n_heads, batch : int, default 1
+        Copies of the pattern.
+    dtype : numpy dtype, default float32
+
+    Returns
+    -------
+    PatternCost
+
+    Raises
+    ------
+    ValueError
+        ``mask`` has fewer than 2 dimensions, or a size is below 1.
+    TypeError
+        ``mask`` is not boolean, or a size not an integer.
 
     Examples
     --------
@@ -341,6 +550,25 @@ def linear_attention_cost(seq: int, d_head: int, *, d_v: int | None = None, n_he
     ``2 · d_head · d_v + 2 · d_head + d_v`` to read it with ``φ(q)`` and normalise. The state,
     ``d_head · d_v + d_head`` numbers a head, is all it keeps: ``score_bytes`` holds its size, and
     ``scores`` is 0 (there are none).
+
+    Parameters
+    ----------
+    seq, d_head : int
+    d_v : int, optional
+        Width of the values; ``d_head`` by default.
+    n_heads, batch : int, default 1
+    dtype : numpy dtype, default float32
+
+    Returns
+    -------
+    PatternCost
+
+    Raises
+    ------
+    ValueError
+        A size below 1.
+    TypeError
+        A size that is not an integer.
 
     Examples
     --------
@@ -379,6 +607,22 @@ def format_bytes(n: float) -> str:
 
     Between 1000 and 1023 bytes the number is shown in KiB, so that every unit shows at most three digits.
 
+    Parameters
+    ----------
+    n : int or float
+        Bytes, finite and >= 0.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        ``n`` is negative, NaN or infinite.
+    TypeError
+        ``n`` is not a number (a string such as ``"1000"``, a bool).
+
     Examples
     --------
     >>> format_bytes(512), format_bytes(1000), format_bytes(1536), format_bytes(3 * 2**20)
@@ -390,6 +634,22 @@ def format_bytes(n: float) -> str:
 def format_flops(n: float) -> str:
     """Floating-point operations in decimal units (kFLOP = 1000 FLOP), three significant digits.
 
+    Parameters
+    ----------
+    n : int or float
+        FLOPs, finite and >= 0.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        ``n`` is negative, NaN or infinite.
+    TypeError
+        ``n`` is not a number (a string such as ``"1000"``, a bool).
+
     Examples
     --------
     >>> format_flops(950), format_flops(999_500), format_flops(1.5e9)
@@ -400,6 +660,22 @@ def format_flops(n: float) -> str:
 
 def format_count(n: float) -> str:
     """A count (of parameters, say) in decimal units: ``1_048_576`` -> ``"1.05 M"``.
+
+    Parameters
+    ----------
+    n : int or float
+        The count, finite and >= 0.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        ``n`` is negative, NaN or infinite.
+    TypeError
+        ``n`` is not a number (a string such as ``"1000"``, a bool).
 
     Examples
     --------

@@ -28,7 +28,20 @@ __all__ = ["relu", "gelu", "erf", "gelu_exact", "ACTIVATIONS", "FeedForward", "F
 
 
 def relu(x: ArrayLike) -> FloatArray:
-    """``max(0, x)``, element-wise; float32 stays float32.
+    """``max(0, x)``, element-wise.
+
+    Parameters
+    ----------
+    x : array_like, any shape
+
+    Returns
+    -------
+    ndarray, the shape of ``x``; float32 stays float32, integers become float64
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not real numbers (booleans, complex numbers, strings).
 
     Examples
     --------
@@ -42,7 +55,20 @@ def relu(x: ArrayLike) -> FloatArray:
 def gelu(x: ArrayLike) -> FloatArray:
     """GELU in its tanh form (GPT-2's): ``x/2 * (1 + tanh(√(2/π) (x + 0.044715 x³)))``.
 
-    Within 5e-4 of the exact :func:`gelu_exact`; float32 stays float32.
+    Within 5e-4 of the exact :func:`gelu_exact`.
+
+    Parameters
+    ----------
+    x : array_like, any shape
+
+    Returns
+    -------
+    ndarray, the shape of ``x``; float32 stays float32, integers become float64
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not real numbers (booleans, complex numbers, strings).
 
     Examples
     --------
@@ -66,6 +92,19 @@ def erf(x: ArrayLike) -> FloatArray:
     A rational function of ``t = 1 / (1 + p|x|)`` times ``exp(-x²)``, made odd with the sign of ``x``
     (Abramowitz & Stegun 7.1.26): below float32's resolution of a GELU output, one ``exp`` per element.
 
+    Parameters
+    ----------
+    x : array_like, any shape
+
+    Returns
+    -------
+    ndarray, the shape of ``x``; float32 stays float32, integers become float64
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not real numbers (booleans, complex numbers, strings).
+
     Examples
     --------
     >>> erf(np.array([-1.0, 0.0, 0.5, 3.0])).round(6)
@@ -84,6 +123,19 @@ def gelu_exact(x: ArrayLike) -> FloatArray:
 
     With :func:`erf` to within 1.5e-7, the result is within ``7.5e-8 · |x|`` of the exact function.
 
+    Parameters
+    ----------
+    x : array_like, any shape
+
+    Returns
+    -------
+    ndarray, the shape of ``x``; float32 stays float32, integers become float64
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not real numbers (booleans, complex numbers, strings).
+
     Examples
     --------
     >>> gelu_exact(np.array([-3.0, 0.0, 1.0, 3.0])).round(4)
@@ -100,12 +152,27 @@ ACTIVATIONS: dict[str, Callable[[ArrayLike], FloatArray]] = {
 
 
 class FeedForwardCache(NamedTuple):
-    """What :func:`mha.grad.feed_forward_backward` needs from a forward pass."""
+    """What :func:`mha.grad.feed_forward_backward` needs from a forward pass.
+
+    Parameters
+    ----------
+    ffn : FeedForward
+    x : ndarray, shape (..., d_model)
+        The input.
+    hidden, activated : ndarray, shape (..., d_ff)
+        The hidden layer before and after the activation.
+
+    Examples
+    --------
+    >>> _, cache = FeedForward(4, 16, activation="relu", rng=0).forward(np.ones((2, 4)))
+    >>> cache.hidden.shape, bool((cache.activated >= 0).all())
+    ((2, 16), True)
+    """
 
     ffn: FeedForward
-    x: FloatArray  # (..., d_model), the input
-    hidden: FloatArray  # (..., d_ff), before the activation
-    activated: FloatArray  # (..., d_ff), after it
+    x: FloatArray
+    hidden: FloatArray
+    activated: FloatArray
 
 
 class FeedForward(Module):
@@ -128,6 +195,13 @@ class FeedForward(Module):
     b_1 : ndarray, shape (d_ff,) or None
     W_2 : ndarray, shape (d_ff, d_model)
     b_2 : ndarray, shape (d_model,) or None
+
+    Raises
+    ------
+    ValueError
+        A width below 1, or an unknown ``activation``.
+    TypeError
+        A width that is not an integer, a ``dtype`` other than float32 or float64, or a bad ``rng``.
 
     Examples
     --------
@@ -188,7 +262,31 @@ class FeedForward(Module):
         return self.forward(x)[0]
 
     def forward(self, x: ArrayLike) -> tuple[FloatArray, FeedForwardCache]:
-        """The output, shape ``(..., d_model)``, and what the backward pass needs."""
+        """The output and what the backward pass needs (:func:`mha.grad.feed_forward_backward`).
+
+        Parameters
+        ----------
+        x : array_like, shape (..., d_model)
+
+        Returns
+        -------
+        output : ndarray, shape (..., d_model)
+        cache : FeedForwardCache
+
+        Raises
+        ------
+        ValueError
+            ``x``'s last axis is not ``d_model``, or ``x`` holds NaN or infinities.
+        TypeError
+            ``x`` is not real numbers.
+
+        Examples
+        --------
+        >>> ffn = FeedForward(4, 16, rng=0)
+        >>> out, cache = ffn.forward(np.ones((3, 4)))
+        >>> out.shape, cache.hidden.shape
+        ((3, 4), (3, 16))
+        """
         return self._forward(promote(check_features(x, "x", self.d_model), self.dtype))
 
     def _forward(self, x: FloatArray) -> tuple[FloatArray, FeedForwardCache]:

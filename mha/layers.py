@@ -36,27 +36,65 @@ Inputs = tuple[FloatArray, "FloatArray | None", "FloatArray | None"]
 
 
 class LayerInputs(NamedTuple):
-    """A call's checked arguments, batched: what :meth:`MultiHeadAttention._forward` takes, in order."""
+    """A call's checked arguments, batched, in the order the layer's forward pass takes them.
 
-    query: FloatArray  # (batch, seq_q, d_model)
-    key: FloatArray | None  # (batch, seq_k, kdim); None for self-attention
-    value: FloatArray | None  # (batch, seq_k, vdim); None for self-attention
-    mask: BoolArray | None  # bool, broadcastable to (batch, n_heads, seq_q, seq_k)
-    bias: FloatArray | None  # broadcastable to (batch, n_heads, seq_q, seq_k)
-    head_mask: FloatArray | None  # (n_heads,)
+    Parameters
+    ----------
+    query : ndarray, shape (batch, seq_q, d_model)
+    key, value : ndarray, shape (batch, seq_k, kdim) and (batch, seq_k, vdim), or None
+        None for self-attention.
+    mask : bool ndarray broadcastable to (batch, n_heads, seq_q, seq_k), or None
+    bias : ndarray broadcastable to (batch, n_heads, seq_q, seq_k), or None
+    head_mask : ndarray, shape (n_heads,), or None
+
+    Examples
+    --------
+    >>> inputs = LayerInputs(np.ones((2, 3, 8)), None, None, None, None, None)
+    >>> inputs.query.shape, inputs.key is None
+    ((2, 3, 8), True)
+    """
+
+    query: FloatArray
+    key: FloatArray | None
+    value: FloatArray | None
+    mask: BoolArray | None
+    bias: FloatArray | None
+    head_mask: FloatArray | None
 
 
 class LayerCache(NamedTuple):
-    """What a forward pass keeps for its backward pass (:func:`mha.grad.multi_head_backward`)."""
+    """What a forward pass keeps for its backward pass (:func:`mha.grad.multi_head_backward`).
+
+    Parameters
+    ----------
+    layer : MultiHeadAttention
+    inputs : tuple of (query, key, value), or None
+        As given to the forward pass (key and value None for self-attention); None from decoding.
+    q : ndarray, shape (batch, n_heads, seq_q, d_head)
+        Before the ``1/√d_head`` scale.
+    k, v : ndarray, shape (batch, n_heads, seq_k, d_head)
+        Key/value heads repeated for the query heads they serve.
+    weights : ndarray, shape (batch, n_heads, seq_q, seq_k), or None
+        None from the annex's tiles.
+    head_mask : ndarray, shape (n_heads,), or None
+    concat : ndarray, shape (batch, seq_q, d_model)
+        The heads' outputs side by side, head mask applied.
+
+    Examples
+    --------
+    >>> _, cache = MultiHeadAttention(8, 2, rng=0).forward(np.ones((1, 3, 8)))
+    >>> cache.q.shape, cache.weights.shape, cache.concat.shape
+    ((1, 2, 3, 4), (1, 2, 3, 3), (1, 3, 8))
+    """
 
     layer: MultiHeadAttention
-    inputs: Inputs | None  # as given to the forward; None from decoding
-    q: FloatArray  # (batch, n_heads, seq_q, d_head), before the 1/√d_head scale
-    k: FloatArray  # (batch, n_heads, seq_k, d_head), key/value heads repeated for their query heads
-    v: FloatArray  # (batch, n_heads, seq_k, d_head)
-    weights: FloatArray | None  # (batch, n_heads, seq_q, seq_k); None from the annex's tiles
-    head_mask: FloatArray | None  # (n_heads,)
-    concat: FloatArray  # (batch, seq_q, d_model): the heads' outputs side by side, head mask applied
+    inputs: Inputs | None
+    q: FloatArray
+    k: FloatArray
+    v: FloatArray
+    weights: FloatArray | None
+    head_mask: FloatArray | None
+    concat: FloatArray
 
 
 class MultiHeadAttention(Module, FrameworkWeights):
@@ -92,6 +130,14 @@ class MultiHeadAttention(Module, FrameworkWeights):
     W_o : ndarray, shape (d_model, d_model)
     b_q, b_k, b_v, b_o : ndarray or None
         Shapes ``(d_model,)``, ``(n_kv_heads * d_head,)``, ``(n_kv_heads * d_head,)``, ``(d_model,)``.
+
+    Raises
+    ------
+    ValueError
+        A width below 1, ``n_heads`` not dividing ``d_model``, or ``n_kv_heads`` not dividing ``n_heads``.
+    TypeError
+        A width that is not an integer, a ``dtype`` other than float32 or float64, or an ``rng`` that is
+        neither a Generator nor an integer seed.
 
     Examples
     --------
@@ -268,13 +314,25 @@ class MultiHeadAttention(Module, FrameworkWeights):
                 ) -> tuple[FloatArray, LayerCache]:
         """The layer's output and all its backward pass needs (:func:`mha.grad.multi_head_backward`).
 
-        Takes the arguments of :meth:`__call__` with batched inputs; always the textbook computation.
+        Always the textbook computation (never the annex's tiles).
+
+        Parameters
+        ----------
+        query, key, value, mask, causal, bias, head_mask
+            As for :meth:`__call__`, with batched inputs: ``query`` of shape (batch, seq_q, d_model).
 
         Returns
         -------
         output : ndarray, shape (batch, seq_q, d_model)
         cache : LayerCache
             Its ``weights`` are the per-head attention weights, ``(batch, n_heads, seq_q, seq_k)``.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`__call__`, and for unbatched inputs.
+        TypeError
+            As :meth:`__call__`.
 
         Examples
         --------
@@ -361,11 +419,23 @@ class MultiHeadAttention(Module, FrameworkWeights):
         ``W_q``, ``W_k`` and ``W_v`` are views) and a split; cross-attention with ``key is value`` one
         matmul against ``[W_k | W_v]``. Same numbers as three separate products, fewer passes over x.
 
+        Parameters
+        ----------
+        query, key, value : array_like
+            As for :meth:`__call__`.
+
         Returns
         -------
         q : ndarray, shape (batch, seq_q, d_model)
         k, v : ndarray, shape (batch, seq_k, n_kv_heads * d_head)
             Without a batch axis when the inputs had none.
+
+        Raises
+        ------
+        ValueError
+            An input of the wrong shape, with NaN or infinities, or batched and unbatched at once.
+        TypeError
+            An input that is not real numbers.
 
         Examples
         --------
@@ -395,7 +465,32 @@ class MultiHeadAttention(Module, FrameworkWeights):
             linear(value, self.W_v, self.b_v)
 
     def new_cache(self, batch: int = 1, *, capacity: int = 16) -> KVCache:
-        """An empty :class:`~mha.efficient.KVCache` sized for this layer's key/value heads."""
+        """An empty :class:`~mha.efficient.KVCache` sized for this layer's key/value heads, in its dtype.
+
+        Parameters
+        ----------
+        batch : int, default 1
+            Sequences decoded side by side.
+        capacity : int, default 16
+            Tokens it holds before it first grows (it doubles when full).
+
+        Returns
+        -------
+        KVCache
+
+        Raises
+        ------
+        ValueError
+            ``batch`` or ``capacity`` below 1.
+        TypeError
+            Either not an integer.
+
+        Examples
+        --------
+        >>> cache = MultiHeadAttention(8, 2, rng=0, dtype=np.float32).new_cache(3)
+        >>> cache.batch, cache.n_kv_heads, cache.d_head, cache.dtype, cache.length
+        (3, 2, 4, dtype('float32'), 0)
+        """
         return KVCache(batch, self.n_kv_heads, self.d_head, dtype=self.dtype, capacity=capacity)
 
     @overload
@@ -423,6 +518,14 @@ class MultiHeadAttention(Module, FrameworkWeights):
         -------
         output : ndarray, shape (batch, n_new, d_model) or (n_new, d_model)
         weights : ndarray, shape (batch, n_heads, n_new, cache.length), only with ``return_weights=True``
+
+        Raises
+        ------
+        ValueError
+            ``x_new`` of the wrong shape or with NaN or infinities, or a cache made for another batch or
+            other heads.
+        TypeError
+            ``cache`` is not a KVCache, or holds another dtype than the layer computes in.
 
         Examples
         --------

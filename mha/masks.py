@@ -40,6 +40,13 @@ def causal_mask(seq_q: int, seq_k: int | None = None) -> BoolArray:
     -------
     ndarray of bool, shape (seq_q, seq_k)
 
+    Raises
+    ------
+    ValueError
+        ``seq_q`` or ``seq_k`` is below 1.
+    TypeError
+        ``seq_q`` or ``seq_k`` is not an integer.
+
     Examples
     --------
     >>> causal_mask(3).astype(int)
@@ -69,6 +76,13 @@ def padding_mask(lengths: ArrayLike, seq_k: int) -> BoolArray:
     -------
     ndarray of bool, shape (batch, 1, 1, seq_k)
         Broadcasts over heads and queries.
+
+    Raises
+    ------
+    ValueError
+        A length outside ``[0, seq_k]``, or ``seq_k`` below 1.
+    TypeError
+        ``lengths`` is not a 1-D array of integers, or ``seq_k`` not an integer.
 
     Examples
     --------
@@ -108,6 +122,14 @@ def torch_masks_to_mask(attn_mask: ArrayLike | None = None, key_padding_mask: Ar
     -------
     ndarray of bool or None
         Broadcastable to (batch, n_heads, seq_q, seq_k); None when both inputs are None.
+
+    Raises
+    ------
+    ValueError
+        A mask of another shape, a 3-D ``attn_mask`` without ``n_heads`` (or not a multiple of it), masks
+        that disagree on batch or ``seq_k``, or a float mask with entries other than 0 and ``-inf``.
+    TypeError
+        A mask that is neither bool nor float.
 
     Examples
     --------
@@ -197,6 +219,13 @@ def sliding_window_mask(seq_q: int, seq_k: int | None = None, *, window: int,
     -------
     ndarray of bool, shape (seq_q, seq_k)
 
+    Raises
+    ------
+    ValueError
+        ``seq_q``, ``seq_k`` or ``window`` below 1, or ``sinks`` below 0.
+    TypeError
+        Any of them not an integer.
+
     Examples
     --------
     >>> sliding_window_mask(5, window=2).astype(int)
@@ -226,6 +255,24 @@ def strided_mask(seq: int, stride: int) -> BoolArray:
     of ``stride`` (a summary column every ``stride`` tokens back). Two layers of it connect any two
     tokens, with about ``2 seq / stride + stride`` keys per query.
 
+    Parameters
+    ----------
+    seq : int
+        Number of tokens (queries and keys).
+    stride : int
+        Width of the local band, and the step between summary columns.
+
+    Returns
+    -------
+    ndarray of bool, shape (seq, seq)
+
+    Raises
+    ------
+    ValueError
+        ``seq`` or ``stride`` below 1.
+    TypeError
+        Either not an integer.
+
     Examples
     --------
     >>> strided_mask(7, 3)[6].astype(int)  # the last token: its two predecessors, and 3 and 6 back
@@ -243,6 +290,26 @@ def global_tokens_mask(seq: int, n_global: int, *, window: int) -> BoolArray:
 
     The Longformer/BigBird pattern for encoders: token ``i`` sees ``j`` when ``|i - j| < window``; the
     first ``n_global`` tokens (e.g. ``[CLS]``) see every token and are seen by every token.
+
+    Parameters
+    ----------
+    seq : int
+        Number of tokens.
+    n_global : int
+        Leading tokens that see and are seen by all, >= 0.
+    window : int
+        Half-width of the band, >= 1 (1 is the token itself).
+
+    Returns
+    -------
+    ndarray of bool, shape (seq, seq)
+
+    Raises
+    ------
+    ValueError
+        ``seq`` or ``window`` below 1, or ``n_global`` below 0.
+    TypeError
+        Any of them not an integer.
 
     Examples
     --------
@@ -283,6 +350,13 @@ def block_sparse_mask(seq: int, block: int, *, local_blocks: int = 1, global_blo
     Returns
     -------
     ndarray of bool, shape (seq, seq)
+
+    Raises
+    ------
+    ValueError
+        ``block`` does not divide ``seq``, a count below its minimum, or ``random_blocks > 0`` without ``rng``.
+    TypeError
+        A count that is not an integer.
 
     Examples
     --------

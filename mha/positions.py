@@ -86,6 +86,13 @@ def sinusoidal_encoding(seq_len: int, d_model: int, *, base: float = 10000.0,
     -------
     ndarray, shape (seq_len, d_model)
 
+    Raises
+    ------
+    ValueError
+        ``seq_len`` below 1, ``d_model`` not a positive even number, or ``base`` not a finite number > 1.
+    TypeError
+        A size that is not an integer, or a ``dtype`` other than float32 or float64.
+
     Examples
     --------
     >>> pe = sinusoidal_encoding(4, 6)
@@ -118,6 +125,13 @@ def relative_positions(seq_q: int, seq_k: int | None = None) -> IntArray:
     Returns
     -------
     ndarray of int, shape (seq_q, seq_k)
+
+    Raises
+    ------
+    ValueError
+        ``seq_q`` or ``seq_k`` below 1, or ``seq_k < seq_q``.
+    TypeError
+        ``seq_q`` or ``seq_k`` not an integer.
 
     Examples
     --------
@@ -153,6 +167,13 @@ def relative_bias(table: ArrayLike, seq_q: int, seq_k: int | None = None) -> Flo
     -------
     ndarray, shape (n_heads, seq_q, seq_k)
         Ready for ``layer(x, bias=...)``; broadcasts over the batch.
+
+    Raises
+    ------
+    ValueError
+        ``table`` of another shape or with NaN or infinities, or sizes as in :func:`relative_positions`.
+    TypeError
+        ``table`` not real numbers, or a size not an integer.
 
     Examples
     --------
@@ -197,6 +218,13 @@ class RelativePositionBias(Module):
         Edit in place or assign an array of the same shape.
     offsets : ndarray of int, shape (2 * max_distance + 1,)
         The offset each column of ``table`` stands for, ``-max_distance .. max_distance``.
+
+    Raises
+    ------
+    ValueError
+        ``n_heads`` below 1, ``max_distance`` below 0, or ``init_std`` negative or not finite.
+    TypeError
+        A size that is not an integer, a ``dtype`` other than float32 or float64, or a bad ``rng``.
 
     Examples
     --------
@@ -256,6 +284,29 @@ class RelativePositionBias(Module):
 
         A quick way to build by hand what training finds, e.g. ``prefer_offset(0, -1, 4.0)`` makes head 0
         a previous-token head.
+
+        Parameters
+        ----------
+        head : int
+            In ``0 .. n_heads - 1``.
+        offset : int
+            In ``-max_distance .. max_distance``; -1 is the previous token.
+        strength : float, default 1.0
+            How steeply the bias falls with the distance from ``offset``.
+
+        Raises
+        ------
+        ValueError
+            ``head`` or ``offset`` out of range, or ``strength`` not finite.
+        TypeError
+            ``head`` or ``offset`` not an integer.
+
+        Examples
+        --------
+        >>> bias = RelativePositionBias(1, max_distance=2)
+        >>> bias.prefer_offset(0, -1, 2.0)
+        >>> bias.table[0]  # offsets -2 .. 2
+        array([-2.,  0., -2., -4., -6.])
         """
         head = check_positive_int(head, "head", minimum=0)
         if head >= self.n_heads:
@@ -274,6 +325,24 @@ class RelativePositionBias(Module):
 # ---------------------------------------------------------------------------------------- rotary (RoPE)
 def rope_frequencies(d_head: int, *, base: float = 10000.0) -> FloatArray:
     """Angular speed of each feature pair ``i``: ``base ** (-2i / d_head)``, for ``i`` up to ``d_head/2 - 1``.
+
+    Parameters
+    ----------
+    d_head : int
+        Even.
+    base : float, default 10000.0
+        > 1; the slowest pair turns once every ``2π · base`` positions at most.
+
+    Returns
+    -------
+    ndarray of float64, shape (d_head // 2,)
+
+    Raises
+    ------
+    ValueError
+        ``d_head`` not a positive even number, or ``base`` not a finite number > 1.
+    TypeError
+        ``d_head`` not an integer.
 
     Examples
     --------
@@ -314,6 +383,14 @@ def apply_rotary(x: ArrayLike, positions: ArrayLike | None = None, *, base: floa
     Returns
     -------
     ndarray, same shape and float dtype as ``x`` (float32 stays float32)
+
+    Raises
+    ------
+    ValueError
+        ``x`` with fewer than 2 dimensions, an odd ``d_head`` or NaN or infinities; ``positions`` or
+        ``frequencies`` that do not fit or are not finite; ``base`` not a finite number > 1.
+    TypeError
+        ``x`` or ``positions`` not real numbers.
 
     Examples
     --------
@@ -366,6 +443,21 @@ def alibi_slopes(n_heads: int) -> FloatArray:
     For a power of two ``n``, head ``h`` gets ``2 ** (-8 (h + 1) / n)``. Otherwise the slopes of the
     largest power of two below ``n`` are followed by every other slope of the next power of two.
 
+    Parameters
+    ----------
+    n_heads : int
+
+    Returns
+    -------
+    ndarray of float64, shape (n_heads,)
+
+    Raises
+    ------
+    ValueError
+        ``n_heads`` below 1.
+    TypeError
+        ``n_heads`` not an integer.
+
     Examples
     --------
     >>> alibi_slopes(4)
@@ -391,9 +483,23 @@ def alibi_bias(n_heads: int, seq_q: int, seq_k: int | None = None, *,
 
     With a causal mask this is the paper's bias; without one it penalises both directions alike.
 
+    Parameters
+    ----------
+    n_heads, seq_q : int
+    seq_k : int, optional
+        Default ``seq_q``; at least ``seq_q`` (queries are the last positions).
+    dtype : np.float32 or np.float64, default np.float64
+
     Returns
     -------
     ndarray, shape (n_heads, seq_q, seq_k)
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or ``seq_k < seq_q``.
+    TypeError
+        A size that is not an integer, or a ``dtype`` other than float32 or float64.
 
     Examples
     --------

@@ -45,7 +45,7 @@ YARN_RAMPS = ("index", "turns")
 class RotaryTable:
     """The angular speed of every feature pair, and how much to scale queries and keys.
 
-    Attributes
+    Parameters
     ----------
     frequencies : ndarray, shape (d_head // 2,)
         Radians per position of each pair.
@@ -54,6 +54,13 @@ class RotaryTable:
         (YaRN's temperature; 1 for the other methods).
     method : str
         Which method made the table (for labels).
+
+    Raises
+    ------
+    ValueError
+        ``frequencies`` not one axis of finite numbers > 0, or ``attention_factor`` not a finite number > 0.
+    TypeError
+        ``frequencies`` not real numbers.
 
     Examples
     --------
@@ -103,6 +110,24 @@ def _check_scale(scale: object) -> float:
 def position_interpolation(frequencies: ArrayLike, scale: float) -> FloatArray:
     """Position interpolation: every speed divided by ``scale``, i.e. position ``m`` read as ``m / scale``.
 
+    Parameters
+    ----------
+    frequencies : array_like, shape (d_head // 2,)
+        Angular speeds (radians per position), finite and > 0.
+    scale : float
+        New context / original context, >= 1.
+
+    Returns
+    -------
+    ndarray of float64, shape (d_head // 2,)
+
+    Raises
+    ------
+    ValueError
+        ``frequencies`` not finite numbers > 0 on one axis, or ``scale`` below 1 or not finite.
+    TypeError
+        ``frequencies`` not real numbers.
+
     Examples
     --------
     >>> position_interpolation(rope_frequencies(4), 2.0)
@@ -116,6 +141,25 @@ def ntk_aware_frequencies(d_head: int, scale: float, *, base: float = 10000.0) -
 
     The exponent is chosen so that the slowest pair (``i = d_head/2 - 1``) slows by exactly ``scale``
     while the fastest (``i = 0``) keeps its speed: local order stays sharp, far positions stay in range.
+
+    Parameters
+    ----------
+    d_head : int
+        Even, >= 4.
+    scale : float
+        New context / original context, >= 1.
+    base : float, default 10000.0
+
+    Returns
+    -------
+    ndarray of float64, shape (d_head // 2,)
+
+    Raises
+    ------
+    ValueError
+        ``d_head`` odd or below 4, ``scale`` below 1, or ``base`` not a finite number > 1.
+    TypeError
+        ``d_head`` not an integer.
 
     Examples
     --------
@@ -131,6 +175,23 @@ def ntk_aware_frequencies(d_head: int, scale: float, *, base: float = 10000.0) -
 
 def turns_in_context(frequencies: ArrayLike, context: int) -> FloatArray:
     """How many full turns each pair makes over ``context`` positions: ``context · θ_i / 2π``.
+
+    Parameters
+    ----------
+    frequencies : array_like, shape (d_head // 2,)
+        Angular speeds (radians per position), finite and > 0.
+    context : int
+
+    Returns
+    -------
+    ndarray of float64, shape (d_head // 2,)
+
+    Raises
+    ------
+    ValueError
+        ``context`` below 1, or ``frequencies`` not finite numbers > 0 on one axis.
+    TypeError
+        ``context`` not an integer, or ``frequencies`` not real numbers.
 
     Examples
     --------
@@ -241,6 +302,28 @@ def yarn_frequencies(d_head: int, scale: float, original_context: int, *, base: 
     float64); ``ramp="turns"`` gives the paper's formula. The paper's values for Llama are ``alpha = 1``,
     ``beta = 32``.
 
+    Parameters
+    ----------
+    frequencies : array_like, shape (d_head // 2,)
+        Angular speeds (radians per position), finite and > 0.
+    scale : float
+        New context / original context, >= 1.
+    original_context : int
+        The training context.
+    alpha, beta : float, default 1.0 and 32.0
+        The ramp's ends, in turns; ``beta > alpha``.
+
+    Returns
+    -------
+    ndarray of float64, shape (d_head // 2,)
+
+    Raises
+    ------
+    ValueError
+        A table, ``scale`` or context out of range, or ``beta <= alpha``.
+    TypeError
+        ``original_context`` not an integer, or ``frequencies`` not real numbers.
+
     Examples
     --------
     >>> theta = rope_frequencies(8)
@@ -267,6 +350,20 @@ def yarn_attention_factor(scale: float) -> float:
     config sets no ``mscale``. DeepSeek-V2's sets ``mscale = mscale_all_dim = 0.707``: its rotary table then
     gets a factor of 1, and the temperature goes into the softmax scale of every dimension instead.
 
+    Parameters
+    ----------
+    scale : float
+        New context / original context, >= 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``scale`` below 1 or not finite.
+
     Examples
     --------
     >>> round(yarn_attention_factor(4.0), 4), yarn_attention_factor(1.0)
@@ -292,6 +389,17 @@ def scaled_rotary(method: str, d_head: int, *, scale: float = 1.0, original_cont
         RoPE's base, and YaRN's ramp (see :func:`yarn_ramp`).
     ramp : {"index", "turns"}, default "index"
         YaRN's ramp: the reference code's (linear in the pair index) or the paper's (linear in the turns).
+
+    Returns
+    -------
+    RotaryTable
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method``, YaRN without ``original_context``, or a size out of range.
+    TypeError
+        ``d_head`` or ``original_context`` not an integer.
 
     Examples
     --------
