@@ -231,9 +231,10 @@ def _described(entry, max_bytes):
     return dtype, tuple(entry[1]), nbytes
 
 
-def unpack(data, max_bytes, max_header=2_000_000):
+def unpack(data, max_bytes, max_header=2_000_000, max_array_bytes=None):
     """Return ``(header, arrays)`` from a message (bytes or a memoryview), validating it all;
-    raise WireError. The arrays are copies: ``data`` may go once this returns."""
+    raise WireError. The arrays are copies: ``data`` may go once this returns. ``max_array_bytes``
+    bounds the arrays of the message together, checked before any is copied."""
     view = memoryview(data)
     if view.nbytes > max_bytes or view[:len(MAGIC)] != MAGIC:
         raise WireError("not a message from the runner (or too large)")
@@ -252,6 +253,8 @@ def unpack(data, max_bytes, max_header=2_000_000):
         raise WireError("too many arrays")
     offset = start + length
     described = [_described(entry, max_bytes) for entry in message["arrays"]]
+    if max_array_bytes is not None and sum(nbytes for _, _, nbytes in described) > max_array_bytes:
+        raise WireError("its arrays are larger than a run may send")
     if offset + sum(nbytes for _, _, nbytes in described) != view.nbytes:
         raise WireError("array data does not match its description")
     arrays = []
@@ -266,13 +269,20 @@ def unpack(data, max_bytes, max_header=2_000_000):
 #: kilobytes (arrays travel apart from them); parsed, JSON grows about thirty times in memory, so
 #: 64 MiB of headers made of empty lists and dicts took the grader to 1.6 GB per job.
 MAX_HEADER_BYTES = 4 * 2**20
+#: Array bytes the grader accepts from one run, all frames together, and from one frame. The runner
+#: sends at most ``collect.MAX_RESULT_BYTES`` (8 MiB) per answer and a real run's answers take
+#: kilobytes; a forged frame may describe arrays up to the output's 64 MiB, which the grader would copy
+#: twice (read, then decoded) in each of its jobs.
+MAX_ARRAY_BYTES = 16 * 2**20
+MAX_FRAME_ARRAY_BYTES = 8 * 2**20
 #: Seconds the grader spends reading one run's output, whatever it holds.
 READ_SECONDS = 10.0
 
 
 def read_frames(data, max_bytes: int, max_frames: int | None = None) -> tuple[list, bool]:
     """Split the runner's output into validated (header, arrays, end offset) frames; stop at the
-    first bad one, where the headers pass :data:`MAX_HEADER_BYTES` in all, after ``max_frames``
+    first bad one, where the headers pass :data:`MAX_HEADER_BYTES` in all or the arrays
+    :data:`MAX_ARRAY_BYTES` (:data:`MAX_FRAME_ARRAY_BYTES` in one frame), after ``max_frames``
     frames (a run writes one per cell and per call, and three more), at ``max_bytes``, or after
     :data:`READ_SECONDS`. Returns the frames and whether anything unread followed them.
 
@@ -280,7 +290,7 @@ def read_frames(data, max_bytes: int, max_frames: int | None = None) -> tuple[li
     cell the run reached; unpacking a million tiny frames would cost a minute of the grader's time."""
     view = memoryview(data)
     frames: list = []
-    offset, header_budget = 0, MAX_HEADER_BYTES
+    offset, header_budget, array_budget = 0, MAX_HEADER_BYTES, MAX_ARRAY_BYTES
     over = view.nbytes > max_bytes
     if over:  # the output was cut at the size limit: read what fits
         view = view[:max_bytes]
@@ -297,9 +307,11 @@ def read_frames(data, max_bytes: int, max_frames: int | None = None) -> tuple[li
             return frames, True
         header_budget -= header_length
         try:
-            header, arrays = unpack(message, max_bytes)
+            header, arrays = unpack(message, max_bytes,
+                                    max_array_bytes=min(array_budget, MAX_FRAME_ARRAY_BYTES))
         except WireError:
             return frames, True
+        array_budget -= sum(array.nbytes for array in arrays)
         if not isinstance(header, dict):
             return frames, True
         offset += 8 + length

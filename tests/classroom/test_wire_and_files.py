@@ -144,6 +144,30 @@ def test_a_flood_of_frames_is_left_unread_after_the_frames_a_run_can_write():
     assert len(frames) == 5001 and not garbled
 
 
+def test_arrays_past_what_a_run_may_send_are_refused_before_they_are_copied():
+    """A forged frame may describe arrays up to the output's size; the grader copies none past its budget."""
+    import tracemalloc
+
+    def frame(n_floats):
+        message = wire.pack({"probe": 0}, [np.zeros(n_floats)])
+        return len(message).to_bytes(8, "little") + message
+
+    answer = wire.MAX_FRAME_ARRAY_BYTES // 8  # one answer as large as the runner lets it be
+    frames, garbled = read_frames(frame(answer) + frame(answer), 2**30)
+    assert len(frames) == 2 and not garbled  # two answers of 8 MiB: what an honest run can send
+    frames, garbled = read_frames(frame(answer) + frame(answer) + frame(1), 2**30)
+    assert len(frames) == 2 and garbled  # the run's budget is spent: the third is not read
+    forged = frame(answer + 1) + frame(1)
+    tracemalloc.start()
+    try:
+        frames, garbled = read_frames(forged, 2**30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert frames == [] and garbled
+    assert peak < 2**20  # nothing of the oversized array was built
+
+
 def test_output_cut_at_the_size_limit_keeps_the_frames_before_the_cut():
     cell = wire.pack({"cell": 1, "status": "ok", "error": None}, [])
     first = len(cell).to_bytes(8, "little") + cell
