@@ -59,6 +59,13 @@ def dropout(x: ArrayLike, rate: float, rng: np.random.Generator | None = None, *
     -------
     ndarray, same shape and dtype as ``x``
 
+    Raises
+    ------
+    ValueError
+        ``rate`` is not a number in [0, 1).
+    TypeError
+        ``x`` is not real numbers, or training with ``rate > 0`` without a Generator ``rng``.
+
     Examples
     --------
     >>> x = np.ones(10_000, dtype=np.float32)
@@ -100,7 +107,22 @@ def _checked_stream(x: ArrayLike, d_model: int, dtype: np.dtype[Any], name: str 
 
 
 class BlockCache(NamedTuple):
-    """What :func:`mha.grad.block_backward` needs from a block's forward pass."""
+    """What :func:`mha.grad.block_backward` needs from a block's forward pass.
+
+    Parameters
+    ----------
+    norm : {"pre", "post", "decoder"}
+    parts : dict of str to cache
+        Each sub-layer's forward cache by its name: ``"attention"``, ``"ffn"``, ``"norm1"`` ...
+    dropout : tuple of (ndarray or None)
+        What each sub-layer's output was multiplied by (dropout); None when not training.
+
+    Examples
+    --------
+    >>> _, cache = TransformerBlock(8, 2, rng=0).forward(np.ones((1, 3, 8)))
+    >>> cache.norm, sorted(cache.parts), cache.dropout
+    ('pre', ['attention', 'ffn', 'norm1', 'norm2'], (None, None))
+    """
 
     norm: str  # "pre", "post" or "decoder"
     # sub-layer name ("attention", "ffn", "norm1", ...) -> the cache of its forward pass
@@ -133,6 +155,14 @@ class TransformerBlock(Module):
     rng : numpy.random.Generator or int, optional
         Source of the initial weights.
     dtype : np.float32 or np.float64
+
+    Raises
+    ------
+    ValueError
+        A width below 1, ``n_heads`` not dividing ``d_model``, a ``norm``, ``activation`` or dropout rate
+        not listed above.
+    TypeError
+        A width that is not an integer, a ``dtype`` other than float32 or float64, or a bad ``rng``.
 
     Attributes
     ----------
@@ -237,7 +267,24 @@ class TransformerBlock(Module):
                 ) -> tuple[FloatArray, BlockCache]:
         """The block's output on batched ``x`` (batch, seq, d_model), and its parts' caches.
 
-        Takes the arguments of :meth:`__call__`; returns ``(output, BlockCache)``.
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq, d_model)
+        mask, causal, bias, head_mask, training, rng
+            As in :meth:`__call__`.
+
+        Returns
+        -------
+        output : ndarray, shape (batch, seq, d_model)
+        cache : BlockCache
+            For :func:`mha.grad.block_backward`.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`__call__`, and for unbatched ``x``.
+        TypeError
+            As :meth:`__call__`.
 
         Examples
         --------
@@ -320,7 +367,17 @@ class TransformerBlock(Module):
         return self.norm2._forward(x + self.ffn._forward(x)[0])[0]
 
     def submodules(self) -> dict[str, Module]:
-        """The block's parts; its parameters are named ``"<part>.<array>"``, e.g. ``"attention.W_q"``."""
+        """The block's parts; its parameters are named ``"<part>.<array>"``, e.g. ``"attention.W_q"``.
+
+        Returns
+        -------
+        dict of str to Module
+
+        Examples
+        --------
+        >>> list(TransformerBlock(8, 2, rng=0).submodules())
+        ['attention', 'ffn', 'norm1', 'norm2']
+        """
         return {"attention": self.attention, "ffn": self.ffn, "norm1": self.norm1, "norm2": self.norm2}
 
     def __repr__(self) -> str:
@@ -343,6 +400,13 @@ class DecoderBlock(Module):
     rng : numpy.random.Generator or int, optional
     dtype : np.float32 or np.float64
 
+    Raises
+    ------
+    ValueError
+        A width below 1, ``n_heads`` not dividing ``d_model``, or an unknown ``activation``.
+    TypeError
+        A width that is not an integer, a ``dtype`` other than float32 or float64, or a bad ``rng``.
+
     Examples
     --------
     >>> block = DecoderBlock(8, 2, rng=0)
@@ -363,7 +427,17 @@ class DecoderBlock(Module):
         self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, dtype=dtype) for _ in range(3))
 
     def submodules(self) -> dict[str, Module]:
-        """The parts, which name the parameters: ``self_attention.W_q``, ``norm3.gamma`` ..."""
+        """The parts, which name the parameters: ``self_attention.W_q``, ``norm3.gamma`` ...
+
+        Returns
+        -------
+        dict of str to Module
+
+        Examples
+        --------
+        >>> "cross_attention.W_k" in DecoderBlock(8, 2, rng=0).parameters()
+        True
+        """
         return {"self_attention": self.self_attention, "cross_attention": self.cross_attention,
                 "ffn": self.ffn, "norm1": self.norm1, "norm2": self.norm2, "norm3": self.norm3}
 
@@ -417,7 +491,33 @@ class DecoderBlock(Module):
                 mask: ArrayLike | None = None, causal: bool = True) -> tuple[FloatArray, BlockCache]:
         """The output and the parts' caches (:func:`mha.grad.decoder_block_backward`).
 
-        ``mask`` adds to the causal mask of the self-attention (e.g. target padding).
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq_q, d_model)
+        memory : array_like, shape (batch, seq_k, d_model)
+        memory_mask : bool array_like broadcastable to (batch, n_heads, seq_q, seq_k), optional
+        mask : bool array_like broadcastable to (batch, n_heads, seq_q, seq_q), optional
+            Added to the causal mask of the self-attention (e.g. target padding).
+        causal : bool, default True
+
+        Returns
+        -------
+        output : ndarray, shape (batch, seq_q, d_model)
+        cache : BlockCache
+
+        Raises
+        ------
+        ValueError
+            As :meth:`__call__`.
+        TypeError
+            A mask that is not boolean, an input that is not real numbers.
+
+        Examples
+        --------
+        >>> block, x, memory = DecoderBlock(8, 2, rng=0), np.ones((2, 3, 8)), np.ones((2, 5, 8))
+        >>> out, cache = block.forward(x, memory)
+        >>> np.allclose(out, block(x, memory)), cache.norm
+        (True, 'decoder')
         """
         x, memory, mask, memory_mask = self._checked(x, memory, memory_mask, mask, causal)
         parts: dict[str, Any]
@@ -437,7 +537,33 @@ class DecoderBlock(Module):
                memory_mask: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
         """One step for new target tokens; the keys and values of earlier ones come from ``cache``.
 
-        Returns the output for the new tokens and their cross-attention weights.
+        Parameters
+        ----------
+        x_new : array_like, shape (batch, n_new, d_model)
+        memory : array_like, shape (batch, seq_k, d_model)
+        cache : KVCache
+            From ``block.self_attention.new_cache(batch)``; updated in place.
+        memory_mask : bool array_like broadcastable to (batch, n_heads, n_new, seq_k), optional
+
+        Returns
+        -------
+        output : ndarray, shape (batch, n_new, d_model)
+        cross : ndarray, shape (batch, n_heads, n_new, seq_k)
+
+        Raises
+        ------
+        ValueError
+            As :meth:`forward`, or a ``cache`` of other heads or another batch.
+        TypeError
+            As :meth:`forward`, or ``cache`` is not a :class:`~mha.efficient.KVCache` of the block's dtype.
+
+        Examples
+        --------
+        >>> block, x = DecoderBlock(8, 2, rng=0), np.random.default_rng(0).standard_normal((1, 3, 8))
+        >>> memory, cache = np.ones((1, 4, 8)), block.self_attention.new_cache()
+        >>> steps = [block.decode(x[:, t:t + 1], memory, cache)[0] for t in range(3)]
+        >>> np.allclose(np.concatenate(steps, axis=1), block(x, memory))
+        True
         """
         self.self_attention._check_cache(cache)
         x, memory, _, memory_mask = self._checked(x_new, memory, memory_mask, None, False, name="x_new")
@@ -466,6 +592,25 @@ def block_parameter_count(d_model: int, n_heads: int, d_ff: int | None = None, *
 
     Attention (:func:`mha.cost.parameter_count`) + feed-forward ``2 d_model d_ff (+ d_ff + d_model)`` +
     two layer norms ``4 d_model``. With ``d_ff = 4 d_model`` and biases: ``12 d_model² + 13 d_model``.
+
+    Parameters
+    ----------
+    d_model, n_heads : int
+    d_ff : int, optional
+        ``4 * d_model`` by default.
+    bias : bool, default True
+    n_kv_heads : int, optional
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        A size below 1, or head counts that do not divide (as :func:`mha.cost.parameter_count` says).
+    TypeError
+        A size that is not an integer.
 
     Examples
     --------

@@ -58,6 +58,15 @@ def chunked_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, mask: ArrayLike 
     ndarray, shape (..., seq_q, d_v), dtype of the inputs
         Fully masked queries get zeros, as in the full computation.
 
+    Raises
+    ------
+    ValueError
+        Shapes that do not fit, NaN or infinities in ``q``, ``k`` or ``v``, a mask that does not broadcast
+        to the scores, ``block_size`` below 1, or scores that overflow the dtype.
+    TypeError
+        An input that is not real numbers, a mask that is not boolean, a ``causal`` that is not a bool or a
+        ``block_size`` that is not an integer.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -124,6 +133,13 @@ class KVCache:
     capacity : int, default 16
         Initial number of positions reserved.
 
+    Raises
+    ------
+    ValueError
+        A size or ``capacity`` below 1.
+    TypeError
+        A size that is not an integer, or a ``dtype`` other than float32 or float64.
+
     Examples
     --------
     >>> cache = KVCache(batch=1, n_kv_heads=2, d_head=4)
@@ -146,10 +162,30 @@ class KVCache:
         self.length = 0
 
     def append(self, k_new: ArrayLike, v_new: ArrayLike) -> None:
-        """Add projected keys and values of new tokens, each of shape (batch, n_new, n_kv_heads * d_head).
+        """Add the projected keys and values of new tokens.
 
         They are stored in the cache's dtype; values that are not finite there (NaN, or a float64 1e39 in
         a float32 cache) are refused, as they would poison every later query's attention.
+
+        Parameters
+        ----------
+        k_new, v_new : array_like, shape (batch, n_new, n_kv_heads * d_head)
+
+        Raises
+        ------
+        ValueError
+            A shape other than that, ``k_new`` and ``v_new`` of different shapes, or values not finite in the
+            cache's dtype.
+        TypeError
+            ``k_new`` or ``v_new`` is not real numbers.
+
+        Examples
+        --------
+        >>> cache = KVCache(batch=1, n_kv_heads=1, d_head=2)
+        >>> cache.append(np.ones((1, 3, 2)), np.zeros((1, 3, 2)))
+        >>> cache.append(np.ones((1, 1, 2)), np.zeros((1, 1, 2)))
+        >>> cache.length, cache.flat_values.shape
+        (4, (1, 4, 2))
         """
         expected = (self.batch, self.n_kv_heads * self.d_head)
         checked = []
@@ -212,7 +248,31 @@ class KVCache:
     def attention_mask(self, n_new: int) -> BoolArray:
         """Which cached keys each of the ``n_new`` newest tokens may attend to: every one up to itself.
 
-        Shape ``(n_new, length)``, end-aligned: the new tokens are the last ``n_new`` cached ones.
+        End-aligned: the new tokens are the last ``n_new`` cached ones.
+
+        Parameters
+        ----------
+        n_new : int
+            The tokens just appended.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_new, length)
+
+        Raises
+        ------
+        ValueError
+            ``n_new`` below 1, or an empty cache.
+        TypeError
+            ``n_new`` is not an integer.
+
+        Examples
+        --------
+        >>> cache = KVCache(batch=1, n_kv_heads=1, d_head=2)
+        >>> cache.append(np.ones((1, 3, 2)), np.ones((1, 3, 2)))
+        >>> cache.attention_mask(2).astype(int)
+        array([[1, 1, 0],
+               [1, 1, 1]])
         """
         return causal_mask(n_new, self.length)
 
@@ -243,6 +303,13 @@ class RollingKVCache(KVCache):
     sinks : int, default 0
         First tokens of the stream kept for good.
     dtype : np.float32 or np.float64, default np.float64
+
+    Raises
+    ------
+    ValueError
+        A size or ``window`` below 1, or ``sinks`` below 0.
+    TypeError
+        A size that is not an integer, or a ``dtype`` other than float32 or float64.
 
     Examples
     --------
@@ -286,8 +353,32 @@ class RollingKVCache(KVCache):
     def attention_mask(self, n_new: int) -> BoolArray:
         """Which held keys each of the ``n_new`` newest tokens may see: its window, and the sinks.
 
-        Shape ``(n_new, length)``. Positions within the window are contiguous in the cache, so the band of
+        Positions within the window are contiguous in the cache, so the band of
         :func:`mha.sliding_window_mask` over the held keys is the band over the stream.
+
+        Parameters
+        ----------
+        n_new : int
+            The tokens just appended.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_new, length)
+
+        Raises
+        ------
+        ValueError
+            ``n_new`` below 1, or an empty cache.
+        TypeError
+            ``n_new`` is not an integer.
+
+        Examples
+        --------
+        >>> cache = RollingKVCache(batch=1, n_kv_heads=1, d_head=2, window=2, sinks=1)
+        >>> for t in range(4):
+        ...     cache.append(np.ones((1, 1, 2)), np.ones((1, 1, 2)))
+        >>> cache.positions.tolist(), cache.attention_mask(1).astype(int).tolist()
+        ([0, 2, 3], [[1, 1, 1]])
         """
         return sliding_window_mask(n_new, self.length, window=self.window, sinks=min(self.sinks, self.length))
 

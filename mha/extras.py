@@ -8,11 +8,33 @@ __all__ = ["MissingExtra", "require"]
 
 
 class MissingExtra(ImportError):
-    """An optional part of the package was used without its dependencies installed."""
+    """An optional part of the package was used without its dependencies installed.
+
+    An :class:`ImportError`, so code that already catches those catches it too.
+
+    Examples
+    --------
+    >>> issubclass(MissingExtra, ImportError)
+    True
+    """
 
 
 def require(part: str, extra: str, *modules: str) -> None:
     """Raise :class:`MissingExtra` with an install hint unless every module in ``modules`` is importable.
+
+    Parameters
+    ----------
+    part : str
+        What needs the modules, as the message names it, e.g. ``"mha.widgets"``.
+    extra : str
+        The package extra that installs them, e.g. ``"widgets"``.
+    *modules : str
+        Importable names to look for (nothing is imported).
+
+    Raises
+    ------
+    MissingExtra
+        Some of ``modules`` cannot be found; the message names them and the ``pip install`` command.
 
     Examples
     --------

@@ -40,40 +40,75 @@ _BIASES = ("in_proj_bias", "out_proj.bias")
 
 
 class AttentionWeights(Protocol):
-    """What the converters read from a layer: a :class:`mha.MultiHeadAttention` has all of it."""
+    """What the converters read from a layer: a :class:`mha.MultiHeadAttention` has all of it.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Refused: a protocol describes other classes and makes no instances.
+
+    Raises
+    ------
+    TypeError
+        On any attempt to instantiate the protocol itself.
+
+    Examples
+    --------
+    >>> import mha
+    >>> layer: AttentionWeights = mha.MultiHeadAttention(8, 2, n_kv_heads=1, rng=0)
+    >>> layer.d_head, layer.n_kv_heads, layer.W_k.shape
+    (4, 1, (8, 4))
+    """
 
     @property
-    def d_model(self) -> int: ...
+    def d_model(self) -> int: """Width of the queries and of the output."""
     @property
-    def d_head(self) -> int: ...
+    def d_head(self) -> int: """Width of one head: ``d_model // n_heads``."""
     @property
-    def n_heads(self) -> int: ...
+    def n_heads(self) -> int: """Number of query heads."""
     @property
-    def n_kv_heads(self) -> int: ...
+    def n_kv_heads(self) -> int: """Number of key/value heads, dividing ``n_heads``."""
     @property
-    def fused(self) -> bool: ...
+    def fused(self) -> bool: """True when ``kdim == vdim == d_model``: PyTorch packs q, k, v."""
     @property
-    def W_q(self) -> FloatArray: ...
+    def W_q(self) -> FloatArray: """Query projection, ``(d_model, d_model)``."""
     @property
-    def W_k(self) -> FloatArray: ...
+    def W_k(self) -> FloatArray: """Key projection, ``(kdim, n_kv_heads * d_head)``."""
     @property
-    def W_v(self) -> FloatArray: ...
+    def W_v(self) -> FloatArray: """Value projection, ``(vdim, n_kv_heads * d_head)``."""
     @property
-    def W_o(self) -> FloatArray: ...
+    def W_o(self) -> FloatArray: """Output projection, ``(d_model, d_model)``."""
     @property
-    def b_q(self) -> FloatArray | None: ...
+    def b_q(self) -> FloatArray | None: """Query bias ``(d_model,)``, or None."""
     @property
-    def b_k(self) -> FloatArray | None: ...
+    def b_k(self) -> FloatArray | None: """Key bias ``(n_kv_heads * d_head,)``, or None."""
     @property
-    def b_v(self) -> FloatArray | None: ...
+    def b_v(self) -> FloatArray | None: """Value bias ``(n_kv_heads * d_head,)``, or None."""
     @property
-    def b_o(self) -> FloatArray | None: ...
+    def b_o(self) -> FloatArray | None: """Output bias ``(d_model,)``, or None."""
 
 
 def to_torch_state_dict(layer: AttentionWeights) -> dict[str, FloatArray]:
     """Return the layer's weights under the keys and layouts of ``nn.MultiheadAttention.state_dict()``.
 
     Arrays are fresh C-contiguous copies; ``torch.from_numpy`` on each gives a loadable state dict.
+
+    Parameters
+    ----------
+    layer : AttentionWeights
+        A layer with as many key/value heads as query heads.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``in_proj_weight (3 * d_model, d_model)`` for a fused layer, else ``q_proj_weight``,
+        ``k_proj_weight (d_model, kdim)`` and ``v_proj_weight (d_model, vdim)``; ``out_proj.weight``; with
+        biases ``in_proj_bias (3 * d_model,)`` and ``out_proj.bias (d_model,)``.
+
+    Raises
+    ------
+    ValueError
+        ``n_kv_heads != n_heads``: PyTorch's layer has no grouped-query attention.
 
     Examples
     --------
@@ -119,6 +154,14 @@ def read_torch_state_dict(state_dict: Mapping[str, ArrayLike]
         ``W_q (d_model, d_model)``, ``W_k (kdim, d_model)``, ``W_v (vdim, d_model)``, ``W_o (d_model,
         d_model)`` stored ``(in, out)``, and with ``bias`` the biases ``b_q``, ``b_k``, ``b_v``, ``b_o``
         of shape ``(d_model,)``.
+
+    Raises
+    ------
+    TypeError
+        ``state_dict`` is not a mapping, or holds an array that is not float32 or float64.
+    ValueError
+        Keys other than ``nn.MultiheadAttention``'s (a whole model's state dict, ``add_bias_kv``), shapes
+        that do not fit together, or NaN or infinities.
 
     Examples
     --------
@@ -214,32 +257,120 @@ class FrameworkWeights:
     ``torch.nn.MultiheadAttention`` and ``keras.layers.MultiHeadAttention``.
 
     The class methods build a layer of the class they are called on, so a subclass gets its own kind.
+
+    Examples
+    --------
+    >>> import mha
+    >>> layer = mha.MultiHeadAttention(8, 2, rng=0)
+    >>> twin = mha.MultiHeadAttention.from_keras_weights(layer.to_keras_weights())
+    >>> type(twin).__name__, np.array_equal(twin.W_o, layer.W_o)
+    ('MultiHeadAttention', True)
     """
 
     @classmethod
     def from_torch_state_dict(cls, state_dict: Mapping[str, ArrayLike], n_heads: int) -> Self:
         """A layer (of ``cls``) from ``torch.nn.MultiheadAttention.state_dict()`` as NumPy arrays.
 
-        ``n_heads`` is not stored in a state dict. See :func:`read_torch_state_dict`.
+        Parameters
+        ----------
+        state_dict : mapping of str to array_like
+            As :func:`read_torch_state_dict` reads it.
+        n_heads : int
+            Not stored in a state dict: the PyTorch layer's ``num_heads``.
+
+        Returns
+        -------
+        FrameworkWeights
+            A new layer of the class this is called on, holding the weights.
+
+        Raises
+        ------
+        ValueError
+            Keys or shapes that are not ``nn.MultiheadAttention``'s, NaN or infinities, ``n_heads`` below 1 or
+            not dividing ``d_model``.
+        TypeError
+            ``state_dict`` is not a mapping, holds arrays other than float32 or float64, or ``n_heads`` is
+            not an integer.
+
+        Examples
+        --------
+        >>> import mha
+        >>> state = mha.MultiHeadAttention(8, 2, rng=0).to_torch_state_dict()
+        >>> mha.MultiHeadAttention.from_torch_state_dict(state, n_heads=2).d_head
+        4
         """
         config, weights = read_torch_state_dict(state_dict)
         return cls._with_weights(weights, n_heads=n_heads, **config)
 
     def to_torch_state_dict(self: AttentionWeights) -> dict[str, FloatArray]:
-        """The weights as ``nn.MultiheadAttention.state_dict()`` has them (:func:`to_torch_state_dict`)."""
+        """The weights as ``nn.MultiheadAttention.state_dict()`` has them (:func:`to_torch_state_dict`).
+
+        Returns
+        -------
+        dict of str to ndarray
+            Fresh copies, ``(out, in)`` as PyTorch stores them.
+
+        Raises
+        ------
+        ValueError
+            A grouped-query layer (``n_kv_heads != n_heads``): PyTorch's layer has none.
+
+        Examples
+        --------
+        >>> import mha
+        >>> mha.MultiHeadAttention(8, 2, kdim=6, rng=0).to_torch_state_dict()["k_proj_weight"].shape
+        (8, 6)
+        """
         return to_torch_state_dict(self)
 
     @classmethod
     def from_keras_weights(cls, weights: Sequence[ArrayLike]) -> Self:
         """A layer (of ``cls``) from Keras's ``MultiHeadAttention`` (or ``GroupQueryAttention``) weights.
 
-        Heads and widths are read off the kernels. See :func:`read_keras_weights`.
+        Heads and widths are read off the kernels.
+
+        Parameters
+        ----------
+        weights : sequence of array_like
+            ``get_weights()``'s list, as :func:`read_keras_weights` reads it.
+
+        Returns
+        -------
+        FrameworkWeights
+            A new layer of the class this is called on, holding the weights.
+
+        Raises
+        ------
+        ValueError
+            Not 4 or 8 arrays, kernels or biases of shapes that do not fit together, NaN or infinities.
+        TypeError
+            ``weights`` is a mapping, or holds arrays other than float32 or float64.
+
+        Examples
+        --------
+        >>> import mha
+        >>> weights = mha.MultiHeadAttention(8, 4, n_kv_heads=2, rng=0).to_keras_weights()
+        >>> layer = mha.MultiHeadAttention.from_keras_weights(weights)
+        >>> layer.n_heads, layer.n_kv_heads
+        (4, 2)
         """
         config, arrays = read_keras_weights(weights)
         return cls._with_weights(arrays, **config)
 
     def to_keras_weights(self: AttentionWeights) -> list[FloatArray]:
-        """The weights as Keras's ``get_weights()`` lists them (:func:`to_keras_weights`)."""
+        """The weights as Keras's ``get_weights()`` lists them (:func:`to_keras_weights`).
+
+        Returns
+        -------
+        list of ndarray
+            Kernels with the heads as their own axis, each followed by its bias when the layer has one.
+
+        Examples
+        --------
+        >>> import mha
+        >>> len(mha.MultiHeadAttention(8, 2, rng=0).to_keras_weights())
+        8
+        """
         return to_keras_weights(self)
 
     @classmethod
@@ -265,6 +396,10 @@ def to_keras_weights(layer: AttentionWeights) -> list[FloatArray]:
     A grouped-query layer (``n_kv_heads < n_heads``) gives the weights of
     ``keras.layers.GroupQueryAttention(head_dim=d_head, num_query_heads=n_heads,
     num_key_value_heads=n_kv_heads)``, which shares each key/value head among consecutive query heads too.
+
+    Parameters
+    ----------
+    layer : AttentionWeights
 
     Returns
     -------
@@ -318,6 +453,14 @@ def read_keras_weights(weights: Sequence[ArrayLike]) -> tuple[dict[str, Any], di
         ``W_q``, ``W_k``, ``W_v``, ``W_o`` stored ``(in, out)`` with the heads side by side, and with
         ``bias`` the biases ``b_q`` and ``b_o`` of shape ``(d_model,)``, ``b_k`` and ``b_v`` of shape
         ``(n_kv_heads * d_head,)``.
+
+    Raises
+    ------
+    TypeError
+        ``weights`` is a mapping, or holds an array that is not float32 or float64.
+    ValueError
+        Not 4 or 8 arrays, kernels or biases of shapes that do not fit together (``key_dim * num_heads``
+        other than the model width, key/value heads not dividing the query heads), NaN or infinities.
 
     Examples
     --------

@@ -60,6 +60,13 @@ class LatentAttention(Module):
     rng : numpy.random.Generator or int, optional
     dtype : np.float32 or np.float64, default np.float64
 
+    Raises
+    ------
+    ValueError
+        A width below 1, an odd ``d_rope``, or a ``base`` that is not a finite number > 1.
+    TypeError
+        A width that is not an integer, a ``dtype`` other than float32 or float64, or a bad ``rng``.
+
     Attributes
     ----------
     W_dq : (d_model, q_rank) or None;  W_uq : (q_rank or d_model, n_heads · d_nope);
@@ -124,11 +131,31 @@ class LatentAttention(Module):
                ) -> tuple[FloatArray, FloatArray]:
         """What a decoder caches for tokens ``x``: the latent ``c`` and the rotated shared key ``k_rope``.
 
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq, d_model)
+        positions : array_like, broadcastable to (batch, 1, seq), optional
+            Position of each token for the rotation; ``0 .. seq - 1`` by default.
+
         Returns
         -------
         c : ndarray, shape (batch, seq, kv_rank)
         k_rope : ndarray, shape (batch, 1, seq, d_rope)
             One rotary key for all heads (the axis of 1 broadcasts over them).
+
+        Raises
+        ------
+        ValueError
+            ``x`` without a last axis of ``d_model``, NaN or infinities, or ``positions`` that do not fit.
+        TypeError
+            ``x`` or ``positions`` not real numbers.
+
+        Examples
+        --------
+        >>> layer = LatentAttention(16, 2, kv_rank=4, d_nope=4, d_rope=2, rng=0)
+        >>> c, k_rope = layer.latent(np.ones((1, 5, 16)))
+        >>> c.shape, k_rope.shape  # 4 + 2 numbers cached per token, whatever the number of heads
+        ((1, 5, 4), (1, 1, 5, 2))
         """
         x = check_features(x, "x", self.d_model)
         c = linear(x, self.W_dkv)  # (batch, seq, kv_rank)
@@ -139,10 +166,30 @@ class LatentAttention(Module):
                 ) -> tuple[FloatArray, FloatArray]:
         """Each head's query, in its compressed part and its rotary part.
 
+        Parameters
+        ----------
+        x : array_like, shape (batch, seq, d_model)
+        positions : array_like, broadcastable to (batch, n_heads, seq), optional
+            Position of each token for the rotation; ``0 .. seq - 1`` by default.
+
         Returns
         -------
         q_nope : ndarray, shape (batch, n_heads, seq, d_nope)
         q_rope : ndarray, shape (batch, n_heads, seq, d_rope)
+
+        Raises
+        ------
+        ValueError
+            ``x`` without a last axis of ``d_model``, NaN or infinities, or ``positions`` that do not fit.
+        TypeError
+            ``x`` or ``positions`` not real numbers.
+
+        Examples
+        --------
+        >>> layer = LatentAttention(16, 2, kv_rank=4, d_nope=4, d_rope=2, q_rank=8, rng=0)
+        >>> q_nope, q_rope = layer.queries(np.ones((1, 5, 16)))
+        >>> q_nope.shape, q_rope.shape
+        ((1, 2, 5, 4), (1, 2, 5, 2))
         """
         x = check_features(x, "x", self.d_model)
         c_q = x if self.W_dq is None else linear(x, self.W_dq)  # (batch, seq, q_rank)
@@ -152,7 +199,25 @@ class LatentAttention(Module):
         return q_nope, q_rope
 
     def heads(self, W: FloatArray) -> FloatArray:
-        """An up-projection ``(kv_rank, n_heads · width)``, per head ``(n_heads, kv_rank, width)``."""
+        """An up-projection ``(kv_rank, n_heads · width)``, per head ``(n_heads, kv_rank, width)``.
+
+        Parameters
+        ----------
+        W : ndarray, shape (kv_rank, n_heads * width)
+            ``W_uk`` or ``W_uv``.
+
+        Returns
+        -------
+        ndarray, shape (n_heads, kv_rank, width)
+            A view of ``W``: head ``i`` is columns ``i * width`` to ``(i + 1) * width - 1``.
+
+        Examples
+        --------
+        >>> layer = LatentAttention(16, 2, kv_rank=4, d_nope=4, d_rope=2, d_v=3, rng=0)
+        >>> per_head = layer.heads(layer.W_uv)
+        >>> per_head.shape, np.array_equal(per_head[1], layer.W_uv[:, 3:])
+        ((2, 4, 3), True)
+        """
         return W.reshape(self.kv_rank, self.n_heads, -1).transpose(1, 0, 2)  # (n_heads, kv_rank, width)
 
     # ------------------------------------------------------------------ forward

@@ -31,6 +31,15 @@ FeatureMap = Callable[[FloatArray], FloatArray]
 def elu_feature_map(x: ArrayLike) -> FloatArray:
     """``elu(x) + 1``: ``x + 1`` for positive ``x``, ``exp(x)`` otherwise; always > 0, smooth at 0.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., d_head)
+        Queries or keys.
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+
     Examples
     --------
     >>> elu_feature_map(np.array([-2.0, 0.0, 3.0])).round(3)
@@ -63,6 +72,16 @@ def linear_attention(q: ArrayLike, k: ArrayLike, v: ArrayLike, *, causal: bool =
     Returns
     -------
     ndarray, shape (..., seq_q, d_v)
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not fit, NaN or infinities in ``q``, ``k`` or ``v``, ``eps`` not a finite number
+        > 0, ``causal`` with ``seq_q != seq_k``, or a ``feature_map`` whose values are of the wrong shape,
+        negative or not finite.
+    TypeError
+        An input that is not real numbers, a ``causal`` that is not a bool, or a ``feature_map`` that is
+        not callable.
 
     Examples
     --------
@@ -129,6 +148,13 @@ def linear_attention_recurrent(q: ArrayLike, k: ArrayLike, v: ArrayLike, *,
     -------
     out : ndarray, shape (..., seq, d_v)
     state : tuple of ndarray, only with ``return_state=True``
+
+    Raises
+    ------
+    ValueError
+        As :func:`linear_attention`, and ``seq_q != seq_k``.
+    TypeError
+        As :func:`linear_attention`.
 
     Examples
     --------

@@ -354,7 +354,8 @@ def block_sparse_mask(seq: int, block: int, *, local_blocks: int = 1, global_blo
     Raises
     ------
     ValueError
-        ``block`` does not divide ``seq``, a count below its minimum, or ``random_blocks > 0`` without ``rng``.
+        ``block`` does not divide ``seq``, a count below its minimum, or ``random_blocks > 0`` without
+        ``rng``.
     TypeError
         A count that is not an integer.
 

@@ -26,7 +26,7 @@ __all__ = ["AttentionConfig", "PUBLISHED", "ModelTable", "UnknownModel", "compar
 class AttentionConfig:
     """The attention of one model, as published.
 
-    Attributes
+    Parameters
     ----------
     name : str
     n_layers, d_model, n_heads : int
@@ -56,6 +56,12 @@ class AttentionConfig:
         Key of the paper in the course's ``references.bib``.
     source : str
         The released ``config.json`` every number comes from.
+
+    Examples
+    --------
+    >>> llama = PUBLISHED["Llama 3 8B"]
+    >>> llama.n_heads // llama.n_kv_heads, llama.window  # 4 query heads per key/value head, no window
+    (4, None)
     """
 
     name: str
@@ -77,6 +83,24 @@ class AttentionConfig:
     def cache_bytes(self, seq: int, *, dtype: DTypeLike = np.float16) -> int:
         """Bytes of the KV cache of one sequence of ``seq`` tokens, all layers, in ``dtype`` (16-bit default).
 
+        Parameters
+        ----------
+        seq : int
+            Tokens in the sequence.
+        dtype : data-type, default np.float16
+            What the cache stores.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ValueError
+            ``seq`` below 1.
+        TypeError
+            ``seq`` is not an integer.
+
         Examples
         --------
         >>> PUBLISHED["Mistral 7B"].cache_bytes(8192) / 2**30  # its 4096-token window halves it at 8k
@@ -92,7 +116,30 @@ class AttentionConfig:
         return self.local_layers * local + (self.n_layers - self.local_layers) * full
 
     def bytes_per_token(self, seq: int, *, dtype: DTypeLike = np.float16) -> float:
-        """:meth:`cache_bytes` divided by ``seq``: flat for full attention, falling once a window fills."""
+        """:meth:`cache_bytes` divided by ``seq``: flat for full attention, falling once a window fills.
+
+        Parameters
+        ----------
+        seq : int
+            Tokens in the sequence.
+        dtype : data-type, default np.float16
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            ``seq`` below 1.
+        TypeError
+            ``seq`` is not an integer.
+
+        Examples
+        --------
+        >>> [PUBLISHED["Mistral 7B"].bytes_per_token(n) for n in (4096, 8192)]  # the window fills at 4096
+        [131072.0, 65536.0]
+        """
         return self.cache_bytes(seq, dtype=dtype) / seq
 
 
@@ -100,14 +147,30 @@ _HF = "https://huggingface.co/{}/blob/main/config.json"
 
 
 class UnknownModel(KeyError):
-    """A name :data:`PUBLISHED` does not hold; the message lists the names it does."""
+    """A name :data:`PUBLISHED` does not hold; the message lists the names it does.
+
+    Examples
+    --------
+    >>> try:
+    ...     PUBLISHED["Llama 3 8b"]
+    ... except UnknownModel as error:
+    ...     print(isinstance(error, KeyError), str(error).endswith("Did you mean 'Llama 3 8B'?"))
+    True True
+    """
 
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0])
 
 
 class ModelTable(dict[str, "AttentionConfig"]):
-    """A dict of configs by name whose missing key is answered with the names it holds (and a close one)."""
+    """A dict of configs by name whose missing key is answered with the names it holds (and a close one).
+
+    Examples
+    --------
+    >>> table = ModelTable(small=PUBLISHED["Mistral 7B"])
+    >>> table["small"].window, isinstance(table, dict)
+    (4096, True)
+    """
 
     def __missing__(self, name: object) -> AttentionConfig:
         close = difflib.get_close_matches(str(name).lower(), [k.lower() for k in self], n=1, cutoff=0.5)
@@ -157,12 +220,26 @@ def comparison_rows(seqs: Iterable[int] = (8192, 131072), *,
                     dtype: DTypeLike = np.float16) -> list[dict[str, object]]:
     """One row per published model: its heads, and its cache per token and per sequence at ``seqs``.
 
+    Parameters
+    ----------
+    seqs : iterable of int, default (8192, 131072)
+        The sequence lengths to cost.
+    dtype : data-type, default np.float16
+        What the caches store.
+
     Returns
     -------
     list of dict
         Keys ``model``, ``heads``, ``kv_heads``, ``head_width``, ``window``, ``variants``, ``context`` (the
         config's ``max_position_embeddings``), ``cache_context`` (bytes of one sequence of that length) and,
         per length ``n`` in ``seqs``, ``bytes_per_token_{n}`` and ``cache_{n}`` (bytes of one sequence).
+
+    Raises
+    ------
+    TypeError
+        ``seqs`` is a string or not iterable, or a length is not an integer.
+    ValueError
+        A length below 1.
 
     Examples
     --------

@@ -28,7 +28,23 @@ __all__ = ["layer_norm", "LayerNorm", "LayerNormCache", "rms_norm", "RMSNormCach
 
 
 class LayerNormCache(NamedTuple):
-    """What :func:`mha.grad.layer_norm_backward` needs from a forward pass."""
+    """What :func:`mha.grad.layer_norm_backward` needs from a forward pass.
+
+    Parameters
+    ----------
+    normalised : ndarray, shape (..., d_model)
+        ``(x - mean) / std``, before ``gamma`` and ``beta``.
+    inv_std : ndarray, shape (..., 1)
+        ``1 / sqrt(var + eps)``.
+    gamma : ndarray, shape (d_model,), or None
+        None for a scale of 1.
+
+    Examples
+    --------
+    >>> _, cache = layer_norm(np.array([[1.0, 3.0]]), return_cache=True)
+    >>> cache.normalised.round(3), cache.gamma is None
+    (array([[-1.,  1.]]), True)
+    """
 
     normalised: FloatArray  # (..., d_model): (x - mean) / std, before gamma and beta
     inv_std: FloatArray  # (..., 1): 1 / sqrt(var + eps)
@@ -75,6 +91,14 @@ def layer_norm(x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | N
     y : ndarray, shape (..., d_model), dtype of ``x`` promoted with ``gamma``/``beta``
     cache : LayerNormCache
         Only with ``return_cache=True``.
+
+    Raises
+    ------
+    ValueError
+        ``x`` a scalar or of width 0, NaN or infinities in any input, ``gamma`` or ``beta`` not of shape
+        ``(d_model,)``, or ``eps`` not a finite number > 0 (or 0 in ``x``'s dtype).
+    TypeError
+        An input that is not real numbers.
 
     Examples
     --------
@@ -135,6 +159,13 @@ class LayerNorm(Module):
     dtype : np.float32 or np.float64, default np.float64
         Of ``gamma`` and ``beta``; a float32 input to a float32 norm stays float32.
 
+    Raises
+    ------
+    ValueError
+        ``d_model`` below 1, or ``eps`` not a finite number > 0 (or 0 in ``dtype``).
+    TypeError
+        ``d_model`` not an integer, or a ``dtype`` other than float32 or float64.
+
     Examples
     --------
     >>> norm = LayerNorm(4, dtype=np.float32)
@@ -181,7 +212,32 @@ class LayerNorm(Module):
         return self.forward(x)[0]
 
     def forward(self, x: ArrayLike) -> tuple[FloatArray, LayerNormCache]:
-        """Normalise ``x`` of shape ``(..., d_model)``, keeping what the backward pass needs."""
+        """Normalise ``x`` of shape ``(..., d_model)``, keeping what the backward pass needs.
+
+        Parameters
+        ----------
+        x : array_like, shape (..., d_model)
+
+        Returns
+        -------
+        y : ndarray, the shape of ``x``, in ``x``'s dtype promoted with the norm's
+        cache : LayerNormCache
+            For :func:`mha.grad.layer_norm_backward`.
+
+        Raises
+        ------
+        ValueError
+            ``x``'s last axis is not ``d_model``, or ``x`` holds NaN or infinities.
+        TypeError
+            ``x`` is not real numbers.
+
+        Examples
+        --------
+        >>> norm = LayerNorm(3)
+        >>> y, cache = norm.forward(np.array([[1.0, 2.0, 6.0]]))
+        >>> np.allclose(y, norm(np.array([[1.0, 2.0, 6.0]]))), cache.inv_std.shape
+        (True, (1, 1))
+        """
         return self._forward(promote(check_features(x, "x", self.d_model), self.dtype))
 
     def _forward(self, x: FloatArray) -> tuple[FloatArray, LayerNormCache]:
@@ -193,7 +249,23 @@ class LayerNorm(Module):
 
 
 class RMSNormCache(NamedTuple):
-    """What :func:`mha.grad.rms_norm_backward` needs from a forward pass of :func:`rms_norm`."""
+    """What :func:`mha.grad.rms_norm_backward` needs from a forward pass of :func:`rms_norm`.
+
+    Parameters
+    ----------
+    normalised : ndarray, shape (..., d)
+        ``x / rms(x)``, before the gain.
+    inv_rms : ndarray, shape (..., 1)
+        ``1 / sqrt(mean(x²) + eps)``.
+    gain : ndarray, shape (d,), or None
+        None for a gain of 1.
+
+    Examples
+    --------
+    >>> _, cache = rms_norm(np.array([[3.0, 4.0]]), np.full(2, 2.0), return_cache=True)
+    >>> cache.inv_rms.round(4), cache.gain
+    (array([[0.2828]]), array([2., 2.]))
+    """
 
     normalised: FloatArray  # (..., d): x / rms(x), before the gain
     inv_rms: FloatArray  # (..., 1): 1 / sqrt(mean(x²) + eps)
@@ -229,6 +301,14 @@ def rms_norm(x: ArrayLike, gain: ArrayLike | None = None, *, eps: float = 1e-6, 
     y : ndarray, shape (..., d), dtype of ``x`` promoted with ``gain``
     cache : RMSNormCache
         Only with ``return_cache=True``.
+
+    Raises
+    ------
+    ValueError
+        ``x`` a scalar or of width 0, NaN or infinities in ``x`` or ``gain``, ``gain`` not of shape
+        ``(d,)``, or ``eps`` not a finite number > 0.
+    TypeError
+        ``x`` or ``gain`` not real numbers.
 
     Examples
     --------

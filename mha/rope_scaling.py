@@ -304,14 +304,19 @@ def yarn_frequencies(d_head: int, scale: float, original_context: int, *, base: 
 
     Parameters
     ----------
-    frequencies : array_like, shape (d_head // 2,)
-        Angular speeds (radians per position), finite and > 0.
+    d_head : int
+        Even head width: ``d_head // 2`` pairs.
     scale : float
         New context / original context, >= 1.
     original_context : int
         The training context.
+    base : float, default 10000.0
+        RoPE's base.
     alpha, beta : float, default 1.0 and 32.0
         The ramp's ends, in turns; ``beta > alpha``.
+    ramp : {"index", "turns"}, default "index"
+    truncate : bool, default True
+        Round the index ramp's ends outwards to whole pairs (:func:`yarn_ramp`).
 
     Returns
     -------
@@ -320,9 +325,10 @@ def yarn_frequencies(d_head: int, scale: float, original_context: int, *, base: 
     Raises
     ------
     ValueError
-        A table, ``scale`` or context out of range, or ``beta <= alpha``.
+        ``d_head`` not a positive even number, ``base``, ``scale`` or context out of range,
+        ``beta <= alpha``, or an unknown ``ramp``.
     TypeError
-        ``original_context`` not an integer, or ``frequencies`` not real numbers.
+        ``d_head`` or ``original_context`` not an integer, or ``truncate`` not a bool.
 
     Examples
     --------
@@ -399,7 +405,7 @@ def scaled_rotary(method: str, d_head: int, *, scale: float = 1.0, original_cont
     ValueError
         An unknown ``method``, YaRN without ``original_context``, or a size out of range.
     TypeError
-        ``d_head`` or ``original_context`` not an integer.
+        ``d_head`` or ``original_context`` not an integer, or ``truncate`` not a bool.
 
     Examples
     --------

@@ -34,7 +34,24 @@ __all__ = ["ModernAttention", "PreparedCache"]
 
 
 class PreparedCache(NamedTuple):
-    """What :meth:`ModernAttention.prepare` did: for :func:`mha.grad.attention_step_backward`."""
+    """What :meth:`ModernAttention.prepare` did: for :func:`mha.grad.attention_step_backward`.
+
+    Parameters
+    ----------
+    norms : tuple of two RMSNormCache, or None
+        QK-norm's caches of the queries and keys; None without QK-norm.
+    positions : tuple of two int ndarray, or None
+        The rotation's query and key positions; None without RoPE.
+    factor : float
+        YaRN's attention factor (1.0 without).
+
+    Examples
+    --------
+    >>> layer = ModernAttention(8, 2, rope=True, rng=0)
+    >>> _, _, cache = layer.prepare(np.ones((1, 2, 3, 4)), np.ones((1, 2, 3, 4)), return_cache=True)
+    >>> cache.norms, cache.positions[0].tolist(), cache.factor
+    (None, [0, 1, 2], 1.0)
+    """
 
     norms: tuple[RMSNormCache, RMSNormCache] | None  # QK-norm's caches of the queries and keys, or None
     positions: tuple[IntArray, IntArray] | None  # the rotation's query and key positions, or None
@@ -58,6 +75,15 @@ class ModernAttention(MultiHeadAttention):
         Soft-cap the scaled scores at ``±softcap`` (:func:`mha.attention.soft_cap`).
     n_kv_heads, bias, rng, dtype, kdim, vdim
         As in :class:`mha.MultiHeadAttention`.
+
+    Raises
+    ------
+    ValueError
+        As :class:`mha.MultiHeadAttention`; a ``softcap`` that is not a finite number > 0; a rotary table
+        for another ``d_head``.
+    TypeError
+        As :class:`mha.MultiHeadAttention`; a ``qk_norm`` that is not a bool; a ``rope`` that is not a bool,
+        None or a :class:`mha.rope_scaling.RotaryTable`.
 
     Attributes
     ----------
@@ -111,6 +137,27 @@ class ModernAttention(MultiHeadAttention):
     def like(cls, layer: MultiHeadAttention, **options: Any) -> ModernAttention:
         """A modern layer with ``layer``'s sizes and a copy of its weights, plus the step ``options``.
 
+        Parameters
+        ----------
+        layer : MultiHeadAttention
+            The layer whose sizes and weights are copied.
+        **options
+            The step's options only: ``rope``, ``qk_norm``, ``softcap``.
+
+        Returns
+        -------
+        ModernAttention
+
+        Raises
+        ------
+        TypeError
+            ``layer`` is not a :class:`mha.MultiHeadAttention`, ``options`` name what is copied from it
+            (``n_kv_heads``, ``bias``, ``kdim``, ``vdim``, ``dtype``, ``rng``), or an option has the wrong
+            type.
+        ValueError
+            An option's value is refused (a ``softcap`` that is not > 0, a rotary table for another
+            ``d_head``).
+
         Examples
         --------
         >>> plain = MultiHeadAttention(8, 2, rng=0)
@@ -139,7 +186,24 @@ class ModernAttention(MultiHeadAttention):
 
     # ------------------------------------------------------------------ the attention step
     def rotary_positions(self, seq_q: int, seq_k: int) -> tuple[IntArray, IntArray]:
-        """Positions of the queries and keys in the layer's frame: keys ``0 .. seq_k - 1``, queries last."""
+        """Positions of the queries and keys in the layer's frame: keys ``0 .. seq_k - 1``, queries last.
+
+        Parameters
+        ----------
+        seq_q, seq_k : int
+            Numbers of queries and keys; ``seq_q <= seq_k``.
+
+        Returns
+        -------
+        q_positions : int ndarray, shape (seq_q,)
+        k_positions : int ndarray, shape (seq_k,)
+
+        Examples
+        --------
+        >>> q_pos, k_pos = ModernAttention(8, 2, rng=0).rotary_positions(2, 5)
+        >>> q_pos.tolist(), k_pos.tolist()
+        ([3, 4], [0, 1, 2, 3, 4])
+        """
         return np.arange(seq_k - seq_q, seq_k), np.arange(seq_k)
 
     @overload
@@ -201,8 +265,22 @@ class ModernAttention(MultiHeadAttention):
     def attention_logits(self, cache: LayerCache) -> FloatArray:
         """The scores the softmax saw in a forward pass (before the mask), from its cache.
 
-        Shape ``(batch, n_heads, seq_q, seq_k)``: ``q kᵀ / √d_head`` of the prepared queries and keys,
-        soft-capped when the layer caps. What QK-norm and soft-capping keep bounded.
+        ``q kᵀ / √d_head`` of the prepared queries and keys, soft-capped when the layer caps: what QK-norm and
+        soft-capping keep bounded.
+
+        Parameters
+        ----------
+        cache : LayerCache
+            From ``layer.forward(...)``.
+
+        Returns
+        -------
+        ndarray, shape (batch, n_heads, seq_q, seq_k)
+
+        Raises
+        ------
+        ValueError
+            The cache's queries or keys hold NaN or infinities (under QK-norm or RoPE).
 
         Examples
         --------

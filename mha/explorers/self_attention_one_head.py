@@ -88,9 +88,9 @@ def lookup_explorer(tokens: Sequence[str], query: ArrayLike, keys: ArrayLike, va
     """A temperature slider over one query's lookup: hard (T → 0) to soft to nearly even (T large).
 
     Each frame is :func:`mha.plotting.self_attention_one_head.plot_lookup_temperature` of
-    :func:`mha.lab.self_attention_one_head.soft_lookup` at one temperature; the curve of the third panel and the colour
-    scale of the answers are the same in every frame. In a running kernel a log slider takes any
-    temperature in the range.
+    :func:`mha.lab.self_attention_one_head.soft_lookup` at one temperature; the curve of the third panel
+    and the colour scale of the answers are the same in every frame. In a running kernel a log slider
+    takes any temperature in the range.
 
     Parameters
     ----------

@@ -55,6 +55,16 @@ _enabled = os.environ.get("MHA_FAST", "1") != "0"
 def worth_it(n_scores: int) -> bool:
     """Whether a problem with ``n_scores`` attention scores takes the annex: large enough to pay for tiles.
 
+    Parameters
+    ----------
+    n_scores : int
+        ``batch * n_heads * seq_q * seq_k``, computed by the caller.
+
+    Returns
+    -------
+    bool
+        False below :data:`TILE_MIN_SCORES`, and always inside :func:`disabled` or with ``MHA_FAST=0``.
+
     Examples
     --------
     >>> worth_it(16), worth_it(8 * 8 * 512 * 512)
@@ -85,16 +95,71 @@ def attention(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | Non
               bias: FloatArray | None = None) -> FloatArray:
     """:func:`mha.scaled_dot_product_attention`'s output (no weights), tile by tile over threads.
 
-    Inputs are trusted: checked by the caller, of one float dtype, ``mask`` a boolean array broadcastable
-    to the scores. Every score is written to memory once, as full attention and the cost model have it;
-    :func:`per_example` (the layer) and :func:`chunked_attention` keep them in cache instead.
+    Inputs are trusted: checked by the caller, of one float dtype. Every score is written to memory once,
+    as full attention and the cost model have it; :func:`per_example` (the layer) and
+    :func:`chunked_attention` keep them in cache instead.
+
+    Parameters
+    ----------
+    q : ndarray, shape (..., seq_q, d_head)
+    k : ndarray, shape (..., seq_k, d_head)
+    v : ndarray, shape (..., seq_k, d_v)
+    mask : bool ndarray broadcastable to (..., seq_q, seq_k), optional
+        True where a query may attend to a key.
+    bias : ndarray broadcastable to (..., seq_q, seq_k), optional
+        Added to the scaled scores.
+
+    Returns
+    -------
+    ndarray, shape (..., seq_q, d_v)
+
+    Raises
+    ------
+    ValueError
+        Scores that overflow the dtype (some ``q · k`` is inf or NaN).
+
+    Examples
+    --------
+    >>> import mha
+    >>> q, k, v = np.random.default_rng(0).standard_normal((3, 2, 4, 5, 8))
+    >>> np.allclose(attention(q, k, v), mha.scaled_dot_product_attention(q, k, v))
+    True
     """
     return attend_tiles(_scaled(q), k, v, mask, bias, keep_scores=True)
 
 
 def chunked_attention(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray | None = None, *,
                       causal: bool, block_size: int) -> FloatArray:
-    """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads."""
+    """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads.
+
+    Parameters
+    ----------
+    q : ndarray, shape (..., seq_q, d_head)
+    k : ndarray, shape (..., seq_k, d_head)
+    v : ndarray, shape (..., seq_k, d_v)
+    mask : bool ndarray broadcastable to (..., seq_q, seq_k), optional
+    causal : bool
+        Query ``i`` sees keys up to ``i + seq_k - seq_q`` (end-aligned).
+    block_size : int
+        Keys (and queries) per block.
+
+    Returns
+    -------
+    ndarray, shape (..., seq_q, d_v)
+
+    Raises
+    ------
+    ValueError
+        Scores that overflow the dtype (some ``q · k`` is inf or NaN).
+
+    Examples
+    --------
+    >>> import mha
+    >>> q, k, v = np.random.default_rng(0).standard_normal((3, 2, 6, 8))
+    >>> out = chunked_attention(q, k, v, causal=True, block_size=4)
+    >>> np.allclose(out, mha.scaled_dot_product_attention(q, k, v, mha.causal_mask(6)))
+    True
+    """
     return chunked_tiles(_scaled(q), k, v, mask, causal=causal, block_size=block_size)
 
 
@@ -112,10 +177,35 @@ def weighted_heads(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray 
                    bias: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """The attention step of :class:`mha.MultiHeadAttention` with its weights: the textbook's numbers.
 
-    Takes and returns what the layer's ``attend`` step does: per-head ``q, k, v`` in, ``(context,
-    weights)`` out, bit for bit :func:`mha.attention.attention_forward`'s. The two products are the
-    textbook's, whole; between them, the softmax's passes over the scores run tile by tile, in cache and
-    over the cores (:func:`mha.fast.tiles.softmax_tiles`).
+    The two products are the textbook's, whole; between them, the softmax's passes over the scores run
+    tile by tile, in cache and over the cores (:func:`mha.fast.tiles.softmax_tiles`).
+
+    Parameters
+    ----------
+    q : ndarray, shape (batch, n_heads, seq_q, d_head)
+    k, v : ndarray, shape (batch, n_heads, seq_k, d_head)
+        Key/value heads already repeated for the query heads they serve.
+    mask : bool ndarray broadcastable to (batch, n_heads, seq_q, seq_k), optional
+    bias : ndarray broadcastable to (batch, n_heads, seq_q, seq_k), optional
+
+    Returns
+    -------
+    context : ndarray, shape (batch, n_heads, seq_q, d_head)
+    weights : ndarray, shape (batch, n_heads, seq_q, seq_k)
+        Bit for bit :func:`mha.attention.attention_forward`'s.
+
+    Raises
+    ------
+    ValueError
+        Scores that overflow the dtype (some ``q · k`` is inf or NaN).
+
+    Examples
+    --------
+    >>> from mha.attention import attention_forward
+    >>> q, k, v = np.random.default_rng(0).standard_normal((3, 1, 2, 4, 8))
+    >>> context, weights = weighted_heads(q, k, v)
+    >>> np.array_equal(weights, attention_forward(q, k, v)[1])
+    True
     """
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named from the row maxima
         scores: FloatArray = _scaled(q) @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
@@ -126,12 +216,36 @@ def weighted_heads(q: FloatArray, k: FloatArray, v: FloatArray, mask: BoolArray 
 def per_example(forward: Callable[..., tuple[FloatArray, Any]], inputs: LayerArguments) -> FloatArray:
     """Run a layer's own forward pass on one example at a time, the examples spread over threads.
 
-    ``forward(query, key, value, mask, bias, head_mask, attend=...)`` is the layer's textbook forward
-    (:meth:`mha.MultiHeadAttention._forward`, returning ``(output, cache)``); this hands it
-    :func:`tiled_heads` as its attention step, so projections, heads and output projection are the
-    layer's own code. ``inputs`` are its checked arguments (:class:`mha.layers.LayerInputs`): query, key
-    and value with the batch first; mask and bias broadcastable to ``(batch, n_heads, seq_q, seq_k)``.
-    Returns the output, shaped and typed like the query.
+    The layer's projections, heads and output projection run as its own code; its attention step is the
+    annex's, tile by tile, the scores never all in memory.
+
+    Parameters
+    ----------
+    forward : callable
+        The layer's textbook forward, ``forward(query, key, value, mask, bias, head_mask, attend=...)``
+        returning ``(output, cache)`` (:meth:`mha.MultiHeadAttention._forward`).
+    inputs : tuple
+        Its checked arguments (:class:`mha.layers.LayerInputs`): query, key and value with the batch first;
+        mask and bias broadcastable to ``(batch, n_heads, seq_q, seq_k)``; head mask.
+
+    Returns
+    -------
+    ndarray, shape (batch, seq_q, d_model)
+        The output, typed like the query.
+
+    Raises
+    ------
+    ValueError
+        Scores that overflow the dtype; anything ``forward`` raises is raised here too.
+
+    Examples
+    --------
+    >>> import mha
+    >>> from mha.layers import LayerInputs
+    >>> layer, x = mha.MultiHeadAttention(8, 2, rng=0), np.random.default_rng(0).standard_normal((2, 3, 8))
+    >>> out = per_example(layer._forward, LayerInputs(x, None, None, None, None, None))
+    >>> np.allclose(out, layer(x))
+    True
     """
     query, key, value, mask, bias, head_mask = inputs
     batched = (query, key, value, _four_d(mask), _four_d(bias))  # batch first (or 1: shared by all)

@@ -36,7 +36,23 @@ _THREAD_PREFIX = "mha-worker"
 
 
 def worker_count() -> int:
-    """Threads the package may use: ``MHA_NUM_THREADS`` if set, else the usable cores (at most 8)."""
+    """Threads the package may use: ``MHA_NUM_THREADS`` if set, else the usable cores (at most 8).
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    ValueError
+        ``MHA_NUM_THREADS`` is set to something other than an integer.
+
+    Examples
+    --------
+    >>> 1 <= worker_count() <= max(8, int(os.environ.get("MHA_NUM_THREADS", 1)))
+    True
+    """
     override = os.environ.get("MHA_NUM_THREADS")
     if override:
         return max(1, int(override))
@@ -82,10 +98,23 @@ def _can_limit_blas() -> bool:
 def blas_threads(n: int | None) -> contextlib.AbstractContextManager[Any]:
     """A context manager that limits BLAS to ``n`` threads inside a ``with`` block.
 
+    Without ``threadpoolctl`` (an optional dependency) it changes nothing.
+
     Parameters
     ----------
     n : int or None
         Threads allowed; None leaves the setting alone.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+
+    Raises
+    ------
+    TypeError
+        ``n`` is not an integer.
+    ValueError
+        ``n`` is below 1.
 
     Examples
     --------
@@ -121,7 +150,18 @@ def _pool_workers() -> int:
 
 
 def workers_for_tiles() -> int:
-    """Threads to spread tiles over: the pool's, or 1 where BLAS cannot be held to one thread per worker."""
+    """Threads to spread tiles over: the pool's, or 1 where BLAS cannot be held to one thread per worker.
+
+    Returns
+    -------
+    int
+        1 inside a pool thread, on one core, where threads cannot start or without ``threadpoolctl``.
+
+    Examples
+    --------
+    >>> 1 <= workers_for_tiles() <= worker_count()
+    True
+    """
     workers = _pool_workers()
     return workers if workers > 1 and _can_limit_blas() else 1
 
@@ -129,8 +169,27 @@ def workers_for_tiles() -> int:
 def run_tiles(run_one: Callable[[_Tile, Scratch], None], tiles: Sequence[_Tile], n_workers: int) -> None:
     """Call ``run_one(tile, scratch)`` for every tile, on ``n_workers`` threads taking tiles in turn.
 
-    ``scratch`` is a dict private to the thread, for buffers reused from tile to tile. Any failure is
-    re-raised in the caller.
+    Parameters
+    ----------
+    run_one : callable
+        ``run_one(tile, scratch)``, where ``scratch`` is a dict private to the thread, for buffers reused
+        from tile to tile. Its return value is ignored.
+    tiles : sequence
+        The tiles, in the order they are handed out.
+    n_workers : int
+        Threads to use; below 2 (or with fewer than 2 tiles) everything runs in the calling thread.
+
+    Raises
+    ------
+    Exception
+        Whatever ``run_one`` raises on any tile, re-raised in the caller.
+
+    Examples
+    --------
+    >>> squares = {}
+    >>> run_tiles(lambda tile, scratch: squares.update({tile: tile * tile}), range(5), n_workers=2)
+    >>> sorted(squares.values())
+    [0, 1, 4, 9, 16]
     """
     if n_workers < 2 or len(tiles) < 2:
         scratch: Scratch = {}

@@ -46,11 +46,35 @@ def split_batch(forward: Callable[..., FloatArray], operands: tuple[FloatArray |
                 out_shape: tuple[int, ...], dtype: DTypeLike) -> FloatArray:
     """Run ``forward`` on one example of the batch at a time, the examples spread over threads.
 
-    ``forward(*sliced_operands)`` returns the output for its slice of the batch; ``operands`` are arrays
-    whose first axis is the batch (size 1 broadcasts; None stays None). Each thread runs whole examples
-    end to end (projections, attention tiles, output projection) with BLAS on one thread: one meeting
-    point per call instead of one per matrix product, which keeps both cores busy even when other work on
-    the machine preempts one of them. Returns the output, shape ``out_shape``.
+    Each thread runs whole examples end to end (projections, attention tiles, output projection) with BLAS
+    on one thread: one meeting point per call instead of one per matrix product, which keeps both cores busy
+    even when other work on the machine preempts one of them.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(*sliced_operands)`` returns the output for its slice of the batch.
+    operands : tuple of ndarray or None
+        Arrays whose first axis is the batch (size 1 broadcasts; None stays None).
+    out_shape : tuple of int
+        The output's shape, the batch first.
+    dtype : data-type
+        The output's dtype.
+
+    Returns
+    -------
+    ndarray, shape ``out_shape``
+
+    Raises
+    ------
+    Exception
+        Whatever ``forward`` raises, re-raised in the caller.
+
+    Examples
+    --------
+    >>> x, w = np.arange(6.0).reshape(3, 2), np.ones((1, 2))
+    >>> split_batch(lambda x, w: (x * w).sum(axis=-1), (x, w), (3,), np.float64)
+    array([1., 5., 9.])
     """
     batch = out_shape[0]
     out = np.empty(out_shape, dtype=dtype)  # (batch, ...)
@@ -197,11 +221,38 @@ def attend_tiles(q_scaled: FloatArray, k: FloatArray, v: FloatArray, mask: BoolA
 
     Each tile is a block of query rows of one or a few (batch, head) items against all their keys: its
     scores are computed, shifted, exponentiated, summed and multiplied by the values while they sit in
-    cache. With ``keep_scores`` each tile is written into its place of the full score tensor, allocated
-    as the cost model says (:func:`mha.cost.memory_bytes`): full attention, every score in memory once.
-    Without, each thread reuses one tile-sized buffer: the scores never exist all at once, and none of
-    them leaves the cache (what the layer does when no weights are asked for). Returns the output,
-    shape ``(..., seq_q, d_v)``.
+    cache.
+
+    Parameters
+    ----------
+    q_scaled : ndarray, shape (..., seq_q, d_head)
+        The queries times ``1/√d_head``.
+    k : ndarray, shape (..., seq_k, d_head)
+    v : ndarray, shape (..., seq_k, d_v)
+    mask : bool ndarray broadcastable to (..., seq_q, seq_k), optional
+        True where a query may attend to a key.
+    bias : ndarray broadcastable to (..., seq_q, seq_k), optional
+    keep_scores : bool, default True
+        Write each tile into its place of the full score tensor, allocated as the cost model says
+        (:func:`mha.cost.memory_bytes`). With False each thread reuses one tile-sized buffer: the scores
+        never exist all at once (what the layer does when no weights are asked for).
+
+    Returns
+    -------
+    ndarray, shape (..., seq_q, d_v)
+
+    Raises
+    ------
+    ValueError
+        Scores that overflow the dtype (some ``q · k`` is inf or NaN).
+
+    Examples
+    --------
+    >>> import mha
+    >>> q, k, v = np.random.default_rng(0).standard_normal((3, 2, 5, 4))
+    >>> out = attend_tiles(q / 2, k, v, keep_scores=False)
+    >>> np.allclose(out, mha.scaled_dot_product_attention(q, k, v))
+    True
     """
     in_lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
     lead = in_lead or (1,)
@@ -260,8 +311,27 @@ def softmax_tiles(scores: FloatArray, mask: BoolArray | None = None, bias: Float
     cache: the bias, the mask, the row maxima, the shift, ``exp``, the row sums and the division. A row's
     numbers do not depend on the rows beside it, so every weight comes out as on whole arrays, to the
     last bit; the products before and after stay whole (how BLAS blocks a product changes its rounding).
-    Inputs are trusted (checked by the layer): ``scores`` ``(..., seq_q, seq_k)`` in its final dtype,
-    ``mask`` and ``bias`` broadcastable to it.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (..., seq_q, seq_k)
+        Scaled scores in their final dtype; overwritten with the weights.
+    mask : bool ndarray broadcastable to (..., seq_q, seq_k), optional
+    bias : ndarray broadcastable to (..., seq_q, seq_k), optional
+
+    Raises
+    ------
+    ValueError
+        A row of scores whose maximum is ``+inf`` or NaN (``q · k`` overflowed).
+
+    Examples
+    --------
+    >>> import mha
+    >>> scores = np.random.default_rng(0).standard_normal((2, 3, 4))
+    >>> expected = mha.softmax(scores)
+    >>> softmax_tiles(scores)
+    >>> np.array_equal(scores, expected)
+    True
     """
     lead = scores.shape[:-2] or (1,)
     ndim = len(lead) + 2
@@ -383,10 +453,37 @@ def chunked_tiles(q_scaled: FloatArray, k: FloatArray, v: FloatArray, mask: Bool
                   causal: bool, block_size: int) -> FloatArray:
     """:func:`mha.chunked_attention` on trusted input: online softmax over key blocks, tiles over threads.
 
-    ``q_scaled`` is already multiplied by ``1/sqrt(d_head)``; ``mask`` is a bool array broadcastable to the
-    scores, or None. Each thread holds one ``block_size × block_size`` tile of scores (of one or a few
-    (batch, head) items) at a time, reused from tile to tile: memory does not grow with the sequence.
-    Returns the output, shape ``(..., seq_q, d_v)``.
+    Each thread holds one ``block_size × block_size`` tile of scores (of one or a few (batch, head) items)
+    at a time, reused from tile to tile: memory does not grow with the sequence.
+
+    Parameters
+    ----------
+    q_scaled : ndarray, shape (..., seq_q, d_head)
+        The queries times ``1/√d_head``.
+    k : ndarray, shape (..., seq_k, d_head)
+    v : ndarray, shape (..., seq_k, d_v)
+    mask : bool ndarray broadcastable to (..., seq_q, seq_k), or None
+    causal : bool
+        Query ``i`` sees keys up to ``i + seq_k - seq_q`` (end-aligned).
+    block_size : int
+        Keys (and queries) per block.
+
+    Returns
+    -------
+    ndarray, shape (..., seq_q, d_v)
+
+    Raises
+    ------
+    ValueError
+        Scores that overflow the dtype (some ``q · k`` is inf or NaN).
+
+    Examples
+    --------
+    >>> import mha
+    >>> q, k, v = np.random.default_rng(0).standard_normal((3, 6, 4))
+    >>> out = chunked_tiles(q / 2, k, v, None, causal=False, block_size=4)
+    >>> np.allclose(out, mha.scaled_dot_product_attention(q, k, v))
+    True
     """
     in_lead = np.broadcast_shapes(q_scaled.shape[:-2], k.shape[:-2], v.shape[:-2])
     lead = in_lead or (1,)

@@ -45,6 +45,11 @@ def softmax_backward(weights: ArrayLike, d_weights: ArrayLike, axis: int = -1) -
     -------
     ndarray, same shape as ``weights``
 
+    Raises
+    ------
+    ValueError
+        ``weights`` and ``d_weights`` differ in shape.
+
     Examples
     --------
     >>> w = np.array([0.5, 0.5])
@@ -87,6 +92,11 @@ def attention_backward(d_out: FloatArray, q: FloatArray, k: FloatArray, v: Float
     dq : ndarray, shape (..., seq_q, d_head)
     dk : ndarray, shape (..., seq_k, d_head)
     dv : ndarray, shape (..., seq_k, d_v)
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not fit together (the message names them all).
 
     Examples
     --------
@@ -136,6 +146,11 @@ def multi_head_backward(d_out: FloatArray, cache: LayerCache
         value paths summed).
     d_key, d_value : ndarray or None
         Shapes (batch, seq_k, kdim) and (batch, seq_k, vdim); None for self-attention.
+
+    Raises
+    ------
+    ValueError
+        ``cache`` keeps no attention weights (it came from the annex's tiles) or no inputs (from decoding).
 
     Examples
     --------
@@ -188,11 +203,33 @@ def attention_step_backward(d_context: FloatArray, cache: LayerCache,
     (soft-capped or not), then undoes the rotation (a rotation's transpose turns the other way) and the
     norms.
 
+    Parameters
+    ----------
+    d_context : ndarray, shape (batch, n_heads, seq_q, d_head)
+        Gradient of the loss with respect to the heads' outputs.
+    cache : LayerCache
+        From ``layer.forward(...)``.
+
     Returns
     -------
-    (dq, dk, dv) : ndarrays, the shapes of ``cache.q``, ``cache.k``, ``cache.v``
-    grads : dict
+    (dq, dk, dv) : tuple of ndarray
+        The shapes of ``cache.q``, ``cache.k``, ``cache.v``.
+    grads : dict of str to ndarray
         ``{"g_q": ..., "g_k": ...}`` for a layer with QK-norm, else empty.
+
+    Raises
+    ------
+    ValueError
+        ``cache`` keeps no attention weights (it came from the annex's tiles).
+
+    Examples
+    --------
+    >>> import mha
+    >>> layer = mha.ModernAttention(8, 2, qk_norm=True, rng=0)
+    >>> _, cache = layer.forward(np.random.default_rng(0).standard_normal((1, 3, 8)))
+    >>> (dq, dk, dv), grads = attention_step_backward(np.ones_like(cache.q), cache)
+    >>> dq.shape, sorted(grads)
+    ((1, 2, 3, 4), ['g_k', 'g_q'])
     """
     layer, weights = cache.layer, cache.weights
     if weights is None:

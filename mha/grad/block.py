@@ -28,6 +28,24 @@ __all__ = ["activation_backward", "feed_forward_backward", "block_backward", "de
 def activation_backward(name: str, hidden: FloatArray, d_act: FloatArray) -> FloatArray:
     """Gradient through an activation of :data:`mha.feed_forward.ACTIVATIONS`, from its input ``hidden``.
 
+    Parameters
+    ----------
+    name : {"relu", "gelu", "gelu_exact"}
+        The activation, as :class:`mha.FeedForward` names it.
+    hidden : ndarray
+        The activation's input.
+    d_act : ndarray, same shape
+        Gradient of the loss with respect to the activation's output.
+
+    Returns
+    -------
+    ndarray, same shape as ``hidden``
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not one of the activations.
+
     Examples
     --------
     >>> activation_backward("relu", np.array([-1.0, 2.0]), np.ones(2))
@@ -54,6 +72,24 @@ def activation_backward(name: str, hidden: FloatArray, d_act: FloatArray) -> Flo
 def feed_forward_backward(d_out: FloatArray, cache: FeedForwardCache) -> tuple[Grads, FloatArray]:
     """Gradients of ``FeedForward.forward``: ``(grads, dx)``, grads named like ``ffn.parameters()``.
 
+    Parameters
+    ----------
+    d_out : ndarray, shape (..., d_model)
+        Gradient of the loss with respect to the network's output.
+    cache : FeedForwardCache
+        From ``ffn.forward(x)``.
+
+    Returns
+    -------
+    grads : dict of str to ndarray
+        ``W_1``, ``W_2`` and, with biases, ``b_1``, ``b_2``.
+    dx : ndarray, shape (..., d_model)
+
+    Raises
+    ------
+    ValueError
+        The cache names an activation that has no backward pass here.
+
     Examples
     --------
     >>> import mha
@@ -77,6 +113,24 @@ def _named(grads: Grads, prefix: str) -> Grads:
 
 def block_backward(d_out: FloatArray, cache: BlockCache) -> tuple[Grads, FloatArray]:
     """Gradients of ``TransformerBlock.forward``: ``(grads, dx)``, grads named like ``block.parameters()``.
+
+    Parameters
+    ----------
+    d_out : ndarray, shape (batch, seq, d_model)
+        Gradient of the loss with respect to the block's output.
+    cache : BlockCache
+        From ``block.forward(x, ...)``, pre-norm or post-norm.
+
+    Returns
+    -------
+    grads : dict of str to ndarray
+        ``"attention.W_q"``, ``"ffn.W_1"``, ``"norm1.gamma"`` ...
+    dx : ndarray, shape (batch, seq, d_model)
+
+    Raises
+    ------
+    ValueError
+        ``cache`` is a :class:`mha.DecoderBlock`'s, or keeps no attention weights (from the annex's tiles).
 
     Examples
     --------
@@ -125,6 +179,34 @@ def decoder_block_backward(d_out: FloatArray, cache: BlockCache
 
     The memory feeds the keys and values of the cross-attention only, so ``d_memory`` is the sum of its
     key and value gradients; the encoder's backward pass starts from it.
+
+    Parameters
+    ----------
+    d_out : ndarray, shape (batch, seq_q, d_model)
+        Gradient of the loss with respect to the block's output.
+    cache : BlockCache
+        From ``decoder_block.forward(x, memory, ...)``.
+
+    Returns
+    -------
+    grads : dict of str to ndarray
+        Named like ``block.parameters()``: ``"self_attention.W_q"``, ``"norm3.beta"`` ...
+    dx : ndarray, shape (batch, seq_q, d_model)
+    d_memory : ndarray, shape (batch, seq_k, d_model)
+
+    Raises
+    ------
+    ValueError
+        ``cache`` is a :class:`mha.TransformerBlock`'s.
+
+    Examples
+    --------
+    >>> import mha
+    >>> block, rng = mha.DecoderBlock(8, 2, rng=0), np.random.default_rng(0)
+    >>> out, cache = block.forward(rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 5, 8)))
+    >>> grads, dx, d_memory = decoder_block_backward(np.ones_like(out), cache)
+    >>> sorted(grads) == sorted(block.parameters()), dx.shape, d_memory.shape
+    (True, (2, 3, 8), (2, 5, 8))
     """
     if cache.norm != "decoder":
         raise ValueError(f"this is a {cache.norm}-norm TransformerBlock's cache: use block_backward")

@@ -28,6 +28,14 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike, loss_mask: ArrayLike | 
         In nats; ``log(vocab_size)`` for a uniform guess.
     d_logits : ndarray, same shape and dtype as ``logits``
 
+    Raises
+    ------
+    ValueError
+        ``targets`` not integers of shape ``logits.shape[:-1]`` or outside ``[0, vocab_size)``; a
+        ``loss_mask`` of another shape, or selecting no position.
+    TypeError
+        ``logits`` not real numbers, or a ``loss_mask`` that is not boolean.
+
     Examples
     --------
     >>> loss, d = cross_entropy(np.zeros((2, 4)), np.array([0, 3]))
@@ -108,6 +116,13 @@ def embedding_backward(d_out: ArrayLike, tokens: ArrayLike, vocab_size: int) -> 
     Returns
     -------
     ndarray, shape (vocab_size, d_model)
+
+    Raises
+    ------
+    ValueError
+        ``tokens`` not integers of shape ``d_out.shape[:-1]``, or outside ``[0, vocab_size)``.
+    TypeError
+        ``d_out`` is not real numbers.
 
     Examples
     --------

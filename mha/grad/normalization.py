@@ -19,6 +19,19 @@ def layer_norm_backward(d_out: FloatArray, cache: LayerNormCache
     With ``n = (x − μ)/σ`` and ``dn = dy ⊙ γ``, the mean and the variance both depend on every feature,
     so ``dx = (dn − mean(dn) − n ⊙ mean(dn ⊙ n)) / σ`` (means over the features).
 
+    Parameters
+    ----------
+    d_out : ndarray, shape (..., d_model)
+        Gradient of the loss with respect to the norm's output.
+    cache : LayerNormCache
+        From ``norm.forward(x)`` or ``layer_norm(x, ..., return_cache=True)``.
+
+    Returns
+    -------
+    grads : dict of str to ndarray
+        ``"gamma"`` and ``"beta"``, each of shape ``(d_model,)``, summed over the leading axes.
+    dx : ndarray, shape (..., d_model)
+
     Examples
     --------
     >>> import mha

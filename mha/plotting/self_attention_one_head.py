@@ -17,8 +17,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from mha.lab.self_attention_one_head import STEPS, HeadWalkthrough, SoftLookup
-from mha.plotting.style import (MAX_WIDTH_IN, MIN_FONT_PT, SERIES_COLORS, SIGNED_CMAP, TITLE_PT, WEIGHTS_CMAP,
-                                new_figure)
+from mha.plotting.style import (
+    MAX_WIDTH_IN,
+    MIN_FONT_PT,
+    SERIES_COLORS,
+    SIGNED_CMAP,
+    TITLE_PT,
+    WEIGHTS_CMAP,
+    new_figure,
+)
 from mha.typing import ArrayLike
 
 __all__ = ["plot_head_step", "plot_lookup_temperature"]
