@@ -7,7 +7,6 @@ import itertools
 import math
 
 from conftest import CELLS, write_source
-
 from mha_classroom import load_assignment
 from mha_classroom.copies import ChanceModel
 

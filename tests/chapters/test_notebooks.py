@@ -48,13 +48,12 @@ def _page(tmp_path, n, name="page"):
 
 def _build(tmp_path, page):
     """What the book build leaves in _build/jupyter_execute: the page run with outputs."""
-    import jupytext
-    import nbformat
-    from nbclient import NotebookClient
-
     import json
 
+    import jupytext
+    import nbformat
     from myst_nb.ext.glue import extract_glue_data
+    from nbclient import NotebookClient
 
     nb = jupytext.read(page.path, fmt="md:myst")
     NotebookClient(nb, kernel_name="python3").execute()

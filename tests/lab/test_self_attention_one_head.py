@@ -7,8 +7,13 @@ import numpy as np
 import pytest
 
 import mha
-from mha.lab.self_attention_one_head import (STEPS, geometry_weights, head_walkthrough, key_geometry,
-                                             soft_lookup)
+from mha.lab.self_attention_one_head import (
+    STEPS,
+    geometry_weights,
+    head_walkthrough,
+    key_geometry,
+    soft_lookup,
+)
 
 
 @pytest.mark.parametrize(("sentence", "d_model", "d_k", "seed"), [
