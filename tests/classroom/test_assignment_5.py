@@ -1,5 +1,6 @@
-"""Assignment 5 (chapters 9-13): its visible tests name the bug they catch, its predictions are graded
-right and wrong, and the code it gives students computes what the package computes."""
+"""Assignment 5 (chapters 11 to 15, and a question each on chapters 2 and 10): its visible tests name the
+bug they catch, its predictions are graded right and wrong, and the code it gives students computes what
+the package computes."""
 
 from __future__ import annotations
 
@@ -62,6 +63,16 @@ BUGS = {
         "rows[..., 0].mean(axis=-1),  # [CLS]", "weights[..., 0].mean(axis=-1),",
         "average over the word queries only"),
     "predict_order": ("key=counts.get, reverse=True", "key=counts.get, reverse=False", "hidden test"),
+    "lookup_soft": (
+        "scores = keys @ query / (math.sqrt(query.shape[-1]) * temperature)",
+        "scores = keys @ query / math.sqrt(query.shape[-1])",
+        "divide the scores by the temperature too"),
+    "lookup_hard": ("return values[np.argmax(keys @ query)]", "return values[np.argmax(np.abs(keys @ query))]",
+                    "the best key has the largest score"),
+    "streaming_mask": ("return (behind >= 0) & ((behind < window) | is_sink)",
+                       "return ((behind >= 0) & (behind < window)) | is_sink",
+                       "sinks that come after them"),
+    "stream_reach": ("    return reached\n", "    return step\n", "that is one layer"),
 }
 
 
