@@ -134,16 +134,19 @@ def convert_page(page: NotebookPage, folder: Path, *, executed_root: Path = EXEC
 
 _RECORD_GLUE = """\
 import IPython, myst_nb
-_mha_glued = {}
+_mha_glued, _mha_unchecked, _mha_glue_ignored = {}, set(), False
 def _mha_record_glue(name, variable, display=True):
     bundle, _ = IPython.core.formatters.format_display_data(variable)
     _mha_glued[name] = bundle.get("text/plain")
+    if _mha_glue_ignored:  # glued by a cell whose output is not compared (a timing, a memory)
+        _mha_unchecked.add(name)
 myst_nb.glue = _mha_record_glue"""
 
 _CHECK_GLUE = """\
 _mha_built = {built!r}
 _mha_differ = {{k: (_mha_built.get(k), _mha_glued.get(k))
-               for k in _mha_built.keys() | _mha_glued.keys() if _mha_built.get(k) != _mha_glued.get(k)}}
+               for k in (_mha_built.keys() | _mha_glued.keys()) - _mha_unchecked
+               if _mha_built.get(k) != _mha_glued.get(k)}}
 assert not _mha_differ, f"glued values (build, this run) differ: {{_mha_differ}}"
 """
 
@@ -155,6 +158,10 @@ def _compare_glued_values(nb, glue_file: Path) -> None:
     from book.plain_markdown import glue_file_values
 
     ignore = {"tags": ["nbval-ignore-output"]}
+    for cell in nb.cells[1:]:  # after the chdir cell: each says whether its glued values are compared
+        if cell.cell_type == "code" and not cell.source.startswith("%%"):
+            unchecked = bool(UNCOMPARED_TAGS & set(cell.metadata.get("tags", [])))
+            cell.source = f"_mha_glue_ignored = {unchecked}\n{cell.source}"
     nb.cells.insert(1, nbformat.v4.new_code_cell(_RECORD_GLUE, metadata=ignore))
     check = _CHECK_GLUE.format(built=glue_file_values(glue_file))
     nb.cells.append(nbformat.v4.new_code_cell(check, metadata=ignore))

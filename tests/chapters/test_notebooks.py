@@ -140,3 +140,22 @@ def test_glued_values_are_compared_with_the_build(tmp_path):
     glue_file.write_text(glue_file.read_text().replace('"45"', '"46"'))
     run = run_converted(convert_page(glued, tmp_path, executed_root=executed_root))
     assert run.returncode != 0 and "'46'" in run.output and "'45'" in run.output
+
+
+def test_a_value_glued_by_a_cell_whose_output_is_not_compared_is_not_compared(tmp_path):
+    """A timing glued from a cell tagged nbval-ignore-output differs on every run, as its output does."""
+    from tests.chapters.harness import NotebookPage, convert_page, run_converted
+
+    page = tmp_path / "timed.md"
+    cells = ("```{code-cell} ipython3\n:tags: [nbval-ignore-output]\n\nimport time\n"
+             "from mha.lab.prose import glue\nglue('now', time.perf_counter())\n```\n\n"
+             "```{code-cell} ipython3\nglue('total', sum(range(10)))\n```\n")
+    page.write_text(PAGE.split("```{code-cell}")[0] + cells, encoding="utf8")
+    timed = NotebookPage("timed", page)
+    executed_root = _build(tmp_path, timed)
+    run = run_converted(convert_page(timed, tmp_path, executed_root=executed_root))
+    assert run.returncode == 0, run.output
+    glue_file = executed_root / "timed.glue.json"
+    glue_file.write_text(glue_file.read_text().replace('"45"', '"46"'))
+    run = run_converted(convert_page(timed, tmp_path, executed_root=executed_root))
+    assert run.returncode != 0 and "differ: {'total': ('46', '45')}" in run.output  # 'now' is not compared
