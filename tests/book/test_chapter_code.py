@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from book.toc import notebook_pages
+from book.toc import notebook_pages, toc_docnames
 from tests.chapters.harness import ROOT
 
 LIMIT = 88
@@ -52,4 +52,12 @@ def test_chapter_code_lines_fit_88_characters(docname):
     path = notebook_pages(ROOT)[docname]
     lines = [*code_lines(path), *block_lines(path)]
     long = [f"{path.name}:{n} ({len(line)} chars)" for n, line in lines if len(line) > LIMIT]
+    assert long == [], f"code lines over {LIMIT} characters: {long}"
+
+
+@pytest.mark.parametrize("docname", [name for name in toc_docnames(ROOT) if name not in notebook_pages(ROOT)])
+def test_code_blocks_of_the_other_pages_fit_88_characters(docname):
+    """The pages that run no code (the teachers' guide, the glossary ...) show code blocks too."""
+    (path,) = [path for path in (ROOT / f"{docname}.md", ROOT / f"{docname}.ipynb") if path.is_file()]
+    long = [f"{path.name}:{n} ({len(line)} chars)" for n, line in block_lines(path) if len(line) > LIMIT]
     assert long == [], f"code lines over {LIMIT} characters: {long}"

@@ -11,19 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from book.site_weight import CHROMIUM_ARGS, serve
+from book.site_weight import serve
+from tests.conftest import CHROMIUM, REQUIRED, missing  # noqa: F401 - the browser tests import them here
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))  # MHA_SITE: another build
-CHROMIUM = Path(os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium"))
-REQUIRED = os.environ.get("MHA_REQUIRE_BROWSER") == "1"
-
-
-def missing(reason: str):
-    """Skip, or fail when the environment says these checks are required."""
-    if REQUIRED:
-        pytest.fail(f"{reason} (MHA_REQUIRE_BROWSER=1)")
-    pytest.skip(reason)
 
 
 def toc_docnames() -> list[str]:
@@ -58,17 +50,3 @@ def site_url(site):
     yield url
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("playwright is not installed (pip install -r requirements-test.txt)")
-    if not CHROMIUM.exists():
-        missing(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()

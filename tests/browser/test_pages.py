@@ -158,6 +158,16 @@ def test_page_in_dark_mode(browser, site_url, site_pages, docname, profile):
 CONTROLS = ".mha-control"
 
 
+def open_enclosing_dropdowns(element) -> None:
+    """Opens, as a reader does with a click on its title, each closed dropdown (a deep dive, a worked
+    answer) that ``element`` sits in, the outermost first."""
+    closed = element.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' toggle-hidden ')]")
+    for _ in range(closed.count()):
+        closed.first.locator(":scope > .admonition-title").click()
+        element.page.wait_for_timeout(100)
+    assert closed.count() == 0, "a dropdown around an explorer did not open"
+
+
 def _frame_pixels(subarea):
     """Screenshot of an explorer with its controls masked: what changes is the frame, not the knob."""
     return subarea.screenshot(mask=[subarea.locator(CONTROLS)], animations="disabled")
@@ -188,6 +198,7 @@ def test_moving_a_slider_changes_the_visible_frame(browser, site_url, site_pages
         assert subareas.count() > 0, f"{docname} has explorers but none is shown"
         for i in range(subareas.count()):
             subarea = subareas.nth(i)
+            open_enclosing_dropdowns(subarea)
             subarea.scroll_into_view_if_needed()
             sliders = subarea.locator("input[type=range]")
             for j in range(sliders.count()):

@@ -96,6 +96,16 @@ FIRST_WIDGET_SCREENS_JS = """() => {
 }"""
 
 
+#: The first explorer shows a frame: its figure loaded, or its text (a table, a sample) when it has no figure.
+FIRST_WIDGET_DRAWN_JS = """() => {
+  const view = document.querySelector('.widget-subarea');
+  const shown = [...view.querySelectorAll('.mha-frame')].filter((frame) => frame.checkVisibility());
+  const figures = [...view.querySelectorAll('.mha-frame img')].filter((img) => img.checkVisibility());
+  return figures.length ? figures.some((img) => img.complete && img.naturalWidth)
+                        : shown.some((frame) => frame.innerText.trim().length > 0);
+}"""
+
+
 @pytest.mark.parametrize("docname", toc_docnames())
 def test_a_first_visit_draws_widgets_without_the_manager_and_fetches_only_near_figures(
         browser, site_url, site_pages, docname):
@@ -113,8 +123,7 @@ def test_a_first_visit_draws_widgets_without_the_manager_and_fetches_only_near_f
         assert far == [], f"{docname}: figures far below the first screen were fetched: {far[:3]}"
         if screens is not None:  # a reader who scrolls to the widget gets it
             page.evaluate("() => document.querySelector('.widget-subarea').scrollIntoView()")
-            page.wait_for_function("""() => [...document.querySelectorAll('.widget-subarea img')]
-                .some((img) => img.checkVisibility() && img.complete && img.naturalWidth)""", timeout=30_000)
+            page.wait_for_function(FIRST_WIDGET_DRAWN_JS, timeout=30_000)
             hidden = page.evaluate("""() => [...document.querySelectorAll('.mha-frame[hidden] img')]
                 .filter((img) => img.complete && img.naturalWidth && !img.closest('.mha-frame:not([hidden])'))
                 .length""")

@@ -117,7 +117,11 @@ from mha_classroom import get_sandbox
 from mha_classroom.__main__ import main
 sandbox = get_sandbox()
 status = main(sys.argv[2:])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# The peak of this process's own memory (VmHWM): ru_maxrss also keeps, across exec, the parent's
+# resident size when it forked, so a test process holding 600 MiB would be counted as the grader's.
+status_lines = open("/proc/self/status").read().splitlines()
+hwm = [int(line.split()[1]) for line in status_lines if line.startswith("VmHWM:")]
+peak = (hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
 json.dump({"status": status, "tag": sandbox.tag, "peak_mib": peak, "budget": sandbox.budget.kind},
           open(sys.argv[1], "w"))
 """

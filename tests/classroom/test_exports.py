@@ -173,23 +173,21 @@ def test_libreoffice_runs_no_formula_in_any_csv(hostile_batch, tmp_path):
     assert "=cmd|" in sheets["written-answers"].replace("&apos;", "'")  # the payload, as text
 
 
-def test_chromium_opens_every_feedback_page_with_nothing_run_or_loaded(hostile_batch):
-    playwright = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path="/usr/bin/chromium", args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        page = browser.new_page()
-        requests, dialogs, messages = [], [], []
-        page.on("request", lambda request: requests.append(request.url))
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.on("console", lambda message: messages.append(message.text))
-        for path in _files(hostile_batch, ".html"):
+def test_chromium_opens_every_feedback_page_with_nothing_run_or_loaded(hostile_batch, browser):
+    page = browser.new_page()
+    requests, dialogs, messages = [], [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.on("console", lambda message: messages.append(message.text))
+    try:
+        pages = list(_files(hostile_batch, ".html"))
+        assert pages, "the batch wrote no feedback page"
+        for path in pages:
             requests.clear()
             page.goto(path.as_uri())
             assert requests == [path.as_uri()], requests
             assert page.evaluate("document.querySelectorAll('script,img,iframe,object,embed,a,"
                                  "link,form,svg').length") == 0
-        browser.close()
+    finally:
+        page.context.close()
     assert dialogs == [] and messages == []

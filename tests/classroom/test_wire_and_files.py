@@ -287,16 +287,31 @@ def test_cell_magics_and_magic_values_do_what_jupyter_does():
         os.environ.pop("MHA_TRY_ENV", None)
 
 
-def test_future_imports_hold_for_later_cells_and_a_cell_may_await():
-    from mha_classroom.runner import _CellCompiler, run_cells
+#: Runs in a fresh process, as the grader's runs do: a test process may hold a running event loop (the
+#: browser tests' Playwright does), where ``asyncio.run`` refuses to start.
+FUTURE_AND_AWAIT = """
+import json
+from mha_classroom.runner import _CellCompiler, run_cells
+compiler, namespace = _CellCompiler(), {}
+cells = [(1, "from __future__ import annotations\\n"),
+         (2, "def f(x: NotImportedHere) -> None:\\n    return None\\n"),  # annotations stay strings
+         (3, "import asyncio\\nawait asyncio.sleep(0)\\nawaited = True\\n")]
+reports = [run_cells([cell], namespace, 5.0, compiler)[0] for cell in cells]
+alone = run_cells(cells[1:2], {}, 5.0)[0]  # without the first cell's import
+print(json.dumps({"reports": reports, "awaited": namespace.get("awaited"), "alone": alone}))
+"""
 
-    compiler, namespace = _CellCompiler(), {}
-    cells = [(1, "from __future__ import annotations\n"),
-             (2, "def f(x: NotImportedHere) -> None:\n    return None\n"),  # annotations stay strings
-             (3, "import asyncio\nawait asyncio.sleep(0)\nawaited = True\n")]
-    reports = [run_cells([cell], namespace, 5.0, compiler)[0] for cell in cells]
-    assert reports == [["ok", None]] * 3 and namespace["awaited"] is True
-    assert run_cells(cells[1:2], {}, 5.0)[0][1][0] == "NameError"  # without the first cell's import
+
+def test_future_imports_hold_for_later_cells_and_a_cell_may_await():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FUTURE_AND_AWAIT], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    assert seen["reports"] == [["ok", None]] * 3 and seen["awaited"] is True
+    assert seen["alone"][1][0] == "NameError"
 
 
 def test_a_module_a_writefile_cell_wrote_imports(monkeypatch):
