@@ -12,7 +12,13 @@ import pytest
 
 from mha.explorers import geometry_view
 from mha.lab import geometry_weights, key_geometry
-from tests.browser.test_pages import PROFILES, open_page, unexpected, wait_for_widgets
+from tests.browser.test_pages import (
+    PROFILES,
+    open_enclosing_dropdowns,
+    open_page,
+    unexpected,
+    wait_for_widgets,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -122,6 +128,7 @@ def test_a_picture_in_the_book_moves_with_its_slider_and_fits_a_phone(browser, s
     try:
         wait_for_widgets(page, html)
         explorer = page.locator(".mha-box", has=page.locator(f"text={title}")).first
+        open_enclosing_dropdowns(explorer)  # the circuits sit in a deep dive, which a reader opens
         explorer.scroll_into_view_if_needed()
         assert explorer.locator("img.widget-image:visible").count() == 1  # one frame shown at a time
         first = _frame_src(explorer)
