@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from book.site_weight import serve
-from tests.conftest import CHROMIUM, REQUIRED, missing  # noqa: F401 - the browser tests import them here
+from tests.conftest import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))  # MHA_SITE: another build

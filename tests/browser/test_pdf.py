@@ -17,7 +17,8 @@ import time
 import pytest
 
 from book.pdf import book_pages
-from tests.browser.conftest import CHROMIUM, ROOT, missing
+from tests.browser.conftest import ROOT
+from tests.conftest import CHROMIUM, missing
 
 pytestmark = pytest.mark.browser
 

@@ -69,20 +69,20 @@ for index in range({count}):
     children.append(pid)
 os.close(report)
 reported, gone = set(), set()
+def reap():
+    for index, pid in enumerate(children):
+        if index not in gone and os.waitpid(pid, os.WNOHANG)[0]:
+            gone.add(index)
 deadline = time.monotonic() + {wait}
 while len(reported | gone) < {count} and time.monotonic() < deadline:
     if select.select([reports], [], [], 0.05)[0]:
         reported.update(os.read(reports, 100))
-    for index, pid in enumerate(children):
-        if index not in gone and os.waitpid(pid, os.WNOHANG)[0]:
-            gone.add(index)
+    reap()
 # A child killed to make room frees its memory before it can be waited for: the one that then got the
 # memory may report first. Those still holding theirs stay alive, waiting for `release`.
 settle = time.monotonic() + 0.2
 while time.monotonic() < settle:
-    for index, pid in enumerate(children):
-        if index not in gone and os.waitpid(pid, os.WNOHANG)[0]:
-            gone.add(index)
+    reap()
     time.sleep(0.02)
 HELD = len(reported - gone)
 os.close(release)
